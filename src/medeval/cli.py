@@ -1,0 +1,73 @@
+"""Command line: ``medeval book | run | params | chapters | data``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from medeval.runtime.params import PROFILES, ParameterError, chapters, describe_schema, parse_assignment
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="medeval", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    book = sub.add_parser("book", help="execute every chapter (cached) and render the book")
+    book.add_argument("--profile", default="default", help=f"one of {', '.join(PROFILES)} (default: default)")
+    book.add_argument("--force", action="store_true", help="re-execute every chapter even if cached")
+    book.add_argument("--only", nargs="+", metavar="CHAPTER", help="build with these chapters only")
+
+    run = sub.add_parser("run", help="execute one chapter with a profile and parameter overrides")
+    run.add_argument("chapter")
+    run.add_argument("--profile", default="default", help=f"one of {', '.join(PROFILES)} (default: default)")
+    run.add_argument("--set", dest="assignments", action="append", default=[], metavar="NAME=VALUE",
+                     help="override one parameter (repeatable); the value is read as YAML")
+    run.add_argument("--force", action="store_true", help="re-execute even if cached")
+
+    params = sub.add_parser("params", help="print a chapter's parameter schema: ranges, defaults, help")
+    params.add_argument("chapter")
+
+    sub.add_parser("chapters", help="list the chapters")
+
+    data = sub.add_parser("data", help="datasets: list | fetch ID | verify", add_help=False)
+    data.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "data":
+            from medeval.data.cli import main as data_main
+
+            return data_main(args.rest)
+        if args.command == "chapters":
+            for cid, ch in chapters().items():
+                print(f"{cid:28s} {ch.part:9s} {ch.title}")
+            return 0
+        if args.command == "params":
+            print(describe_schema(args.chapter))
+            return 0
+        from medeval.runtime.execution import ChapterExecutionError, build_book, run_chapter
+
+        try:
+            if args.command == "run":
+                overrides = dict(parse_assignment(a) for a in args.assignments)
+                res = run_chapter(args.chapter, args.profile, overrides, force=args.force)
+                print(res.notebook)
+                return 0
+            if args.command == "book":
+                html = build_book(args.profile, force=args.force, chapters_only=args.only)
+                print(html / "index.html")
+                return 0
+        except ChapterExecutionError as exc:
+            print(f"medeval: error: {exc}", file=sys.stderr)
+            return 1
+    except ParameterError as exc:
+        print(f"medeval: error: {exc}", file=sys.stderr)
+        return 2
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

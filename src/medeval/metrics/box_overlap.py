@@ -1,0 +1,118 @@
+"""Overlap measures between axis-aligned boxes: IoU, generalized IoU and centred IoU.
+
+Definitions follow Meissen, Müller et al., "Robust Detection Outcome", MIDL 2023, App. E:
+
+* IoU (Eq. 15-16): ``|Bt ∩ Bp| / (wt·ht + wp·hp − |Bt ∩ Bp|)``.
+* gIoU (Eq. 17, Rezatofighi et al. 2019): ``IoU − (|C| − |Bt ∪ Bp|) / |C|`` where ``C`` is the
+  smallest axis-aligned box enclosing both (the paper's "convex hull").
+* cIoU ("centred IoU"): the IoU after moving both boxes to the same centre, i.e.
+  ``min(wt, wp)·min(ht, hp) / (wt·ht + wp·hp − min(wt, wp)·min(ht, hp))``.
+
+Every public function names the box format explicitly (``box_format`` is one of
+:data:`medeval.metrics.boxes.BOX_FORMATS`; there is no default) and validates its input with
+:func:`medeval.metrics.boxes.validate_boxes`, so NaN coordinates and zero or negative sizes raise
+``ValueError`` (zero-area boxes would make IoU 0/0).
+
+The ``pairwise_*`` functions return the ``(N, M)`` matrix between two sets; the ``paired_*``
+functions compare box ``i`` of the first set with box ``i`` of the second (broadcasting over the
+leading dimensions). The private ``_*_xywh`` kernels take already validated top-left ``xywh``
+float arrays and broadcast; they compute gIoU with the same operation order as the reference
+implementation (rodeometric), so that Hungarian matchings agree bit for bit on ordinary inputs.
+
+Imports nothing from medeval except other ``medeval.metrics`` modules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from medeval.metrics.boxes import convert_boxes
+
+__all__ = [
+    "paired_centered_iou",
+    "paired_generalized_iou",
+    "paired_iou",
+    "pairwise_generalized_iou",
+    "pairwise_iou",
+]
+
+
+def _as_xywh(boxes, box_format: str, name: str) -> np.ndarray:
+    try:
+        return convert_boxes(boxes, box_format, "xywh")
+    except ValueError as err:  # re-raise naming the caller's argument
+        raise ValueError(f"{name}: {err}") from None
+
+
+def _intersection_union_xywh(a: np.ndarray, b: np.ndarray):
+    """Corners, intersection area and union area of broadcast xywh boxes ``a`` and ``b``."""
+    ax1, ay1 = a[..., 0], a[..., 1]
+    ax2, ay2 = ax1 + a[..., 2], ay1 + a[..., 3]
+    bx1, by1 = b[..., 0], b[..., 1]
+    bx2, by2 = bx1 + b[..., 2], by1 + b[..., 3]
+    area_a = a[..., 2] * a[..., 3]
+    area_b = b[..., 2] * b[..., 3]
+    inter = np.maximum(0, np.minimum(ax2, bx2) - np.maximum(ax1, bx1)) * np.maximum(
+        0, np.minimum(ay2, by2) - np.maximum(ay1, by1)
+    )
+    union = area_a + area_b - inter
+    return (ax1, ay1, ax2, ay2, bx1, by1, bx2, by2), inter, union
+
+
+def _iou_xywh(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    _, inter, union = _intersection_union_xywh(a, b)
+    return inter / union
+
+
+def _generalized_iou_xywh(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    (ax1, ay1, ax2, ay2, bx1, by1, bx2, by2), inter, union = _intersection_union_xywh(a, b)
+    enclosing = np.maximum(0, np.maximum(ax2, bx2) - np.minimum(ax1, bx1)) * np.maximum(
+        0, np.maximum(ay2, by2) - np.minimum(ay1, by1)
+    )
+    return inter / union - (enclosing - union) / enclosing
+
+
+def _centered_iou_xywh(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    inter = np.minimum(a[..., 2], b[..., 2]) * np.minimum(a[..., 3], b[..., 3])
+    return inter / (a[..., 2] * a[..., 3] + b[..., 2] * b[..., 3] - inter)
+
+
+def pairwise_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
+    """IoU (paper Eq. 15) between every box of ``boxes1`` (N, 4) and every box of ``boxes2`` (M, 4).
+
+    Returns an ``(N, M)`` float64 array in [0, 1]. Raises ``ValueError`` on malformed boxes.
+    """
+    a = _as_xywh(boxes1, box_format, "boxes1").reshape(-1, 4)
+    b = _as_xywh(boxes2, box_format, "boxes2").reshape(-1, 4)
+    return _iou_xywh(a[:, None, :], b[None, :, :])
+
+
+def pairwise_generalized_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
+    """Generalized IoU (paper Eq. 17) between every pair; ``(N, M)`` array in (−1, 1]."""
+    a = _as_xywh(boxes1, box_format, "boxes1").reshape(-1, 4)
+    b = _as_xywh(boxes2, box_format, "boxes2").reshape(-1, 4)
+    return _generalized_iou_xywh(a[:, None, :], b[None, :, :])
+
+
+def paired_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
+    """IoU (Eq. 15) of box ``i`` of ``boxes1`` with box ``i`` of ``boxes2`` (shapes broadcast)."""
+    return _iou_xywh(_as_xywh(boxes1, box_format, "boxes1"), _as_xywh(boxes2, box_format, "boxes2"))
+
+
+def paired_generalized_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
+    """Generalized IoU (Eq. 17) of corresponding boxes (shapes broadcast)."""
+    return _generalized_iou_xywh(
+        _as_xywh(boxes1, box_format, "boxes1"), _as_xywh(boxes2, box_format, "boxes2")
+    )
+
+
+def paired_centered_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
+    """Centred IoU (cIoU, App. E; RoDeO's shape term, Eq. 3) of corresponding boxes.
+
+    ``min(w1, w2)·min(h1, h2) / (w1·h1 + w2·h2 − min(w1, w2)·min(h1, h2))``: independent of the
+    positions, symmetric. For a uniform scale ``s`` it is ``min(s, 1/s)²``; for an aspect change
+    ``(w·r, h/r)`` at constant area (r ≥ 1) it is ``1 / (2r − 1)``.
+    """
+    return _centered_iou_xywh(
+        _as_xywh(boxes1, box_format, "boxes1"), _as_xywh(boxes2, box_format, "boxes2")
+    )

@@ -1,0 +1,579 @@
+"""Threshold curves for binary scores: ROC, PR, PR-T, and mean curves over trial-models.
+
+Source: I. A. Reshma, *Influence de la distribution des classes et évaluation en apprentissage profond*
+(PhD thesis, Université Toulouse 1 Capitole, 2021), Chapter 2 (Eqs. 2.1-2.10), Chapter 4 (§4.5.2.3:
+precision and FPR curves at 101 fixed thresholds on min-max-normalised scores) and Chapter 5
+(Algorithms 1-5: PR-T curves and their AUCs, the mean PR curve and mean PR-AUC with ROC-space
+interpolation and explicit rules for tied recall).
+
+Conventions
+-----------
+* Labels are binary (``0``/``1`` or ``bool``); ``1`` is the positive class. Scores are finite reals, larger
+  means "more positive". ``pos``/``neg`` are the numbers of positive/negative examples.
+* Everything is sort-based (``O(n log n)`` time, ``O(n)`` memory): no ``n x thresholds`` matrix is ever
+  built, so the 10.5 M scores of the CAMELYON16 test set fit in memory (``benchmarks/bench_curves.py``).
+* ROC curves have one point per *distinct* score (plus the start ``(0, 0)``), so they do not depend on the
+  order of examples with tied scores (a mixed tie becomes one diagonal segment). This is scikit-learn's
+  ``roc_curve(..., drop_intermediate=False)``.
+
+Edge-case policy
+----------------
+* Curves, AUCs and the mean-PR algorithms need ``pos > 0`` and ``neg > 0`` (Algorithm 1: "Require
+  pos > 0, neg > 0"); otherwise they raise ``ValueError`` naming ``y_true``.
+* Min-max normalisation of constant scores is undefined and raises ``ValueError``.
+* Single-threshold rates (:func:`confusion_rates`) return ``NaN`` where a denominator is zero (recall with no
+  positives, precision with no predicted positives, FPR with no negatives); the F-measure is ``0`` when
+  precision and recall are both defined and both ``0``, and ``NaN`` when either is undefined.
+
+This module imports nothing from medeval (numpy and scipy only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "ConfusionRates",
+    "MeanCurve",
+    "PRTCurve",
+    "PRTAUC",
+    "PRCurve",
+    "RocCurve",
+    "argmax_precision_ttest",
+    "confusion_rates",
+    "fixed_threshold_grid",
+    "interpolated_pr_points",
+    "linear_pr_auc",
+    "mean_pr_auc",
+    "mean_pr_curve",
+    "mean_prt_curves",
+    "mean_roc_curve",
+    "min_max_normalize",
+    "pr_auc_roc_interpolated",
+    "pr_curve",
+    "pr_t_auc",
+    "pr_t_curve",
+    "roc_auc",
+    "roc_curve",
+    "trapezoid_auc",
+    "vertical_average",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# input validation
+
+
+def _check_binary_problem(y_true, y_score) -> tuple[np.ndarray, np.ndarray]:
+    y = np.asarray(y_true)
+    s = np.asarray(y_score, dtype=np.float64)
+    if y.ndim != 1 or s.ndim != 1:
+        raise ValueError(f"y_true and y_score must be 1-D, got shapes {y.shape} and {s.shape}")
+    if y.shape != s.shape:
+        raise ValueError(f"y_true and y_score must have the same length, got {y.shape[0]} and {s.shape[0]}")
+    if y.dtype != bool:
+        if y.size and not np.isin(y, (0, 1)).all():
+            raise ValueError("y_true must hold binary labels (0/1 or bool)")
+        y = y.astype(bool)
+    if not np.isfinite(s).all():
+        raise ValueError("y_score must be finite (no NaN or inf)")
+    n_pos = int(y.sum())
+    n_neg = int(y.size - n_pos)
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError(
+            f"y_true must contain both classes (pos > 0 and neg > 0, thesis Algorithm 1), got pos={n_pos}, "
+            f"neg={n_neg}: recall/ROC/PR are undefined without positives and FPR without negatives"
+        )
+    return y, s
+
+
+# --------------------------------------------------------------------------------------------------
+# single-threshold rates (Eqs. 2.1-2.4)
+
+
+@dataclass(frozen=True)
+class ConfusionRates:
+    """Recall (TPR), precision (PPV), FPR and F-measure; arrays broadcast like the counts."""
+
+    recall: np.ndarray
+    precision: np.ndarray
+    fpr: np.ndarray
+    f_measure: np.ndarray
+
+
+def _safe_ratio(num, den) -> np.ndarray:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return out
+
+
+def confusion_rates(tp, fp, fn, tn) -> ConfusionRates:
+    """Single-threshold metrics from confusion counts (thesis Eqs. 2.1-2.4).
+
+    ``recall = TP / (TP + FN)`` (2.1), ``precision = TP / (TP + FP)`` (2.2),
+    ``F = 2 P R / (P + R)`` (2.3), ``FPR = FP / (FP + TN)`` (2.4).
+
+    Edge cases: a zero denominator gives ``NaN`` (never a silent 0 or 1); ``F = 0`` when ``P = R = 0``;
+    ``F`` is ``NaN`` when ``P`` or ``R`` is ``NaN``. Counts may be scalars or arrays (broadcast).
+    """
+    tp, fp, fn, tn = (np.asarray(v, dtype=np.float64) for v in (tp, fp, fn, tn))
+    for name, v in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn)):
+        if np.any(v < 0) or not np.all(np.isfinite(v)):
+            raise ValueError(f"{name} must hold finite non-negative counts")
+    recall = _safe_ratio(tp, tp + fn)
+    precision = _safe_ratio(tp, tp + fp)
+    fpr = _safe_ratio(fp, fp + tn)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        both_zero = (precision == 0) & (recall == 0)
+        f = np.where(both_zero, 0.0, 2 * precision * recall / np.where(both_zero, 1.0, precision + recall))
+    f = np.where(np.isnan(precision) | np.isnan(recall), np.nan, f)
+    return ConfusionRates(recall=recall, precision=precision, fpr=fpr, f_measure=f)
+
+
+# --------------------------------------------------------------------------------------------------
+# ROC and PR curves (Eqs. 2.5, 2.6)
+
+
+@dataclass(frozen=True)
+class RocCurve:
+    """ROC points in order of decreasing threshold, starting at ``(0, 0)`` (threshold ``+inf``).
+
+    ``tp``/``fp`` are the cumulative counts; ``tpr = tp / pos``, ``fpr = fp / neg``.
+    """
+
+    fpr: np.ndarray
+    tpr: np.ndarray
+    thresholds: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    n_pos: int
+    n_neg: int
+
+
+def roc_curve(y_true, y_score) -> RocCurve:
+    """ROC curve ``{(fpr(t), tpr(t))}`` (thesis Eq. 2.5), one point per distinct score plus ``(0, 0)``.
+
+    Examples are ranked by decreasing score (Saito & Rehmsmeier 2015); all examples with the same score
+    enter together, so the curve does not depend on the order of tied examples. Identical to
+    ``sklearn.metrics.roc_curve(y_true, y_score, drop_intermediate=False)`` except that the first threshold is
+    ``+inf``. Raises ``ValueError`` when a class is absent.
+    """
+    y, s = _check_binary_problem(y_true, y_score)
+    order = np.argsort(s, kind="stable")[::-1]
+    s_sorted = s[order]
+    y_sorted = y[order]
+    del order
+    last_of_group = np.flatnonzero(np.diff(s_sorted)) if s_sorted.size > 1 else np.empty(0, dtype=np.int64)
+    last_of_group = np.r_[last_of_group, s_sorted.size - 1]
+    tp = np.cumsum(y_sorted, dtype=np.int64)[last_of_group]
+    fp = (last_of_group + 1) - tp
+    n_pos = int(tp[-1])
+    n_neg = int(fp[-1])
+    tp = np.r_[0, tp]
+    fp = np.r_[0, fp]
+    return RocCurve(
+        fpr=fp / n_neg,
+        tpr=tp / n_pos,
+        thresholds=np.r_[np.inf, s_sorted[last_of_group]],
+        tp=tp,
+        fp=fp,
+        n_pos=n_pos,
+        n_neg=n_neg,
+    )
+
+
+def trapezoid_auc(x, y) -> float:
+    """Area under a curve by the trapezoid rule (thesis Eq. 2.10): ``sum (x_{k+1} - x_k)(y_k + y_{k+1}) / 2``.
+
+    ``x`` must be monotone (non-decreasing); NaN values raise ``ValueError``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be 1-D of equal length, got {x.shape} and {y.shape}")
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("x and y must not contain NaN")
+    if np.any(np.diff(x) < 0):
+        raise ValueError("x must be non-decreasing")
+    return float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2.0))
+
+
+def roc_auc(y_true, y_score) -> float:
+    """ROC-AUC: trapezoid area under :func:`roc_curve` (thesis Eqs. 2.5 and 2.10).
+
+    Equals ``sklearn.metrics.roc_auc_score`` (ties scored 1/2). Raises ``ValueError`` when a class is absent.
+    """
+    roc = roc_curve(y_true, y_score)
+    return trapezoid_auc(roc.fpr, roc.tpr)
+
+
+@dataclass(frozen=True)
+class PRCurve:
+    """PR points in order of decreasing threshold (increasing recall), one per distinct score."""
+
+    recall: np.ndarray
+    precision: np.ndarray
+    thresholds: np.ndarray
+
+
+def pr_curve(y_true, y_score) -> PRCurve:
+    """PR curve ``{(recall(t), prec(t))}`` (thesis Eq. 2.6, after Boyd et al. 2013).
+
+    One point per distinct score threshold, so precision is always defined (``TP + FP >= 1``). No artificial
+    point at recall 0 is added (scikit-learn appends ``(0, 1)``); otherwise this equals
+    ``sklearn.metrics.precision_recall_curve`` reversed. Raises ``ValueError`` when a class is absent.
+    """
+    roc = roc_curve(y_true, y_score)
+    tp, fp = roc.tp[1:], roc.fp[1:]
+    return PRCurve(recall=tp / roc.n_pos, precision=tp / (tp + fp), thresholds=roc.thresholds[1:])
+
+
+# --------------------------------------------------------------------------------------------------
+# fixed-threshold curves: precision / FPR curves (Ch. 4) and PR-T (Algorithms 1-2)
+
+
+def min_max_normalize(y_score) -> np.ndarray:
+    """``s_n = (s - min s) / (max s - min s)`` (thesis Algorithm 1, line 1; §4.5.2.3).
+
+    The maximum maps exactly to 1.0 and the minimum to 0.0. Constant scores raise ``ValueError``
+    (the normalisation is undefined).
+    """
+    s = np.asarray(y_score, dtype=np.float64)
+    if s.size == 0:
+        raise ValueError("y_score must not be empty")
+    lo, hi = float(s.min()), float(s.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError("y_score must be finite (no NaN or inf)")
+    if hi == lo:
+        raise ValueError("y_score is constant: min-max normalisation is undefined")
+    return (s - lo) / (hi - lo)
+
+
+def fixed_threshold_grid(n_thresholds: int = 101) -> np.ndarray:
+    """The thesis's equally spaced thresholds ``T = {0, 1/(N-1), ..., 1}`` (101 points = step 0.01)."""
+    if int(n_thresholds) != n_thresholds or n_thresholds < 2:
+        raise ValueError(f"n_thresholds must be an integer >= 2, got {n_thresholds!r}")
+    return np.linspace(0.0, 1.0, int(n_thresholds))
+
+
+@dataclass(frozen=True)
+class PRTCurve:
+    """Confusion counts and rates at fixed thresholds ``t`` (predicted positive iff ``s_n >= t``).
+
+    ``precision`` and ``recall`` are the PR-T curves (Algorithm 1); ``precision`` and ``fpr`` are the
+    thesis's Chapter 4 "precision curve" (Eq. 2.7) and "FPR curve" (Eq. 2.8).
+    """
+
+    thresholds: np.ndarray
+    precision: np.ndarray
+    recall: np.ndarray
+    fpr: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    fn: np.ndarray
+    tn: np.ndarray
+    n_pos: int
+    n_neg: int
+
+
+def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, normalize: bool = True) -> PRTCurve:
+    """PR-T points (thesis Algorithm 1) and the Chapter 4 precision/FPR curves (Eqs. 2.7, 2.8).
+
+    Scores are min-max normalised (``normalize=True``, the thesis's procedure); then for each threshold
+    ``t_i`` in ``T`` (default 101 points 0.00, 0.01, ..., 1.00) an example is predicted positive iff
+    ``s_n >= t_i`` and ``prec(t_i) = TP_i / (TP_i + FP_i)``, ``recall(t_i) = TP_i / (TP_i + FN_i)``,
+    ``fpr(t_i) = FP_i / (FP_i + TN_i)``.
+
+    Implementation: positives' and negatives' scores are sorted once and counted with ``searchsorted``
+    (``O(n log n)``), so the result is independent of the order of examples and of how ties are ordered.
+
+    Edge cases: ``ValueError`` if a class is absent (Algorithm 1 requires pos > 0, neg > 0) or the scores are
+    constant. With normalisation every ``t <= 1`` has at least one predicted positive (the maximum), so
+    precision is always defined. Without normalisation, thresholds above the maximum score give
+    ``precision = NaN`` (no predicted positive).
+    """
+    y, s = _check_binary_problem(y_true, y_score)
+    if normalize:
+        s = min_max_normalize(s)
+    t = fixed_threshold_grid(n_thresholds) if thresholds is None else np.asarray(thresholds, dtype=np.float64)
+    if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0) or not np.isfinite(t).all():
+        raise ValueError("thresholds must be a 1-D strictly increasing finite array with >= 2 values")
+    pos_sorted = np.sort(s[y])
+    neg_sorted = np.sort(s[~y])
+    n_pos, n_neg = pos_sorted.size, neg_sorted.size
+    tp = n_pos - np.searchsorted(pos_sorted, t, side="left")
+    fp = n_neg - np.searchsorted(neg_sorted, t, side="left")
+    fn = n_pos - tp
+    tn = n_neg - fp
+    rates = confusion_rates(tp, fp, fn, tn)
+    return PRTCurve(
+        thresholds=t,
+        precision=rates.precision,
+        recall=rates.recall,
+        fpr=rates.fpr,
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        tn=tn,
+        n_pos=n_pos,
+        n_neg=n_neg,
+    )
+
+
+@dataclass(frozen=True)
+class PRTAUC:
+    """Areas under the fixed-threshold curves (trapezoid over the threshold axis)."""
+
+    precision: float
+    recall: float
+    fpr: float
+
+
+def pr_t_auc(curve: PRTCurve, *, min_thresholds: int = 101) -> PRTAUC:
+    """PR-T AUCs (thesis Algorithm 2): ``precision-AUC = sum_i dt (prec(t_i) + prec(t_{i+1})) / 2``, likewise
+    recall-AUC and the Chapter 4 FPR-curve AUC.
+
+    Algorithm 2 requires ``|T| >= 101`` (``min_thresholds``); fewer thresholds raise ``ValueError``. NaN
+    precision (only possible with un-normalised scores) raises ``ValueError``. As ``dt -> 0`` the recall-AUC
+    tends to the mean normalised score of the positives and the FPR-AUC to that of the negatives
+    (layer-cake identity).
+    """
+    if curve.thresholds.size < min_thresholds:
+        raise ValueError(
+            f"curve has {curve.thresholds.size} thresholds; Algorithm 2 requires at least {min_thresholds}"
+        )
+    return PRTAUC(
+        precision=trapezoid_auc(curve.thresholds, curve.precision),
+        recall=trapezoid_auc(curve.thresholds, curve.recall),
+        fpr=trapezoid_auc(curve.thresholds, curve.fpr),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# mean curves
+
+
+@dataclass(frozen=True)
+class MeanCurve:
+    """A vertically averaged curve: ``per_trial`` has one row per trial-model on the common ``grid``."""
+
+    grid: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    per_trial: np.ndarray
+
+
+def _mean_std(rows: np.ndarray, grid: np.ndarray, ddof: int) -> MeanCurve:
+    rows = np.asarray(rows, dtype=np.float64)
+    std = rows.std(axis=0, ddof=ddof) if rows.shape[0] > ddof else np.full(rows.shape[1], np.nan)
+    return MeanCurve(grid=grid, mean=rows.mean(axis=0), std=std, per_trial=rows)
+
+
+def vertical_average(xs: Sequence, ys: Sequence, grid, *, ddof: int = 0) -> MeanCurve:
+    """Vertical averaging of curves ``y = f_i(x)`` on a common ``grid`` (Fawcett 2006, thesis §5.2.2).
+
+    For each grid value the curve's value is the *maximum* ``y`` among its points with exactly that ``x``;
+    otherwise it is linearly interpolated between the neighbouring points. Each ``x`` must be
+    non-decreasing and cover the grid. Used for mean ROC curves (linear interpolation is valid in ROC space)
+    and, as the thesis's Chapter 4 did (1,001 points), for the *naive* mean PR curve that Chapter 5 deems
+    incorrect (compare :func:`mean_pr_curve`). Mean and std (``ddof``) are taken over trials.
+    """
+    grid = np.asarray(grid, dtype=np.float64)
+    if len(xs) != len(ys) or len(xs) == 0:
+        raise ValueError("xs and ys must be non-empty sequences of equal length (one curve per trial)")
+    rows = []
+    for x, y in zip(xs, ys, strict=True):
+        x = np.asarray(x, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if x.shape != y.shape or x.ndim != 1:
+            raise ValueError("each curve's x and y must be 1-D of equal length")
+        if np.any(np.diff(x) < 0):
+            raise ValueError("each curve's x must be non-decreasing")
+        if grid.min() < x[0] - 1e-12 or grid.max() > x[-1] + 1e-12:
+            raise ValueError(f"grid [{grid.min()}, {grid.max()}] is outside a curve's x range [{x[0]}, {x[-1]}]")
+        right = np.searchsorted(x, grid, side="right")  # points with x <= g are [0, right)
+        at_or_left = np.clip(right - 1, 0, x.size - 1)
+        exact = x[at_or_left] == grid
+        # max y among points with x == g: curves are monotone within a tie only for ROC, so take it explicitly
+        left_eq = np.searchsorted(x, grid, side="left")
+        values = np.empty_like(grid)
+        for k in np.flatnonzero(exact):
+            values[k] = y[left_eq[k] : right[k]].max()
+        inner = ~exact
+        lo = np.clip(right[inner] - 1, 0, x.size - 1)
+        hi = np.clip(right[inner], 0, x.size - 1)
+        dx = x[hi] - x[lo]
+        w = np.where(dx > 0, (grid[inner] - x[lo]) / np.where(dx > 0, dx, 1.0), 0.0)
+        values[inner] = y[lo] + w * (y[hi] - y[lo])
+        rows.append(values)
+    return _mean_std(np.vstack(rows), grid, ddof)
+
+
+def mean_roc_curve(rocs: Sequence[RocCurve], *, n_points: int = 1001, ddof: int = 0) -> MeanCurve:
+    """Mean ROC curve by vertical averaging over an FPR grid (Fawcett 2006; thesis §4.5.2.3 used 1,001 points)."""
+    if not rocs:
+        raise ValueError("rocs must contain at least one ROC curve")
+    grid = np.linspace(0.0, 1.0, n_points)
+    return vertical_average([r.fpr for r in rocs], [r.tpr for r in rocs], grid, ddof=ddof)
+
+
+def mean_prt_curves(curves: Sequence[PRTCurve], *, ddof: int = 0) -> dict[str, MeanCurve]:
+    """Threshold-wise mean and std of PR-T / precision / FPR curves (thesis §5.4.4: no interpolation needed).
+
+    All curves must share the same thresholds. Returns ``{"precision", "recall", "fpr"}`` -> :class:`MeanCurve`.
+    """
+    if not curves:
+        raise ValueError("curves must contain at least one PR-T curve")
+    t = curves[0].thresholds
+    for c in curves[1:]:
+        if c.thresholds.shape != t.shape or not np.array_equal(c.thresholds, t):
+            raise ValueError("all PR-T curves must share the same thresholds")
+    return {
+        name: _mean_std(np.vstack([getattr(c, name) for c in curves]), t, ddof)
+        for name in ("precision", "recall", "fpr")
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# mean PR curve and PR-AUC with ROC-space interpolation and tie rules (Algorithms 3-5)
+
+
+def _tie_group(roc: RocCurve, tp_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index range ``[lo, hi)`` of ROC points whose TP equals ``tp_target`` (integer-exact, tolerant to
+    rounding of ``tpr_m * pos``); ``lo == hi`` means no exact point (``lo`` = first point with larger TP)."""
+    tol = 1e-7
+    lo = np.searchsorted(roc.tp, tp_target - tol, side="left")
+    hi = np.searchsorted(roc.tp, tp_target + tol, side="right")
+    return lo, hi
+
+
+def _fp_for_tp(roc: RocCurve, tp_m: float, lo: int, hi: int, mode: str) -> np.ndarray:
+    """FP count(s) for one recall grid point: Algorithm 3's FPR_FOR_TPR (``mode="curve"``) or Algorithm 5's
+    RECALL_PREC_FOR_AUC (``mode="auc"``), in FP counts instead of rates (``fp = fpr * neg``)."""
+    last = roc.tp.size
+    if hi > lo:  # tpr_m coincides with real ROC point(s)
+        if hi - lo == 1:
+            return roc.fp[lo : lo + 1].astype(np.float64)
+        group = roc.fp[lo:hi].astype(np.float64)
+        if lo == 0:  # start-point tie: negatives ranked first -> their cost, the maximum FPR
+            return group[-1:]
+        if hi == last:  # end-point tie at TPR = 1: reward, the minimum FPR
+            return group[:1]
+        if mode == "curve":  # intermediate tie: median (Boyd et al. 2013)
+            return np.array([np.median(group)])
+        return group  # AUC: keep every tied FPR (min for the left interval, max for the right)
+    # Eq. 5.2: linear interpolation in ROC space between points lo - 1 and lo
+    tp0, tp1 = roc.tp[lo - 1], roc.tp[lo]
+    fp0, fp1 = roc.fp[lo - 1], roc.fp[lo]
+    return np.array([fp0 + (fp1 - fp0) * (tp_m - tp0) / (tp1 - tp0)])
+
+
+def interpolated_pr_points(
+    roc: RocCurve, *, n_points: int = 101, mode: str = "curve"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Recall/precision points of one trial-model on a recall grid (thesis Algorithms 3 and 5, Eq. 5.2).
+
+    For each ``tpr_m`` in ``{0, 1/(n_points-1), ..., 1}``:
+
+    * if ``tpr_m`` falls strictly between ROC points ``j-1`` and ``j``, interpolate in ROC space
+      ``fpr_m = fpr_{j-1} + (fpr_j - fpr_{j-1}) (tpr_m - tpr_{j-1}) / (tpr_j - tpr_{j-1})`` (Eq. 5.2), which is
+      Davis & Goadrich's ``FP_x = FP_A + skew * x`` (Eq. 5.1);
+    * if it equals a single ROC point, use its FPR;
+    * tied TPR: at the start (group contains ``(0, 0)``) the maximum FPR, at the end (``TPR = 1``) the minimum
+      FPR, in between the median (``mode="curve"``, Algorithm 3) or all tied FPRs in increasing order
+      (``mode="auc"``, Algorithm 5: the minimum bounds the left interval, the maximum the right one).
+
+    Precision is ``tpr_m pos / (tpr_m pos + fpr neg)`` (Alg. 3 line 5 / Alg. 5 line 24). The undefined start
+    precision ``0/0`` (the thesis tests ``== inf``) is replaced by the next point's (Alg. 3 line 6, Alg. 4 line
+    9). "End" is read as the tie group at ``TPR = 1`` (the thesis's literal ``j == |ROC|`` would classify it as
+    intermediate and contradict its own Example 1).
+
+    Returns ``(recall, precision)``; in ``mode="curve"`` both have ``n_points`` entries.
+    """
+    if mode not in ("curve", "auc"):
+        raise ValueError(f"mode must be 'curve' or 'auc', got {mode!r}")
+    if int(n_points) != n_points or n_points < 2:
+        raise ValueError(f"n_points must be an integer >= 2, got {n_points!r}")
+    grid = np.linspace(0.0, 1.0, int(n_points))
+    tp_grid = grid * roc.n_pos
+    lo, hi = _tie_group(roc, tp_grid)
+    recalls, precisions = [], []
+    for m, tp_m in enumerate(tp_grid):
+        exact_tp = float(roc.tp[lo[m]]) if hi[m] > lo[m] else tp_m
+        fps = _fp_for_tp(roc, exact_tp, int(lo[m]), int(hi[m]), mode)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prec = exact_tp / (exact_tp + fps)
+        recalls.append(np.full(fps.size, grid[m]))
+        precisions.append(prec)
+    recall = np.concatenate(recalls)
+    precision = np.concatenate(precisions)
+    if np.isnan(precision[0]):
+        precision[0] = precision[1]
+    return recall, precision
+
+
+def mean_pr_curve(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 0) -> MeanCurve:
+    """Mean PR curve over trial-models (thesis Algorithm 3): ROC-space interpolation with the tie rules of
+    :func:`interpolated_pr_points` (``mode="curve"``), then vertical averaging (mean +- std) per recall."""
+    if not rocs:
+        raise ValueError("rocs must contain at least one ROC curve")
+    rows = [interpolated_pr_points(r, n_points=n_points, mode="curve")[1] for r in rocs]
+    return _mean_std(np.vstack(rows), np.linspace(0.0, 1.0, n_points), ddof)
+
+
+def pr_auc_roc_interpolated(roc: RocCurve, *, n_points: int = 101) -> float:
+    """PR-AUC of one trial-model (thesis Algorithm 4 body with Algorithm 5): trapezoid over the recall grid,
+    keeping every tied FPR at intermediate ties (zero-width steps)."""
+    recall, precision = interpolated_pr_points(roc, n_points=n_points, mode="auc")
+    return trapezoid_auc(recall, precision)
+
+
+def mean_pr_auc(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 0) -> tuple[float, float, np.ndarray]:
+    """Mean PR-AUC over trial-models (thesis Algorithm 4): ``(mean, std, per_trial_aucs)``."""
+    if not rocs:
+        raise ValueError("rocs must contain at least one ROC curve")
+    aucs = np.array([pr_auc_roc_interpolated(r, n_points=n_points) for r in rocs])
+    std = float(aucs.std(ddof=ddof)) if aucs.size > ddof else float("nan")
+    return float(aucs.mean()), std, aucs
+
+
+def linear_pr_auc(pr: PRCurve, *, n_points: int = 101) -> float:
+    """PR-AUC after *naive linear* interpolation in PR space on a recall grid (for comparison only).
+
+    This is the interpolation the thesis's Chapter 4 used for mean PR curves and that Chapter 5 (after Davis &
+    Goadrich 2006) calls incorrect. The curve is extended to recall 0 with its first precision; ties in recall
+    take the maximum precision (vertical averaging rule).
+    """
+    recall = np.r_[0.0, pr.recall]
+    precision = np.r_[pr.precision[0], pr.precision]
+    grid = np.linspace(0.0, 1.0, n_points)
+    curve = vertical_average([recall], [precision], grid)
+    return trapezoid_auc(grid, curve.mean)
+
+
+# --------------------------------------------------------------------------------------------------
+# statistics
+
+
+def argmax_precision_ttest(precision_a, precision_b, *, equal_var: bool = False, alternative: str = "two-sided"):
+    """t-test comparing the argmax-decision precision of two groups of trial-models (thesis §4.5.2.3).
+
+    The thesis does not state the test; we default to Welch's unpaired two-sided t-test
+    (``scipy.stats.ttest_ind(equal_var=False)``) because the runs of two training distributions are
+    independent. Returns scipy's result (``statistic``, ``pvalue``). NaN precisions raise ``ValueError``;
+    each group needs at least two runs.
+    """
+    a = np.asarray(precision_a, dtype=np.float64)
+    b = np.asarray(precision_b, dtype=np.float64)
+    for name, v in (("precision_a", a), ("precision_b", b)):
+        if v.ndim != 1 or v.size < 2:
+            raise ValueError(f"{name} must be 1-D with at least 2 runs, got shape {v.shape}")
+        if np.isnan(v).any():
+            raise ValueError(f"{name} contains NaN (a run with no predicted positive); drop or report it first")
+    return stats.ttest_ind(a, b, equal_var=equal_var, alternative=alternative)

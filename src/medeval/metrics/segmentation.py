@@ -1,0 +1,192 @@
+"""Patch-based evaluation of segmentation maps (Reshma 2021, thesis §3.3).
+
+Method 1 (single-threshold metrics): the predicted (argmax) mask and the ground-truth mask of an image are
+tiled into non-overlapping *evaluation patches* of size ``e x e``; for a class ``k`` a tile is
+
+* TP if the predicted tile contains at least one pixel of ``k`` and the ground-truth tile does too,
+* FP if the predicted tile contains ``k`` and the ground-truth tile does not,
+* FN if the ground-truth tile contains ``k`` and the predicted tile does not,
+* TN if neither contains ``k``.
+
+``e = 1`` is pixel-level evaluation; ``e >= max(H, W)`` is an image-level decision. Recall, precision and
+F-measure are computed per image and then averaged over images (the thesis's Table 4.4 averages over the 27
+test WSIs, so its F is not the harmonic mean of the averaged P and R).
+
+Method 2 (single- and multi-threshold metrics): for each inference patch the class-probability map is
+restricted to its central ``r x r`` region and reduced by a class-wise maximum to one score per class; the
+argmax of that vector is the patch label and the class-``k`` entry is the patch score for ROC/PR/PR-T.
+
+Edge-case policy (the thesis does not state one; see spec ambiguity 11):
+
+* Partial edge tiles: when ``H`` or ``W`` is not a multiple of ``e`` the last row/column of tiles is smaller
+  and still counts as one tile (the whole image is covered, nothing is dropped).
+* A per-image rate whose denominator is zero (recall on an image without the class, precision on an image
+  where the class is never predicted) is ``NaN``; image means skip NaN and report the number of images that
+  were undefined for each rate (``n_undefined``). A class undefined on every image gives a mean of ``NaN``.
+
+This module imports only numpy and :mod:`medeval.metrics.curves`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from medeval.metrics.curves import confusion_rates
+
+__all__ = [
+    "PatchEvaluation",
+    "central_region_class_max",
+    "patch_based_evaluation",
+    "tile_confusion_counts",
+    "tile_presence",
+]
+
+
+def _check_mask(mask, name: str, ndim: int) -> np.ndarray:
+    m = np.asarray(mask)
+    if m.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {m.shape}")
+    if not (np.issubdtype(m.dtype, np.integer) or m.dtype == bool):
+        raise ValueError(f"{name} must hold integer class labels, got dtype {m.dtype}")
+    return m
+
+
+def _check_tile_size(tile_size) -> int:
+    if int(tile_size) != tile_size or tile_size < 1:
+        raise ValueError(f"tile_size must be a positive integer (pixels), got {tile_size!r}")
+    return int(tile_size)
+
+
+def tile_presence(binary_mask, tile_size: int) -> np.ndarray:
+    """Whether each ``e x e`` tile of a 2-D (or batched ``(N, H, W)``) boolean mask contains a ``True`` pixel.
+
+    Partial edge tiles are kept (padding with ``False``). Returns shape ``(..., ceil(H/e), ceil(W/e))``.
+    """
+    e = _check_tile_size(tile_size)
+    m = np.asarray(binary_mask, dtype=bool)
+    if m.ndim not in (2, 3):
+        raise ValueError(f"binary_mask must be (H, W) or (N, H, W), got shape {m.shape}")
+    if e == 1:
+        return m.copy()
+    h, w = m.shape[-2:]
+    nh, nw = -(-h // e), -(-w // e)
+    pad = [(0, 0)] * (m.ndim - 2) + [(0, nh * e - h), (0, nw * e - w)]
+    m = np.pad(m, pad)
+    m = m.reshape(*m.shape[:-2], nh, e, nw, e)
+    return m.any(axis=(-3, -1))
+
+
+def tile_confusion_counts(pred_mask, true_mask, tile_size: int, positive_class: int) -> np.ndarray:
+    """Method-1 confusion counts ``[TP, FP, FN, TN]`` of one image for class ``positive_class``.
+
+    ``pred_mask`` and ``true_mask`` are ``(H, W)`` integer label maps; the counts sum to the number of tiles
+    ``ceil(H/e) * ceil(W/e)``. With ``e = 1`` they are the pixel-level confusion matrix.
+    """
+    p = _check_mask(pred_mask, "pred_mask", 2)
+    t = _check_mask(true_mask, "true_mask", 2)
+    if p.shape != t.shape:
+        raise ValueError(f"pred_mask and true_mask must have the same shape, got {p.shape} and {t.shape}")
+    pp = tile_presence(p == positive_class, tile_size)
+    tt = tile_presence(t == positive_class, tile_size)
+    tp = int(np.count_nonzero(pp & tt))
+    fp = int(np.count_nonzero(pp & ~tt))
+    fn = int(np.count_nonzero(~pp & tt))
+    tn = int(pp.size - tp - fp - fn)
+    return np.array([tp, fp, fn, tn], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class PatchEvaluation:
+    """Method-1 results for ``n_images`` images and the classes in ``classes``.
+
+    ``counts[i, k] = [TP, FP, FN, TN]``; ``recall``, ``precision``, ``f_measure`` are per image ``(N, K)``
+    with NaN where undefined; ``mean_*`` are NaN-skipping means over images ``(K,)`` and ``n_undefined_*``
+    the number of images skipped for each class.
+    """
+
+    classes: tuple[int, ...]
+    tile_size: int
+    counts: np.ndarray
+    recall: np.ndarray
+    precision: np.ndarray
+    f_measure: np.ndarray
+    mean_recall: np.ndarray
+    mean_precision: np.ndarray
+    mean_f_measure: np.ndarray
+    n_undefined_recall: np.ndarray
+    n_undefined_precision: np.ndarray
+    n_undefined_f_measure: np.ndarray
+
+
+def _nanmean_count(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    undefined = np.isnan(values)
+    n_def = (~undefined).sum(axis=0)
+    total = np.where(undefined, 0.0, values).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n_def > 0, total / np.maximum(n_def, 1), np.nan)
+    return mean, undefined.sum(axis=0)
+
+
+def patch_based_evaluation(pred_masks, true_masks, tile_size: int, classes=(0, 1, 2)) -> PatchEvaluation:
+    """Patch-based evaluation method 1 (thesis §3.3) over a list/array of images.
+
+    Per image and class: tile confusion counts (:func:`tile_confusion_counts`), then recall, precision and F
+    (Eqs. 2.1-2.3 via :func:`medeval.metrics.curves.confusion_rates`); then the mean over images skipping NaN,
+    with the number of undefined images reported (module docstring). Images may differ in size.
+    """
+    if len(pred_masks) != len(true_masks) or len(pred_masks) == 0:
+        raise ValueError(
+            f"pred_masks and true_masks must be non-empty with the same number of images, "
+            f"got {len(pred_masks)} and {len(true_masks)}"
+        )
+    e = _check_tile_size(tile_size)
+    classes = tuple(int(k) for k in classes)
+    if not classes:
+        raise ValueError("classes must list at least one class label")
+    counts = np.array(
+        [[tile_confusion_counts(p, t, e, k) for k in classes] for p, t in zip(pred_masks, true_masks, strict=True)]
+    )
+    rates = confusion_rates(counts[..., 0], counts[..., 1], counts[..., 2], counts[..., 3])
+    mean_r, und_r = _nanmean_count(rates.recall)
+    mean_p, und_p = _nanmean_count(rates.precision)
+    mean_f, und_f = _nanmean_count(rates.f_measure)
+    return PatchEvaluation(
+        classes=classes,
+        tile_size=e,
+        counts=counts,
+        recall=rates.recall,
+        precision=rates.precision,
+        f_measure=rates.f_measure,
+        mean_recall=mean_r,
+        mean_precision=mean_p,
+        mean_f_measure=mean_f,
+        n_undefined_recall=und_r,
+        n_undefined_precision=und_p,
+        n_undefined_f_measure=und_f,
+    )
+
+
+def central_region_class_max(probabilities, central_size: int, *, channel_axis: int = 1) -> np.ndarray:
+    """Patch-based evaluation method 2 (thesis §3.3): class-wise maximum over the central ``r x r`` region.
+
+    ``probabilities`` is a batch of per-pixel class-probability maps ``(N, C, l, l)`` (``channel_axis=1``) or
+    ``(N, l, l, C)`` (``channel_axis=-1``). Returns the ``(N, C)`` score vectors ``s_ij``; they are not
+    re-normalised (as in the thesis). The patch label is ``argmax`` over classes and the class-``k`` column is
+    the score for the multi-threshold curves. ``central_size`` must not exceed ``l``; when ``l - r`` is odd the
+    extra pixel goes to the bottom/right border.
+    """
+    p = np.asarray(probabilities, dtype=np.float64)
+    if p.ndim != 4:
+        raise ValueError(f"probabilities must be 4-D (N, C, l, l) or (N, l, l, C), got shape {p.shape}")
+    if channel_axis not in (1, -1, 3):
+        raise ValueError(f"channel_axis must be 1 or -1, got {channel_axis!r}")
+    if channel_axis in (-1, 3):
+        p = np.moveaxis(p, -1, 1)
+    h, w = p.shape[2:]
+    r = int(central_size)
+    if r != central_size or r < 1 or r > min(h, w):
+        raise ValueError(f"central_size must be an integer in [1, {min(h, w)}], got {central_size!r}")
+    top, left = (h - r) // 2, (w - r) // 2
+    return p[:, :, top : top + r, left : left + r].max(axis=(2, 3))

@@ -1,0 +1,223 @@
+"""Quality statistics of multi-label data splits (chapter 5, section "Splitting Multi-Label Data").
+
+The statistics of [Sechidis2011] and [Szymanski2017] as the thesis chapter defines them
+(``papers/05-multilabel-chestxray14-evaluation.txt``; equations unnumbered). ``Y`` is the (N, K)
+0/1 label matrix and ``folds`` the J evaluation subsets F_1..F_J, given either as a sequence of
+integer index arrays or as a length-N integer array of fold numbers (0..J-1; every example in
+exactly one fold). For all statistics, close to zero is better.
+
+Text versus the thesis code (R chunk of Tab. LDprop); the text is the default, the code's
+variants are options:
+
+* **LPD normalisation.** The text averages over the K* = K(K-1)/2 label pairs; the code divides
+  the same sum by K (``length(L)``), 6.5 times larger for K = 14 (``normalisation="labels"``).
+* **FLPZ.** The text counts the (fold, label pair) combinations without positives, not counting
+  label pairs with fewer positives in the whole data set than the number of folds. The code
+  computes ``(sum_j #zero pairs in fold j - #pairs with fewer than 5 positives) / (C(K,2) * J)``:
+  a proportion, with the rare pairs subtracted once rather than once per fold, and the
+  threshold fixed at 5 (``variant="code"``).
+
+Undefined values: a fold in which a label (pair) is present in every example has an infinite
+positive/negative ratio; that term is NaN, excluded from the mean, and counted in an
+``UndefinedMetricWarning`` (``return_count=True`` returns it).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from medeval.metrics.multilabel import UndefinedMetricWarning, _check_binary
+
+__all__ = [
+    "fold_indices",
+    "fold_label_counts",
+    "fold_label_pair_counts",
+    "label_distribution",
+    "label_pair_distribution",
+    "example_distribution",
+    "folds_missing_a_label",
+    "fold_label_zeros",
+    "fold_label_pair_zeros",
+    "split_quality",
+]
+
+
+def fold_indices(folds, n_samples: int) -> list[np.ndarray]:
+    """Normalise ``folds`` to a list of integer index arrays into 0..n_samples-1.
+
+    Accepts a sequence of index arrays (e.g. the test parts of a K-fold splitter, or the
+    ``(train, test)`` pairs themselves, whose test parts are used) or a length-``n_samples``
+    array of fold numbers.
+    """
+    if isinstance(folds, np.ndarray) and folds.ndim == 1 and folds.shape[0] == n_samples and np.issubdtype(
+        folds.dtype, np.integer
+    ):
+        if folds.min() < 0:
+            raise ValueError("folds: fold numbers must be >= 0")
+        return [np.flatnonzero(folds == j) for j in np.unique(folds)]
+    if not isinstance(folds, Sequence) and not isinstance(folds, np.ndarray):
+        raise ValueError("folds must be a sequence of index arrays or a length-N array of fold numbers")
+    out = []
+    for j, f in enumerate(folds):
+        if isinstance(f, tuple) and len(f) == 2:  # (train_idx, test_idx) pair from a splitter
+            f = f[1]
+        a = np.asarray(f)
+        if a.ndim != 1 or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+            raise ValueError(f"folds[{j}] must be a 1-D array of integer indices, got shape {a.shape}, dtype {a.dtype}")
+        if a.size and (a.min() < 0 or a.max() >= n_samples):
+            raise ValueError(f"folds[{j}] has indices outside 0..{n_samples - 1}")
+        out.append(a.astype(np.int64))
+    if not out:
+        raise ValueError("folds must contain at least one fold")
+    return out
+
+
+def fold_label_counts(Y, folds) -> tuple[np.ndarray, np.ndarray]:
+    """S_jk = sum_{i in F_j} y_ik (shape (J, K)) and the fold sizes N_j (shape (J,))."""
+    y = _check_binary(Y, "Y")
+    idx = fold_indices(folds, y.shape[0])
+    s = np.stack([np.count_nonzero(y[f], axis=0) for f in idx])
+    return s, np.array([f.size for f in idx])
+
+
+def _pair_counts(y: np.ndarray) -> np.ndarray:
+    yf = y.astype(np.float64)
+    iu = np.triu_indices(y.shape[1], k=1)
+    return np.rint((yf.T @ yf)[iu]).astype(np.int64)
+
+
+def fold_label_pair_counts(Y, folds) -> tuple[np.ndarray, np.ndarray]:
+    """S*_jk = sum_{i in F_j} y*_ik for the K* = K(K-1)/2 label pairs (u < v, row-major), and N_j."""
+    y = _check_binary(Y, "Y")
+    idx = fold_indices(folds, y.shape[0])
+    return np.stack([_pair_counts(y[f]) for f in idx]), np.array([f.size for f in idx])
+
+
+def _ratio_deviation(s: np.ndarray, n_j: np.ndarray, d: np.ndarray, n: int):
+    """|S_jk / (N_j - S_jk) - D_k / (N - D_k)| with NaN where a ratio is infinite (or 0/0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fold_ratio = s / (n_j[:, None] - s)
+        total_ratio = d / (n - d)
+        dev = np.abs(fold_ratio - total_ratio[None, :])
+    undefined = ~np.isfinite(dev)
+    return np.where(undefined, np.nan, dev), undefined
+
+
+def _report(value, n_undefined, what, return_count):
+    if n_undefined:
+        warnings.warn(f"{n_undefined} {what} with an infinite positive/negative ratio excluded", UndefinedMetricWarning, stacklevel=3)
+    return (value, n_undefined) if return_count else value
+
+
+def label_distribution(Y, folds, *, return_count: bool = False):
+    """LD = (1/K) sum_k (1/J) sum_j | S_jk / (N_j - S_jk) - D_k / (N - D_k) | [Sechidis2011].
+
+    S_jk = positives of label k in fold j, D_k = positives of label k in the data set. Compares
+    positive/negative *ratios* (odds), as the chapter writes it.
+    """
+    y = _check_binary(Y, "Y")
+    s, n_j = fold_label_counts(y, folds)
+    dev, undefined = _ratio_deviation(s, n_j, np.count_nonzero(y, axis=0), y.shape[0])
+    value = float(np.nanmean(np.nanmean(dev, axis=0))) if np.any(~undefined) else float("nan")
+    return _report(value, int(undefined.sum()), "fold-label terms", return_count)
+
+
+def label_pair_distribution(
+    Y, folds, *, normalisation: Literal["pairs", "labels"] = "pairs", return_count: bool = False
+):
+    """LPD: LD applied to the K* label-pair indicators y*_ik [Szymanski2017].
+
+    LPD = (1/K*) sum_k (1/J) sum_j | S*_jk / (N_j - S*_jk) - D*_k / (N - D*_k) |. The text divides
+    by K* (``normalisation="pairs"``, default); the thesis code by K (``"labels"``).
+    """
+    if normalisation not in ("pairs", "labels"):
+        raise ValueError(f"normalisation must be 'pairs' (text) or 'labels' (thesis code), got {normalisation!r}")
+    y = _check_binary(Y, "Y")
+    s, n_j = fold_label_pair_counts(y, folds)
+    dev, undefined = _ratio_deviation(s, n_j, _pair_counts(y), y.shape[0])
+    per_pair = np.nanmean(dev, axis=0) if np.any(~undefined) else np.full(dev.shape[1], np.nan)
+    total = float(np.nansum(per_pair))
+    divisor = per_pair.size if normalisation == "pairs" else y.shape[1]
+    return _report(total / divisor, int(undefined.sum()), "fold-pair terms", return_count)
+
+
+def example_distribution(folds, n_samples: int, desired_sizes=None) -> float:
+    """ED = (1/J) sum_j | N_j - c_j |, c_j the desired fold size (default N/J) [Szymanski2017].
+
+    The chapter does not compute it: with N divisible by 5 random 5-fold CV gives ED = 0.
+    """
+    idx = fold_indices(folds, n_samples)
+    sizes = np.array([f.size for f in idx], dtype=np.float64)
+    if desired_sizes is None:
+        c = np.full(sizes.size, n_samples / sizes.size)
+    else:
+        c = np.asarray(desired_sizes, dtype=np.float64)
+        if c.shape != sizes.shape:
+            raise ValueError(f"desired_sizes must have one entry per fold ({sizes.size}), got {c.shape}")
+    return float(np.mean(np.abs(sizes - c)))
+
+
+def folds_missing_a_label(Y, folds) -> int:
+    """FZ: the number of folds containing at least one label with no positive examples."""
+    s, _ = fold_label_counts(Y, folds)
+    return int(np.count_nonzero(np.any(s == 0, axis=1)))
+
+
+def fold_label_zeros(Y, folds) -> int:
+    """FLZ: the number of (fold, label) combinations with no positive examples."""
+    s, _ = fold_label_counts(Y, folds)
+    return int(np.count_nonzero(s == 0))
+
+
+def fold_label_pair_zeros(
+    Y, folds, *, variant: Literal["text", "code"] = "text", min_pair_count: int | None = None
+) -> float:
+    """FLPZ: (fold, label pair) combinations with no positive examples.
+
+    ``variant="text"`` (default): the count, over label pairs with at least ``min_pair_count``
+    positives in the whole data set (default: the number of folds J; "the convention is to not
+    count the label-pairs with a number of positive examples less than the number of splits").
+    ``variant="code"``: the thesis code, ``(sum_j #zero pairs in fold j - #pairs with fewer than
+    min_pair_count positives) / (K* J)`` with ``min_pair_count`` default 5; an int count for
+    "text", a float proportion for "code".
+    """
+    if variant not in ("text", "code"):
+        raise ValueError(f"variant must be 'text' or 'code', got {variant!r}")
+    y = _check_binary(Y, "Y")
+    s, _ = fold_label_pair_counts(y, folds)
+    n_folds = s.shape[0]
+    threshold = (n_folds if variant == "text" else 5) if min_pair_count is None else int(min_pair_count)
+    total = _pair_counts(y)
+    if variant == "text":
+        return int(np.count_nonzero((s == 0) & (total >= threshold)[None, :]))
+    return float((np.count_nonzero(s == 0) - np.count_nonzero(total < threshold)) / (total.size * n_folds))
+
+
+def split_quality(
+    Y,
+    folds,
+    *,
+    lpd_normalisation: Literal["pairs", "labels"] = "pairs",
+    flpz_variant: Literal["text", "code"] = "text",
+) -> dict[str, float]:
+    """LD, LPD, ED, FZ, FLZ and FLPZ of one split (one row of the chapter's Tab. LDprop)."""
+    y = _check_binary(Y, "Y")
+    idx = fold_indices(folds, y.shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        ld, n_ld = label_distribution(y, idx, return_count=True)
+        lpd, n_lpd = label_pair_distribution(y, idx, normalisation=lpd_normalisation, return_count=True)
+    return {
+        "LD": ld,
+        "LPD": lpd,
+        "ED": example_distribution(idx, y.shape[0]),
+        "FZ": folds_missing_a_label(y, idx),
+        "FLZ": fold_label_zeros(y, idx),
+        "FLPZ": fold_label_pair_zeros(y, idx, variant=flpz_variant),
+        "n_undefined_LD": n_ld,
+        "n_undefined_LPD": n_lpd,
+    }

@@ -1,0 +1,875 @@
+"""Localization stability of instance classifiers (Romanova, van Schoren & Cheplygina).
+
+Two similarly trained instance classifiers f' and f'' predict every instance j of a bag i.
+A *stability score* compares the two prediction maps ``W'_i`` and ``W''_i`` without any
+instance labels. This module implements every score the paper proposes or analyses, its
+kappa-paradox indicators, the aggregation over all ``C(M, 2)`` model pairs and the
+localization metrics (DICE, Jaccard, localization accuracy) used to judge the scores.
+
+Binary scores (Sec. III-A) are functions of the 2x2 agreement table of one bag::
+
+    n11 = #{j: y'_j = 1, y''_j = 1}    n10 = #{j: y'_j = 1, y''_j = 0}
+    n01 = #{j: y'_j = 0, y''_j = 1}    n00 = #{j: y'_j = 0, y''_j = 0}
+    N = n00 + n01 + n10 + n11,  n1* = n10 + n11,  n*1 = n01 + n11,  n0* = n00 + n01,  n*0 = n00 + n10
+
+obtained from probabilities by Eq. 10, ``y_j = 1 iff f(x_j) >= T`` (T = 0.5 in the paper; the
+authors' stability code uses a strict ``>``, available as ``strict=True``). They take the four
+counts as arrays of any (broadcastable) shape and are vectorised over them; compute the counts
+with :func:`agreement_counts`. Probability scores (Sec. III-B) take the two prediction maps,
+shaped ``(..., n_instances)``, and are vectorised over the leading axes. :func:`pairwise_stability`
+takes the maps of ``M`` models, ``(n_models, n_bags, n_instances)``, and evaluates every score on
+every bag and every one of the ``C(M, 2)`` model pairs at once (per-model ranks and bitsets are
+computed once and shared by the pairs).
+
+Edge-case policy: a score whose formula is ``0 / 0`` on a bag is NaN there (never replaced by 0
+or 1: Sec. VI-B of the paper declines to); each function's docstring states exactly when. The
+aggregation over pairs is a nan-mean per bag and reports the number of NaN pairs per bag and per
+pair. Bad input raises ``ValueError`` naming the parameter: mismatched shapes, probabilities
+outside [0, 1] or not finite, negative or non-integer counts, fewer than two models.
+
+Errata of the paper handled here (see the chapter notebook): Eq. 20 prints ``TAR = n11 / N``, the
+total agreement ratio of Cicchetti & Feinstein is ``(n11 + n00) / N`` (the default here, the
+printed form is ``positive_only=True``); Table I's Pearson and Spearman formulas are garbled
+(standard forms are used); Kendall's tau as printed is tau-a, the authors' code uses scipy's
+tau-b (the default here, tau-a is ``variant="a"``).
+
+This module imports nothing from medeval except other ``medeval.metrics`` modules (numpy/scipy
+only), so it can be lifted out on its own. Torch tensors are accepted and converted with
+``np.asarray``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "BINARY_SCORES",
+    "AGREEMENT_INDICATORS",
+    "PROBABILITY_SCORES",
+    "SCORE_NAMES",
+    "AgreementCounts",
+    "PairwiseStability",
+    "adjusted_jaccard",
+    "adjusted_positive_jaccard",
+    "adjusted_positive_overlap",
+    "agreement_counts",
+    "aggregate_over_pairs",
+    "annotated_bag_mask",
+    "binarize",
+    "heuristic_adjusted_positive_jaccard",
+    "instance_dice",
+    "instance_jaccard",
+    "kappa_paradox_indicators",
+    "kendall_tau",
+    "localization_accuracy",
+    "model_pairs",
+    "negative_agreement_ratio",
+    "pairwise_stability",
+    "pearson_correlation",
+    "positive_agreement_ratio",
+    "positive_bag_mask",
+    "positive_jaccard",
+    "positive_overlap",
+    "positive_votes",
+    "spearman_correlation",
+    "total_agreement_ratio",
+    "vote_histogram",
+]
+
+#: Binary stability scores (Sec. III-A, Eqs. 7, 15-19), in the paper's order.
+BINARY_SCORES = (
+    "positive_jaccard",
+    "positive_overlap",
+    "adjusted_positive_overlap",
+    "heuristic_adjusted_positive_jaccard",
+    "adjusted_positive_jaccard",
+    "adjusted_jaccard",
+)
+#: Kappa-paradox indicators (Sec. III-C, Eqs. 20-22).
+AGREEMENT_INDICATORS = ("total_agreement_ratio", "positive_agreement_ratio", "negative_agreement_ratio")
+#: Probability (continuous) stability scores (Sec. III-B).
+PROBABILITY_SCORES = ("pearson", "spearman", "kendall")
+#: Every score :func:`pairwise_stability` can compute.
+SCORE_NAMES = BINARY_SCORES + AGREEMENT_INDICATORS + PROBABILITY_SCORES
+
+
+# --------------------------------------------------------------------------------------------
+# input validation
+# --------------------------------------------------------------------------------------------
+def _as_array(x, name: str) -> np.ndarray:
+    if hasattr(x, "detach"):  # torch tensor, without importing torch
+        x = x.detach().cpu()
+    arr = np.asarray(x)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+    return arr
+
+
+def _check_probabilities(x, name: str, min_ndim: int = 1) -> np.ndarray:
+    arr = _as_array(x, name)
+    if arr.ndim < min_ndim:
+        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {arr.shape}")
+    if arr.shape[-1] < 1:
+        raise ValueError(f"{name} must hold at least one instance (last axis), got shape {arr.shape}")
+    if arr.dtype == bool:
+        return arr.astype(np.float64)
+    if arr.dtype != np.float32:  # float32 (network outputs) is kept: exact and faster to sort
+        arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite probabilities in [0, 1]; it holds NaN or inf")
+    if arr.size and (arr.min() < 0.0 or arr.max() > 1.0):
+        raise ValueError(
+            f"{name} must be probabilities in [0, 1], got values in [{arr.min():.4g}, {arr.max():.4g}]"
+        )
+    return arr
+
+
+def _check_pair(pred_a, pred_b) -> tuple[np.ndarray, np.ndarray]:
+    a = _check_probabilities(pred_a, "pred_a")
+    b = _check_probabilities(pred_b, "pred_b")
+    if a.shape != b.shape:
+        raise ValueError(
+            f"pred_a and pred_b must have the same shape (..., n_instances), got {a.shape} and {b.shape}"
+        )
+    return a, b
+
+
+def _check_threshold(threshold: float) -> float:
+    t = float(threshold)
+    if not (0.0 <= t <= 1.0):
+        raise ValueError(f"threshold must lie in [0, 1], got {threshold}")
+    return t
+
+
+def _check_counts(n00, n01, n10, n11) -> tuple[np.ndarray, ...]:
+    names = ("n00", "n01", "n10", "n11")
+    arrays = []
+    for name, value in zip(names, (n00, n01, n10, n11), strict=True):
+        arr = _as_array(value, name).astype(np.float64)
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite counts; it holds NaN or inf")
+        if np.any(arr < 0):
+            raise ValueError(f"{name} must be non-negative counts, got minimum {arr.min()}")
+        if np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must be integer counts")
+        arrays.append(arr)
+    try:
+        arrays = np.broadcast_arrays(*arrays)
+    except ValueError as err:
+        shapes = ", ".join(f"{n}={a.shape}" for n, a in zip(names, arrays, strict=True))
+        raise ValueError(f"the counts n00, n01, n10, n11 must have broadcastable shapes, got {shapes}") from err
+    total = arrays[0] + arrays[1] + arrays[2] + arrays[3]
+    if np.any(total < 1):
+        raise ValueError("each 2x2 table must hold at least one instance (N = n00 + n01 + n10 + n11 >= 1)")
+    return tuple(arrays)
+
+
+def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``numerator / denominator`` with NaN exactly where the denominator is 0 (the 0/0 cases)."""
+    numerator, denominator = np.broadcast_arrays(
+        np.asarray(numerator, dtype=np.float64), np.asarray(denominator, dtype=np.float64)
+    )
+    out = np.full(numerator.shape, np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out[()] if out.ndim == 0 else out
+
+
+# --------------------------------------------------------------------------------------------
+# agreement table
+# --------------------------------------------------------------------------------------------
+class AgreementCounts(NamedTuple):
+    """The 2x2 agreement table of two binary maps per bag (rows f', columns f'')."""
+
+    n00: np.ndarray
+    n01: np.ndarray
+    n10: np.ndarray
+    n11: np.ndarray
+
+
+def binarize(predictions, threshold: float = 0.5, *, strict: bool = False) -> np.ndarray:
+    """Binary instance predictions of Eq. 10: ``y = 1 iff f(x) >= T``.
+
+    ``strict=True`` uses ``f(x) > T`` as the authors' stability code does. Probabilities must lie
+    in [0, 1] (else ``ValueError``); boolean maps pass through unchanged.
+    """
+    p = _check_probabilities(predictions, "predictions")
+    t = _check_threshold(threshold)
+    return p > t if strict else p >= t
+
+
+def agreement_counts(pred_a, pred_b, *, threshold: float = 0.5, strict: bool = False) -> AgreementCounts:
+    """Agreement table ``(n00, n01, n10, n11)`` of two prediction maps of shape ``(..., N)``.
+
+    The maps are binarised with Eq. 10 at ``threshold`` (see :func:`binarize`); the counts have
+    the leading shape ``(...)``. ``n01`` counts instances negative for ``pred_a`` (f') and positive
+    for ``pred_b`` (f''), as in Eq. 7.
+    """
+    a, b = _check_pair(pred_a, pred_b)
+    t = _check_threshold(threshold)
+    ya = a > t if strict else a >= t
+    yb = b > t if strict else b >= t
+    n = a.shape[-1]
+    n11 = np.count_nonzero(ya & yb, axis=-1)
+    n10 = np.count_nonzero(ya, axis=-1) - n11
+    n01 = np.count_nonzero(yb, axis=-1) - n11
+    n00 = n - n11 - n10 - n01
+    return AgreementCounts(*(np.asarray(c, dtype=np.int64) for c in (n00, n01, n10, n11)))
+
+
+# --------------------------------------------------------------------------------------------
+# binary stability scores (Sec. III-A)
+# --------------------------------------------------------------------------------------------
+def positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
+    """Positive Jaccard stability of Cheplygina et al. (2015), Eq. 7.
+
+    ``S_J = n11 / (n01 + n10 + n11)``, in [0, 1]. NaN iff ``n00 = N`` (no model predicts any
+    positive instance). Not corrected for chance: two independent maps with half of the
+    instances positive score 1/3 on average.
+    """
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    return _divide(n11, n01 + n10 + n11)
+
+
+def positive_overlap(n00, n01, n10, n11) -> np.ndarray:
+    """Positive overlap (Szymkiewicz-Simpson coefficient), Eq. 15.
+
+    ``S_PO = n11 / (min(n10, n01) + n11)``, in [0, 1]; 1 whenever one positive set contains the
+    other (the flaw for which the paper discards it). NaN iff ``n11 = 0`` and
+    ``min(n10, n01) = 0`` (a model with no positive instance: its overlap is 0 / 0).
+    """
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    return _divide(n11, np.minimum(n10, n01) + n11)
+
+
+def adjusted_positive_overlap(n00, n01, n10, n11) -> np.ndarray:
+    """Adjusted positive overlap, Eq. 16.
+
+    ``S_APO = (n11 - E(n11)) / (min(n1*, n*1) - E(n11))`` with ``E(n11) = n1* n*1 / N``; evaluated
+    as ``(N n11 - n1* n*1) / (N min(n1*, n*1) - n1* n*1)`` (Eq. 16 times N / N, exact in integer
+    arithmetic). Range ``[1 - N, 1]``: ``1 - N`` at ``n01 = N - 1, n10 = 1`` (paper). NaN iff
+    ``min(n1*, n*1) = 0`` or ``max(n1*, n*1) = N`` (one model predicts no, or only, positives).
+    """
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    n = n00 + n01 + n10 + n11
+    row, col = n10 + n11, n01 + n11
+    return _divide(n * n11 - row * col, n * np.minimum(row, col) - row * col)
+
+
+def heuristic_adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
+    """Heuristic adjustment of positive Jaccard, Eq. 17.
+
+    ``S_HAPJ = (n11 - m) / (n10 + n01 + n11 - m)`` with ``m = max(n*1 + n1* - N, 0)``, the overlap
+    forced by the pigeonhole principle (the paper's text writes ``N - (n*1 + n1*)``, a sign slip).
+    Since ``n1* + n*1 - N = n11 - n00`` this equals ``min(n11, n00) / (n01 + n10 + min(n11, n00))``,
+    in [0, 1], and equals :func:`positive_jaccard` whenever ``n1* + n*1 <= N``. NaN iff
+    ``n00 = N`` or ``n11 = N`` (both models predict every instance as the same class).
+    """
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    n = n00 + n01 + n10 + n11
+    forced = np.maximum((n01 + n11) + (n10 + n11) - n, 0.0)
+    return _divide(n11 - forced, n10 + n01 + n11 - forced)
+
+
+def adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
+    """Adjusted positive Jaccard S_APJ, Eq. 18 (the binary score the paper keeps).
+
+    ``S_APJ = (n11 - E(n11)) / (n10 + n01 + n11 - E(n11))`` with ``E(n11) = n1* n*1 / N``,
+    evaluated through the Appendix A closed form
+    ``(n11 n00 - n01 n10) / (n00 n11 - n01 n10 + (n10 + n01) N)``, which is exact in integer
+    arithmetic. Range [-1/3, 1]: the minimum -1/3 is attained iff ``n11 = n00 = 0`` and
+    ``n01 = n10`` (any value, not only 1 as Appendix A states), the maximum 1 iff
+    ``n01 = n10 = 0`` with ``n11, n00 > 0``. NaN iff ``n00 = N`` or ``n11 = N``; 0 when exactly one
+    model is constant or the two are opposite constants. Strictly increasing in ``n11``.
+    """
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    n = n00 + n01 + n10 + n11
+    numerator = n11 * n00 - n01 * n10
+    return _divide(numerator, numerator + (n10 + n01) * n)
+
+
+def adjusted_jaccard(n00, n01, n10, n11) -> np.ndarray:
+    """Adjusted Jaccard S_AJ, Eq. 19; identical to Cohen's kappa.
+
+    ``S_AJ = (n11 + n00 - E(n11) - E(n00)) / (N - E(n11) - E(n00))`` with ``E(n11) = n1* n*1 / N`` and
+    ``E(n00) = n0* n*0 / N``, evaluated through the Appendix A closed form
+    ``(2 n11 n00 - 2 n01 n10) / (2 n11 n00 - 2 n01 n10 + (n01 + n10) N)``. Range [-1, 1]; NaN iff
+    ``n00 = N`` or ``n11 = N``; 0 when exactly one model is constant or the two are opposite
+    constants. Invariant to complementing both maps (swapping n00 and n11).
+    """
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    n = n00 + n01 + n10 + n11
+    numerator = 2.0 * (n11 * n00 - n01 * n10)
+    return _divide(numerator, numerator + (n01 + n10) * n)
+
+
+# --------------------------------------------------------------------------------------------
+# kappa-paradox indicators (Sec. III-C)
+# --------------------------------------------------------------------------------------------
+def total_agreement_ratio(n00, n01, n10, n11, *, positive_only: bool = False) -> np.ndarray:
+    """Total agreement ratio TAR (Eq. 20; Cicchetti & Feinstein 1990).
+
+    Default: ``TAR = (n11 + n00) / N``, the observed agreement of Cicchetti & Feinstein. Eq. 20 as
+    printed, ``n11 / N``, drops ``n00`` (an erratum: it is neither "total" nor the cited index);
+    ``positive_only=True`` returns the printed form. Never NaN (N >= 1).
+    """
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    n = n00 + n01 + n10 + n11
+    return _divide(n11 if positive_only else n11 + n00, n)
+
+
+def positive_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
+    """Positive agreement ratio, Eq. 21: ``PAR = 2 n11 / (2 n11 + n01 + n10)``; NaN iff ``n00 = N``."""
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    return _divide(2.0 * n11, 2.0 * n11 + n01 + n10)
+
+
+def negative_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
+    """Negative agreement ratio, Eq. 22: ``NAR = 2 n00 / (2 n00 + n01 + n10)``; NaN iff ``n11 = N``."""
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    return _divide(2.0 * n00, 2.0 * n00 + n01 + n10)
+
+
+def kappa_paradox_indicators(n00, n01, n10, n11) -> dict[str, np.ndarray]:
+    """TAR, PAR, NAR and the balance/symmetry indicators of Sec. III-C.
+
+    Returns a dict with ``TAR`` ((n11 + n00) / N), ``TAR_printed`` (Eq. 20 as printed, n11 / N),
+    ``PAR``, ``NAR``, ``PAR_minus_NAR`` (balance), ``n0_minus_n1`` (``n0* - n1*``, imbalance of f')
+    and ``n_0_minus_n_1`` (``n*0 - n*1``, imbalance of f''; reported by the authors' code).
+    """
+    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
+    par = positive_agreement_ratio(n00, n01, n10, n11)
+    nar = negative_agreement_ratio(n00, n01, n10, n11)
+    return {
+        "TAR": total_agreement_ratio(n00, n01, n10, n11),
+        "TAR_printed": total_agreement_ratio(n00, n01, n10, n11, positive_only=True),
+        "PAR": par,
+        "NAR": nar,
+        "PAR_minus_NAR": par - nar,
+        "n0_minus_n1": (n00 + n01) - (n10 + n11),
+        "n_0_minus_n_1": (n00 + n10) - (n01 + n11),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# probability scores (Sec. III-B)
+# --------------------------------------------------------------------------------------------
+def _standardize(x: np.ndarray) -> np.ndarray:
+    """Centred, unit-norm rows along the last axis; all-NaN rows where a row is constant."""
+    x = np.asarray(x, dtype=np.float64)
+    centred = x - x.mean(axis=-1, keepdims=True)
+    norm = np.sqrt(np.einsum("...n,...n->...", centred, centred))[..., None]
+    constant = (x.max(axis=-1) == x.min(axis=-1))[..., None]
+    out = np.full(x.shape, np.nan)
+    np.divide(centred, norm, out=out, where=~constant & (norm > 0))
+    return out
+
+
+def _clip_correlation(r: np.ndarray) -> np.ndarray:
+    return np.clip(r, -1.0, 1.0)
+
+
+def pearson_correlation(pred_a, pred_b) -> np.ndarray:
+    """Pearson's product-moment correlation of two maps along the last axis (Sec. III-B-1).
+
+    ``r = sum (W' - mean W')(W'' - mean W'') / sqrt(sum (W' - mean W')^2 sum (W'' - mean W'')^2)``
+    (the standard form; Table I prints a garbled formula). Equals ``scipy.stats.pearsonr``.
+    NaN iff one of the two maps is constant on the bag.
+    """
+    a, b = _check_pair(pred_a, pred_b)
+    return _clip_correlation(np.einsum("...n,...n->...", _standardize(a), _standardize(b)))
+
+
+def _inverse_permutation(order: np.ndarray) -> np.ndarray:
+    """Row-wise inverse of permutations along the last axis (via one integer key sort)."""
+    n = order.shape[-1]
+    key = np.left_shift(order.astype(np.uint64), np.uint64(32)) | np.arange(n, dtype=np.uint64)
+    return (np.sort(key, axis=-1) & np.uint64(0xFFFFFFFF)).astype(np.int64)
+
+
+def _sorted_structure(x: np.ndarray):
+    """Per-row ascending order, tie-group start/end positions in sorted order, inverse order.
+
+    Float32 maps (what networks output) are sorted through one 64-bit key holding the float's bit
+    pattern (monotone for non-negative floats) and the instance index, which is exact and several
+    times faster than an argsort; other dtypes use ``np.argsort``.
+    """
+    n = x.shape[-1]
+    if x.dtype == np.float32:
+        key = np.left_shift(x.view(np.uint32).astype(np.uint64), np.uint64(32)) | np.arange(n, dtype=np.uint64)
+        key = np.sort(key, axis=-1)
+        order = (key & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        xs = np.right_shift(key, np.uint64(32))
+    else:
+        order = np.argsort(x, axis=-1)
+        xs = np.sort(x, axis=-1)
+    pos = np.broadcast_to(np.arange(n), x.shape)
+    new_group = np.ones(x.shape, dtype=bool)
+    np.not_equal(xs[..., 1:], xs[..., :-1], out=new_group[..., 1:])
+    if new_group.all():  # no ties anywhere: every group is a single instance
+        start = end = pos
+    else:
+        start = np.maximum.accumulate(np.where(new_group, pos, 0), axis=-1)
+        last = np.ones(x.shape, dtype=bool)
+        last[..., :-1] = new_group[..., 1:]
+        end = np.minimum.accumulate(np.where(last, pos, n)[..., ::-1], axis=-1)[..., ::-1]
+    return order, start, end, _inverse_permutation(order)
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Average (fractional) ranks along the last axis, 1-based, like ``scipy.stats.rankdata``."""
+    order, start, end, inverse = _sorted_structure(x)
+    ranks_sorted = (start + end) / 2.0 + 1.0
+    return np.take_along_axis(ranks_sorted, inverse, axis=-1)
+
+
+def spearman_correlation(pred_a, pred_b) -> np.ndarray:
+    """Spearman's rank correlation S_S of two maps along the last axis (Sec. III-B-2; the kept score).
+
+    Pearson's correlation of the average (fractional) ranks, which equals
+    ``1 - 6 sum_j (rank(W'_j) - rank(W''_j))^2 / (N (N^2 - 1))`` when there are no ties (Table I
+    carries a stray square-root factor) and ``scipy.stats.spearmanr`` always. Negative values are
+    kept (Sec. VI-C-1). NaN iff one of the two maps is constant on the bag.
+    """
+    a, b = _check_pair(pred_a, pred_b)
+    za = _standardize(_average_ranks(a))
+    zb = _standardize(_average_ranks(b))
+    return _clip_correlation(np.einsum("...n,...n->...", za, zb))
+
+
+# Kendall's tau through bitsets: for each instance i, G_i = {j : x_j < x_i} packed in 64-bit words.
+# The number of concordant pairs is sum_i |G'_i & G''_i| (each concordant pair counted once, at the
+# instance that is larger in both maps), which costs N * N / 64 word operations per pair instead of
+# N^2 / 2 comparisons, and the bitsets are built once per model and shared by all pairs.
+def _less_than_bitsets(x: np.ndarray, order, start, inverse) -> np.ndarray:
+    """``(n_words, ..., N)`` uint64 bitsets: bit j of ``[w, ..., i]`` is set iff ``x_{64 w + j} < x_i``.
+
+    In sorted order the set of smaller instances grows by one instance per position; its words are
+    running sums of one-hot words (the bits are disjoint, so sum = OR), read at each instance's
+    tie-group start.
+    """
+    n = x.shape[-1]
+    n_words = (n + 63) // 64
+    lead = x.shape[:-1]
+    rows = int(np.prod(lead, dtype=np.int64))
+    group_start = np.take_along_axis(np.asarray(start), inverse, axis=-1).reshape(rows, n)
+    flat = (np.arange(rows, dtype=np.int64)[:, None] * n + np.maximum(group_start - 1, 0)).ravel()
+    smallest = (group_start == 0).ravel()
+    order2 = order.reshape(rows, n)
+    idx = np.arange(n)
+    out = np.empty((n_words, rows * n), dtype=np.uint64)
+    for w in range(n_words):
+        table = np.zeros(n, dtype=np.uint64)
+        in_word = idx // 64 == w
+        table[in_word] = np.left_shift(np.uint64(1), (idx[in_word] % 64).astype(np.uint64))
+        prefix = np.cumsum(table[order2], axis=-1, dtype=np.uint64)
+        np.take(prefix.ravel(), flat, out=out[w])
+        out[w][smallest] = 0
+    return out.reshape((n_words,) + lead + (n,))
+
+
+def _count_concordant(bits_a: np.ndarray, bits_b: np.ndarray) -> np.ndarray:
+    """``sum_i |G'_i & G''_i|`` over the last axis and the word axis (axis 0)."""
+    both = np.bitwise_and(bits_a, bits_b)
+    return np.bitwise_count(both).sum(axis=(0, -1), dtype=np.int64)
+
+
+def _tied_pairs(start: np.ndarray) -> np.ndarray:
+    """Number of pairs tied within a row: sum over tie groups of C(size, 2)."""
+    n = start.shape[-1]
+    return (np.arange(n) - start).sum(axis=-1)
+
+
+def _dense_ranks(x: np.ndarray, order, start, inverse) -> np.ndarray:
+    n = x.shape[-1]
+    new_group = start == np.arange(n)
+    dense_sorted = np.cumsum(new_group, axis=-1) - 1
+    return np.take_along_axis(dense_sorted, inverse, axis=-1)
+
+
+def _jointly_tied_pairs(dense_a: np.ndarray, dense_b: np.ndarray) -> np.ndarray:
+    """Pairs tied in both maps (rows of equal shape ``(R, N)``)."""
+    n = dense_a.shape[-1]
+    key = np.sort(dense_a.astype(np.int64) * n + dense_b, axis=-1)
+    _, start, _, _ = _sorted_structure(key)
+    return _tied_pairs(start)
+
+
+def _kendall_from_parts(concordant, n_pairs, untied_a, untied_b, tied_b_only, variant):
+    """tau from C, the untied counts and U = pairs tied in b only: C - D = 2C - n_a + U."""
+    difference = 2.0 * concordant - untied_a + tied_b_only
+    if variant == "b":
+        return _clip_correlation(_divide(difference, np.sqrt(untied_a * untied_b)))
+    return _divide(difference, np.broadcast_to(n_pairs, np.shape(difference)) * (untied_a * untied_b > 0))
+
+
+def _check_variant(variant: str) -> str:
+    if variant not in ("a", "b"):
+        raise ValueError(f"variant must be 'a' (tau-a, as printed in Table I) or 'b' (tau-b), got {variant!r}")
+    return variant
+
+
+def _rows_per_chunk(n_instances: int, copies: int, budget_bytes: int = 64 * 2**20) -> int:
+    per_row = n_instances * ((n_instances + 63) // 64) * 8 * max(copies, 1)
+    return max(1, budget_bytes // per_row)
+
+
+def kendall_tau(pred_a, pred_b, *, variant: str = "b") -> np.ndarray:
+    """Kendall's rank correlation of two maps along the last axis (Sec. III-B-3).
+
+    With C concordant and D discordant pairs among the ``C(N, 2)`` instance pairs:
+    ``variant="b"`` (default; ``scipy.stats.kendalltau`` as used by the authors' code):
+    ``tau_b = (C - D) / sqrt((C + D + T') (C + D + T''))`` with T', T'' the pairs tied only in f'
+    resp. f''. ``variant="a"`` (the formula printed in Table I): ``tau_a = (C - D) / C(N, 2)``.
+    The paper's text calls tau "the ratio between concordant and discordant pairs"; it is their
+    normalised difference. NaN iff one of the two maps is constant on the bag (both variants).
+    """
+    variant = _check_variant(variant)
+    a, b = _check_pair(pred_a, pred_b)
+    lead, n = a.shape[:-1], a.shape[-1]
+    a2, b2 = a.reshape(-1, n), b.reshape(-1, n)
+    out = np.empty(a2.shape[0])
+    step = _rows_per_chunk(n, copies=6)
+    for s in range(0, a2.shape[0], step):
+        out[s : s + step] = _kendall_rows(a2[s : s + step], b2[s : s + step], variant)
+    return out.reshape(lead)[()] if lead else out[0]
+
+
+def _kendall_rows(a: np.ndarray, b: np.ndarray, variant: str) -> np.ndarray:
+    n = a.shape[-1]
+    sa, sb = _sorted_structure(a), _sorted_structure(b)
+    ga = _less_than_bitsets(a, sa[0], sa[1], sa[3])
+    gb = _less_than_bitsets(b, sb[0], sb[1], sb[3])
+    concordant = _count_concordant(ga, gb)
+    n_pairs = n * (n - 1) // 2
+    tied_a, tied_b = _tied_pairs(sa[1]), _tied_pairs(sb[1])
+    tied_both = np.zeros_like(tied_a)
+    both = (tied_a > 0) & (tied_b > 0)
+    if np.any(both):
+        da = _dense_ranks(a[both], sa[0][both], sa[1][both], sa[3][both])
+        db = _dense_ranks(b[both], sb[0][both], sb[1][both], sb[3][both])
+        tied_both[both] = _jointly_tied_pairs(da, db)
+    return _kendall_from_parts(
+        concordant, n_pairs, n_pairs - tied_a, n_pairs - tied_b, tied_b - tied_both, variant
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# aggregation over model pairs (Sec. IV-E, V-C)
+# --------------------------------------------------------------------------------------------
+def model_pairs(n_models: int) -> np.ndarray:
+    """All ``C(M, 2)`` unordered model pairs ``(i, j), i < j`` as an ``(n_pairs, 2)`` array."""
+    if int(n_models) < 2:
+        raise ValueError(f"n_models must be at least 2 to form a pair, got {n_models}")
+    return np.array(list(itertools.combinations(range(int(n_models)), 2)), dtype=np.int64)
+
+
+def aggregate_over_pairs(per_pair) -> tuple[np.ndarray, np.ndarray]:
+    """Per-bag nan-mean over model pairs, with the number of NaN pairs per bag.
+
+    ``per_pair`` has shape ``(n_pairs, n_bags)``. Returns ``(mean, n_nan)``, each ``(n_bags,)``;
+    ``mean`` is NaN for a bag whose pairs are all NaN (its ``n_nan`` equals ``n_pairs``). NaN pairs
+    are never counted as 0 or 1 (Sec. VI-B).
+    """
+    values = np.asarray(per_pair, dtype=np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"per_pair must have shape (n_pairs, n_bags), got {values.shape}")
+    finite = ~np.isnan(values)
+    n_valid = finite.sum(axis=0)
+    total = np.where(finite, values, 0.0).sum(axis=0)
+    mean = _divide(total, n_valid)
+    return np.atleast_1d(mean), values.shape[0] - n_valid
+
+
+@dataclass
+class PairwiseStability:
+    """Stability scores of ``M`` models on a set of bags, for every model pair.
+
+    ``pairs`` is ``(n_pairs, 2)`` (model indices), ``bag_index`` the positions of the scored bags
+    in the input, ``scores[name]`` an ``(n_pairs, n_bags)`` array of pairwise scores.
+    """
+
+    pairs: np.ndarray
+    bag_index: np.ndarray
+    scores: dict[str, np.ndarray] = field(default_factory=dict)
+    threshold: float = 0.5
+
+    @property
+    def n_bags(self) -> int:
+        return int(self.bag_index.size)
+
+    def per_bag(self, name: str) -> np.ndarray:
+        """Nan-mean over the pairs: the per-bag stability of Sec. V-C, ``(n_bags,)``."""
+        return aggregate_over_pairs(self._get(name))[0]
+
+    def nan_pairs_per_bag(self, name: str) -> np.ndarray:
+        """Number of model pairs whose score is NaN, per bag."""
+        return aggregate_over_pairs(self._get(name))[1]
+
+    def nan_count_per_pair(self, name: str) -> np.ndarray:
+        """Number of bags on which each model pair's score is NaN, ``(n_pairs,)``."""
+        return np.isnan(self._get(name)).sum(axis=1)
+
+    def _get(self, name: str) -> np.ndarray:
+        if name not in self.scores:
+            raise ValueError(f"score {name!r} was not computed; available: {sorted(self.scores)}")
+        return self.scores[name]
+
+    def per_bag_frame(self):
+        """Tidy per-bag table: ``bag`` plus one column per score (nan-mean over pairs)."""
+        import pandas as pd
+
+        data = {"bag": self.bag_index}
+        for name in self.scores:
+            data[name] = self.per_bag(name)
+        return pd.DataFrame(data)
+
+    def summary(self):
+        """One row per score: mean and population std over bags of the per-bag means, NaN counts.
+
+        Columns: ``score, mean, std, n_bags, n_bags_all_nan, n_nan_pairs, nan_pair_fraction``.
+        Bags whose pairs are all NaN are left out of mean and std and counted in ``n_bags_all_nan``.
+        """
+        import pandas as pd
+
+        rows = []
+        for name, values in self.scores.items():
+            mean, n_nan = aggregate_over_pairs(values)
+            valid = ~np.isnan(mean)
+            rows.append(
+                {
+                    "score": name,
+                    "mean": float(mean[valid].mean()) if valid.any() else float("nan"),
+                    "std": float(mean[valid].std()) if valid.any() else float("nan"),
+                    "n_bags": int(mean.size),
+                    "n_bags_all_nan": int((~valid).sum()),
+                    "n_nan_pairs": int(n_nan.sum()),
+                    "nan_pair_fraction": float(n_nan.sum() / values.size) if values.size else float("nan"),
+                }
+            )
+        return pd.DataFrame(rows)
+
+
+def _check_predictions(predictions) -> np.ndarray:
+    p = _check_probabilities(predictions, "predictions", min_ndim=3)
+    if p.ndim != 3:
+        raise ValueError(f"predictions must have shape (n_models, n_bags, n_instances), got {p.shape}")
+    if p.shape[0] < 2:
+        raise ValueError(f"predictions must hold at least two models (axis 0), got {p.shape[0]}")
+    return p
+
+
+def _check_bag_mask(bag_mask, n_bags: int) -> np.ndarray:
+    if bag_mask is None:
+        return np.arange(n_bags)
+    mask = np.asarray(bag_mask)
+    if mask.dtype != bool or mask.shape != (n_bags,):
+        raise ValueError(f"bag_mask must be a boolean array of shape ({n_bags},), got {mask.dtype} {mask.shape}")
+    return np.flatnonzero(mask)
+
+
+def _pair_dot(x: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """``sum_n x[i, b, n] * x[j, b, n]`` for each pair (i, j): ``(n_pairs, n_bags)`` via a Gram matrix."""
+    stacked = np.ascontiguousarray(np.moveaxis(x, 0, 1))  # (bags, models, n)
+    gram = np.matmul(stacked, np.swapaxes(stacked, 1, 2))  # (bags, models, models)
+    return gram[:, pairs[:, 0], pairs[:, 1]].T
+
+
+def pairwise_stability(
+    predictions,
+    *,
+    threshold: float = 0.5,
+    strict: bool = False,
+    scores=None,
+    bag_mask=None,
+    kendall_variant: str = "b",
+) -> PairwiseStability:
+    """Every stability score for every model pair on every bag, vectorised (Sec. IV-E, Fig. 4).
+
+    ``predictions``: instance probabilities of M >= 2 models, ``(n_models, n_bags, n_instances)``.
+    Binary scores use Eq. 10 at ``threshold`` (``strict=True``: ``>`` as in the authors' code).
+    ``scores``: names from :data:`SCORE_NAMES` (default all). ``bag_mask``: boolean ``(n_bags,)``
+    selecting the bags to score (e.g. :func:`positive_bag_mask`, :func:`annotated_bag_mask`).
+    Each score agrees with the corresponding pair-level function of this module; ranks and Kendall
+    bitsets are computed once per model and shared by the ``C(M, 2)`` pairs.
+    """
+    p = _check_predictions(predictions)
+    t = _check_threshold(threshold)
+    kendall_variant = _check_variant(kendall_variant)
+    names = SCORE_NAMES if scores is None else tuple(scores)
+    unknown = [s for s in names if s not in SCORE_NAMES]
+    if unknown:
+        raise ValueError(f"scores must be names from {SCORE_NAMES}, got unknown {unknown}")
+    bag_index = _check_bag_mask(bag_mask, p.shape[1])
+    p = p[:, bag_index]
+    n_models, n_bags, n = p.shape
+    pairs = model_pairs(n_models)
+    out = {name: np.empty((len(pairs), n_bags)) for name in names}
+
+    need_binary = any(s in names for s in BINARY_SCORES + AGREEMENT_INDICATORS)
+    step = _rows_per_chunk(n, copies=n_models + 4) if "kendall" in names else 4096
+    for s0 in range(0, n_bags, step):
+        chunk = p[:, s0 : s0 + step]
+        sl = slice(s0, s0 + chunk.shape[1])
+        if need_binary:
+            y = (chunk > t if strict else chunk >= t).astype(np.float64)
+            n11 = _pair_dot(y, pairs)
+            positives = y.sum(axis=-1)
+            n10 = positives[pairs[:, 0]] - n11
+            n01 = positives[pairs[:, 1]] - n11
+            n00 = n - n11 - n10 - n01
+            counts = (n00, n01, n10, n11)
+            for name in names:
+                if name in BINARY_SCORES or name in AGREEMENT_INDICATORS:
+                    out[name][:, sl] = _COUNT_SCORES[name](*counts)
+        if "pearson" in names:
+            out["pearson"][:, sl] = _clip_correlation(_pair_dot(_standardize(chunk), pairs))
+        if "spearman" in names or "kendall" in names:
+            order, start, end, inverse = _sorted_structure(chunk)
+        if "spearman" in names:
+            ranks = np.take_along_axis((start + end) / 2.0 + 1.0, inverse, axis=-1)
+            out["spearman"][:, sl] = _clip_correlation(_pair_dot(_standardize(ranks), pairs))
+        if "kendall" in names:
+            out["kendall"][:, sl] = _kendall_pairs(chunk, pairs, order, start, inverse, kendall_variant)
+    return PairwiseStability(pairs=pairs, bag_index=bag_index, scores=out, threshold=t)
+
+
+def _kendall_pairs(x, pairs, order, start, inverse, variant) -> np.ndarray:
+    n = x.shape[-1]
+    bits = _less_than_bitsets(x, order, start, inverse)  # (words, models, bags, n)
+    i, j = pairs[:, 0], pairs[:, 1]
+    concordant = np.empty((len(pairs), x.shape[1]), dtype=np.int64)
+    for k, (a, b) in enumerate(pairs):  # one pair at a time keeps the temporaries small
+        concordant[k] = _count_concordant(bits[:, a], bits[:, b])
+    n_pairs = n * (n - 1) // 2
+    tied = _tied_pairs(start)  # (models, bags)
+    tied_both = np.zeros((len(pairs), x.shape[1]), dtype=np.int64)
+    both = (tied[i] > 0) & (tied[j] > 0)
+    if np.any(both):
+        dense = _dense_ranks(x, order, start, inverse)
+        pair_idx, bag_idx = np.nonzero(both)
+        tied_both[both] = _jointly_tied_pairs(dense[i[pair_idx], bag_idx], dense[j[pair_idx], bag_idx])
+    return _kendall_from_parts(
+        concordant, n_pairs, n_pairs - tied[i], n_pairs - tied[j], tied[j] - tied_both, variant
+    )
+
+
+_COUNT_SCORES = {
+    "positive_jaccard": positive_jaccard,
+    "positive_overlap": positive_overlap,
+    "adjusted_positive_overlap": adjusted_positive_overlap,
+    "heuristic_adjusted_positive_jaccard": heuristic_adjusted_positive_jaccard,
+    "adjusted_positive_jaccard": adjusted_positive_jaccard,
+    "adjusted_jaccard": adjusted_jaccard,
+    "total_agreement_ratio": total_agreement_ratio,
+    "positive_agreement_ratio": positive_agreement_ratio,
+    "negative_agreement_ratio": negative_agreement_ratio,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# bag selections and votes
+# --------------------------------------------------------------------------------------------
+def positive_bag_mask(bag_labels) -> np.ndarray:
+    """Boolean mask of positive bags (``Y_i = 1``); stability is reported on these (Table VII "*").
+
+    ``bag_labels`` must be 0/1 (or boolean), shape ``(n_bags,)``.
+    """
+    labels = _as_array(bag_labels, "bag_labels")
+    if labels.ndim != 1 or not np.all(np.isin(labels, (0, 1))):
+        raise ValueError("bag_labels must be a 1-D array of 0/1 bag labels")
+    return labels.astype(bool)
+
+
+def annotated_bag_mask(instance_labels) -> np.ndarray:
+    """Boolean mask of bags that carry instance labels (Table VI, Figs. 6-7).
+
+    ``instance_labels`` has shape ``(n_bags, n_instances)``: 0/1 for annotated bags, all NaN (or all
+    negative, e.g. -1) for bags without instance labels. A row mixing missing and known entries
+    raises ``ValueError``.
+    """
+    labels = _as_array(instance_labels, "instance_labels").astype(np.float64)
+    if labels.ndim != 2:
+        raise ValueError(f"instance_labels must have shape (n_bags, n_instances), got {labels.shape}")
+    missing = np.isnan(labels) | (labels < 0)
+    known = ~missing
+    mixed = known.any(axis=1) & missing.any(axis=1)
+    if np.any(mixed):
+        raise ValueError(f"instance_labels rows must be fully known or fully missing; rows {np.flatnonzero(mixed)[:5]} mix both")
+    if np.any(~np.isin(labels[known], (0.0, 1.0))):
+        raise ValueError("instance_labels must be 0/1 where known")
+    return known.all(axis=1)
+
+
+def positive_votes(predictions, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
+    """How many of the M models predict each instance positive, ``(n_bags, n_instances)`` in 0..M (Fig. 5)."""
+    p = _check_predictions(predictions)
+    y = binarize(p, threshold, strict=strict)
+    return y.sum(axis=0)
+
+
+def vote_histogram(predictions, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
+    """Per-bag histogram of positive votes, ``(n_bags, M + 1)`` (Fig. 5).
+
+    Entry ``[i, k]`` counts the instances of bag i that exactly k models predict positive; a perfectly
+    stable bag has mass only at k = 0 and k = M.
+    """
+    p = _check_predictions(predictions)
+    votes = positive_votes(p, threshold=threshold, strict=strict)
+    n_models = p.shape[0]
+    return (votes[..., None] == np.arange(n_models + 1)).sum(axis=1)
+
+
+# --------------------------------------------------------------------------------------------
+# localization performance (Sec. II-E)
+# --------------------------------------------------------------------------------------------
+def _localization_counts(predictions, instance_labels, threshold, strict):
+    p = _check_probabilities(predictions, "predictions")
+    labels = _as_array(instance_labels, "instance_labels")
+    try:
+        np.broadcast_shapes(labels.shape, p.shape)
+    except ValueError as err:
+        raise ValueError(
+            f"instance_labels {labels.shape} must broadcast against predictions {p.shape} (same last axis)"
+        ) from err
+    if labels.ndim == 0 or labels.shape[-1] != p.shape[-1]:
+        raise ValueError(f"instance_labels must have n_instances = {p.shape[-1]} on the last axis, got {labels.shape}")
+    if not np.all(np.isin(labels, (0, 1))):
+        raise ValueError("instance_labels must be 0/1")
+    y = binarize(p, threshold, strict=strict)
+    truth = labels.astype(bool)
+    tp = np.count_nonzero(y & truth, axis=-1)
+    fp = np.count_nonzero(y & ~truth, axis=-1)
+    fn = np.count_nonzero(~y & truth, axis=-1)
+    return tp, fp, fn
+
+
+def instance_dice(predictions, instance_labels, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
+    """DICE of Eq. 12 per bag: ``2 TP / (2 TP + FP + FN)`` after Eq. 10 at ``threshold``.
+
+    ``predictions`` ``(..., N)`` probabilities, ``instance_labels`` 0/1 of the same trailing shape
+    (Eq. 11: 1 inside the annotation). NaN iff the bag has no labelled positive and no predicted
+    positive instance.
+    """
+    tp, fp, fn = _localization_counts(predictions, instance_labels, threshold, strict)
+    return _divide(2.0 * tp, 2.0 * tp + fp + fn)
+
+
+def instance_jaccard(predictions, instance_labels, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
+    """Jaccard index of Eq. 13 per bag: ``TP / (TP + FP + FN)``; NaN in the same case as :func:`instance_dice`."""
+    tp, fp, fn = _localization_counts(predictions, instance_labels, threshold, strict)
+    return _divide(tp, tp + fp + fn)
+
+
+def localization_accuracy(jaccard, *, jaccard_threshold: float = 0.1) -> np.ndarray:
+    """Localization accuracy of Eq. 14 per bag: 1 if ``Jacc >= T(Jacc)`` (0.1 in the paper), else 0.
+
+    NaN Jaccard values stay NaN (the bag is not counted); average with ``np.nanmean``.
+    """
+    j = np.asarray(jaccard, dtype=np.float64)
+    if not (0.0 <= float(jaccard_threshold) <= 1.0):
+        raise ValueError(f"jaccard_threshold must lie in [0, 1], got {jaccard_threshold}")
+    return np.where(np.isnan(j), np.nan, (j >= jaccard_threshold).astype(np.float64))

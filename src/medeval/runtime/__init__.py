@@ -1,0 +1,2 @@
+"""Runtime of the compendium: parameters and profiles, notebook execution and caching, grid executor,
+provenance and device selection."""

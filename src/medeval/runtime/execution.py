@@ -1,0 +1,395 @@
+"""Execute chapter notebooks with papermill behind a content cache, and render the book with jupyter-book 1.x.
+
+Pipeline: ``notebooks/<id>.py`` (jupytext) -> parameters resolved and validated -> papermill executes a copy
+into ``_runs/<profile>/<id>.ipynb`` -> jupyter-book renders the executed notebooks with execution off.
+
+The cache key of an executed notebook hashes the notebook source, the resolved parameters and profile, every
+file of ``src/medeval``, the manifest entries the chapter reads, and the installed distributions' versions.
+An unchanged key reuses the executed notebook; any change re-executes it. Every write is atomic
+(temporary file + rename), and a notebook that raises is kept as ``<id>.failed.ipynb``, never cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from medeval.runtime.params import PROFILES, Chapter, ParameterError, chapters, get_chapter, resolve_params
+from medeval.runtime.paths import project_root, runs_dir
+
+KEY_VERSION = "1"
+
+
+class ChapterExecutionError(RuntimeError):
+    """A chapter notebook raised; the message names the chapter and the failing cell."""
+
+
+@dataclass
+class ExecutionResult:
+    chapter: str
+    profile: str
+    notebook: Path
+    results: dict[str, Any]
+    meta: dict[str, Any]
+    cached: bool
+
+
+def _digest_files(paths: list[Path], root: Path, h) -> None:
+    for path in paths:
+        h.update(str(path.relative_to(root)).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+
+
+def source_files(root: Path | None = None) -> list[Path]:
+    """Every file of ``src/medeval`` that can change behaviour (no bytecode caches)."""
+    root = root or project_root()
+    pkg = root / "src" / "medeval"
+    return sorted(
+        p for p in pkg.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+    )
+
+
+def source_digest(root: Path | None = None) -> str:
+    root = root or project_root()
+    h = hashlib.sha256()
+    _digest_files(source_files(root), root, h)
+    return h.hexdigest()
+
+
+def environment_digest() -> str:
+    """Hash of ``name==version`` of every installed distribution (the locked environment)."""
+    pins = sorted(
+        f"{(d.metadata['Name'] or '').lower()}=={d.version}" for d in metadata.distributions()
+        if (d.metadata["Name"] or "").lower() != "medeval"
+    )
+    return hashlib.sha256("\n".join(pins).encode()).hexdigest()
+
+
+def manifest_entries(dataset_ids: tuple[str, ...], root: Path | None = None) -> list[dict]:
+    root = root or project_root()
+    if not dataset_ids:
+        return []
+    manifest_path = root / "data_manifest.yaml"
+    if not manifest_path.exists():
+        raise ParameterError(f"{manifest_path} is missing; chapters read datasets {list(dataset_ids)} from it")
+    manifest = yaml.safe_load(manifest_path.read_text()) or {}
+    entries = manifest.get("datasets", manifest)
+    by_id = {e["id"]: e for e in entries} if isinstance(entries, list) else entries
+    unknown = [d for d in dataset_ids if d not in by_id]
+    if unknown:
+        raise ParameterError(f"datasets {unknown} are not in data_manifest.yaml; known: {sorted(by_id)}")
+    return [by_id[d] for d in dataset_ids]
+
+
+def cache_key(chapter: Chapter, profile: str, params_json: dict) -> tuple[str, dict[str, str]]:
+    """The cache key and its parts (so a stale cache can say what changed)."""
+    root = project_root()
+    parts = {
+        "key_version": KEY_VERSION,
+        "notebook": hashlib.sha256(chapter.notebook.read_bytes()).hexdigest(),
+        "params": hashlib.sha256(json.dumps({"profile": profile, **params_json}, sort_keys=True).encode()).hexdigest(),
+        "src": source_digest(root),
+        "manifest": hashlib.sha256(
+            json.dumps(manifest_entries(chapter.datasets, root), sort_keys=True, default=str).encode()
+        ).hexdigest(),
+        "environment": environment_digest(),
+    }
+    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return key, parts
+
+
+def _paths(out_dir: Path, chapter_id: str) -> dict[str, Path]:
+    return {
+        "notebook": out_dir / f"{chapter_id}.ipynb",
+        "results": out_dir / f"{chapter_id}.results.json",
+        "meta": out_dir / f"{chapter_id}.meta.json",
+        "failed": out_dir / f"{chapter_id}.failed.ipynb",
+    }
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _environment(**values: str):
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def load_cached(chapter_id: str, profile: str, out_dir: Path | None = None) -> ExecutionResult | None:
+    """The last good execution of a chapter under a profile, whatever its key (for reports)."""
+    out_dir = out_dir or runs_dir() / profile
+    p = _paths(out_dir, chapter_id)
+    if not (p["meta"].exists() and p["notebook"].exists() and p["results"].exists()):
+        return None
+    meta = json.loads(p["meta"].read_text())
+    return ExecutionResult(chapter_id, profile, p["notebook"], json.loads(p["results"].read_text()), meta, True)
+
+
+def _timing_note(meta: dict, results: dict):
+    import nbformat
+
+    device = results.get("provenance", {}).get("device", "unknown device")
+    text = (
+        f"```{{note}}\nThis page was executed with the **{meta['profile']}** profile in "
+        f"**{meta['wall_time_s']:.0f} s** on {device} (cache key `{meta['key'][:12]}`). "
+        f"Re-run it with `medeval run {meta['chapter']} --profile {meta['profile']}`; the Provenance section "
+        f"at the end lists versions and parameters.\n```"
+    )
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata["tags"] = ["medeval-timing"]
+    return cell
+
+
+def run_chapter(
+    chapter_id: str,
+    profile: str = "default",
+    overrides: dict[str, Any] | None = None,
+    *,
+    force: bool = False,
+    out_dir: Path | None = None,
+    log=None,
+) -> ExecutionResult:
+    """Execute one chapter (or reuse its cached execution) and return its recorded results."""
+    import jupytext
+    import nbformat
+    import papermill
+
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    chapter = get_chapter(chapter_id)
+    if profile not in PROFILES:
+        raise ParameterError(f"unknown profile {profile!r}; valid profiles: {', '.join(PROFILES)}")
+    params = resolve_params(chapter_id, profile, overrides)  # refuses bad values before any compute
+    params_json = params.model_dump(mode="json")
+    if not chapter.notebook.exists():
+        raise ParameterError(f"chapter {chapter_id!r}: notebook {chapter.notebook} does not exist")
+    key, parts = cache_key(chapter, profile, params_json)
+
+    out_dir = Path(out_dir or runs_dir() / profile)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    p = _paths(out_dir, chapter_id)
+    if not force:
+        cached = load_cached(chapter_id, profile, out_dir)
+        if cached is not None and cached.meta.get("key") == key and cached.meta.get("status") == "ok":
+            log(f"[medeval] {chapter_id} ({profile}): cached, key {key[:12]}")
+            return cached
+        if cached is not None:
+            changed = [k for k, v in parts.items() if cached.meta.get("key_parts", {}).get(k) != v]
+            log(f"[medeval] {chapter_id} ({profile}): re-executing, changed: {', '.join(changed) or 'unknown'}")
+    log(f"[medeval] {chapter_id} ({profile}): executing {chapter.notebook.name}")
+
+    nb = jupytext.read(chapter.notebook)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    tmp_nb = out_dir / f".{chapter_id}.running.ipynb"
+    tmp_results = out_dir / f".{chapter_id}.results.json.running"
+    tmp_results.unlink(missing_ok=True)
+    started = time.time()
+    t0 = time.perf_counter()
+    try:
+        with _environment(MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1", MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0"):
+            papermill.execute_notebook(
+                nb, str(tmp_nb), parameters={"profile": profile, **params_json},
+                kernel_name="python3", cwd=str(project_root()), progress_bar=False, log_output=False,
+                request_save_on_cell_execute=False,
+            )
+    except papermill.PapermillExecutionError as exc:
+        if tmp_nb.exists():
+            os.replace(tmp_nb, p["failed"])
+        tmp_results.unlink(missing_ok=True)
+        raise ChapterExecutionError(
+            f"chapter {chapter_id!r} ({profile}) failed in cell {exc.cell_index} (execution count "
+            f"{exc.exec_count}): {exc.ename}: {exc.evalue}\npartial notebook kept at {p['failed']}"
+        ) from None
+    wall = time.perf_counter() - t0
+
+    results = json.loads(tmp_results.read_text()) if tmp_results.exists() else {}
+    if "provenance" not in results:
+        os.replace(tmp_nb, p["failed"])
+        raise ChapterExecutionError(
+            f"chapter {chapter_id!r} ({profile}) ran but recorded no provenance: its last cell must call "
+            f"medeval.runtime.notebook.provenance(); notebook kept at {p['failed']}"
+        )
+    meta = {
+        "chapter": chapter_id, "title": chapter.title, "part": chapter.part, "profile": profile,
+        "params": params_json, "key": key, "key_parts": parts, "status": "ok",
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)), "wall_time_s": round(wall, 1),
+        "provenance": results["provenance"],
+    }
+    executed = nbformat.read(tmp_nb, as_version=4)
+    executed.cells.insert(1, _timing_note(meta, results))
+    nbformat.write(executed, tmp_nb)
+    os.replace(tmp_results, p["results"])
+    os.replace(tmp_nb, p["notebook"])
+    _atomic_write_text(p["meta"], json.dumps(meta, indent=1, sort_keys=True))  # written last: the cache commit
+    p["failed"].unlink(missing_ok=True)
+    log(f"[medeval] {chapter_id} ({profile}): done in {wall:.1f} s")
+    return ExecutionResult(chapter_id, profile, p["notebook"], results, meta, False)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The book
+
+
+def _copy_if_changed(src: Path, dst: Path) -> None:
+    """Copy keeping the destination's mtime when the content is unchanged (Sphinx rebuilds only what changed)."""
+    if dst.exists() and dst.read_bytes() == src.read_bytes():
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+
+
+def _write_if_changed(dst: Path, text: str) -> None:
+    if dst.exists() and dst.read_text() == text:
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write_text(dst, text)
+
+
+def _md_cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def scorecard_markdown(executed: list[ExecutionResult]) -> str:
+    """The Scorecard page: every chapter's recorded paper-versus-us table, with verdict counts."""
+    lines = [
+        "# Scorecard", "",
+        "Each chapter ends with a *paper versus us* table. This page gathers them from the chapters' recorded "
+        "outputs (nothing here is typed by hand). Verdicts: **[Re]** reproduced, **[¬Re]** not reproduced, "
+        "**[n/a]** not testable with the data or compute of this profile.", "",
+    ]
+    totals: dict[str, int] = {}
+    body: list[str] = []
+    for res in executed:
+        rows = res.results.get("paper_vs_us")
+        if not rows:
+            continue
+        body += [f"## {res.meta['title']}", "", f"Chapter `{res.chapter}`, profile `{res.profile}`.", ""]
+        body += ["| claim | paper | ours | verdict | reason |", "|---|---|---|---|---|"]
+        for row in rows:
+            totals[row["verdict"]] = totals.get(row["verdict"], 0) + 1
+            body.append("| " + " | ".join(_md_cell(row[c]) for c in ("claim", "paper", "ours", "verdict", "reason")) + " |")
+        body.append("")
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(totals.items())) or "no claims recorded yet"
+    return "\n".join(lines + [f"In total: {summary}.", ""] + body)
+
+
+def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
+    lines = [
+        "# Reproducibility", "",
+        "Every page of this book is an executed notebook. This table lists, for each, the profile it ran with, "
+        "its cache key (a hash of the notebook source, the resolved parameters, every file of `src/medeval`, "
+        "the manifest entries it reads and the installed package versions), its measured wall time and where "
+        "it ran. Re-run any page with `medeval run <id> --profile <profile> [--set name=value]`.", "",
+        "| page | profile | cache key | wall time (s) | commit | device | executed |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    total = 0.0
+    for res in executed:
+        m = res.meta
+        total += m["wall_time_s"]
+        prov = m.get("provenance", {})
+        lines.append(
+            f"| `{res.chapter}` | {m['profile']} | `{m['key'][:12]}` | {m['wall_time_s']:.1f} | "
+            f"`{str(prov.get('git_commit', '?'))[:12]}` | {_md_cell(prov.get('device', '?'))} | {m['started']} |"
+        )
+    lines += ["", f"Total execution time of the pages: {total:.0f} s.", "", "## Parameters", ""]
+    for res in executed:
+        lines += [f"**{res.chapter}**: `{json.dumps(res.meta['params'], sort_keys=True)}`", ""]
+    lines += ["## Library versions", ""]
+    if executed:
+        prov = executed[0].meta.get("provenance", {})
+        lines += [f"- {k}: `{v}`" for k, v in sorted(prov.items()) if k not in ("wall_time_s",)]
+    return "\n".join(lines) + "\n"
+
+
+def _toc_without_empty_globs(toc: dict, stage: Path) -> dict:
+    """Drop ``glob`` entries that match no staged page (e.g. a book built with ``--only``) and empty parts."""
+    parts = []
+    for part in toc.get("parts", []):
+        entries = [e for e in part.get("chapters", []) if "glob" not in e or any(stage.glob(e["glob"] + ".*"))]
+        if entries:
+            parts.append({**part, "chapters": entries})
+    return {**toc, "parts": parts}
+
+
+def build_book(
+    profile: str = "default", *, force: bool = False, chapters_only: list[str] | None = None,
+    out_dir: Path | None = None, log=None,
+) -> Path:
+    """Execute every chapter under ``profile`` (cached), stage the book, render it; returns the HTML folder."""
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    root = project_root()
+    registry = chapters()
+    ids = chapters_only or list(registry)
+    executed = [run_chapter(cid, profile, force=force, log=log) for cid in ids]
+
+    build_root = Path(out_dir or root / "_build" / "book" / profile)
+    stage = build_root / "source"
+    book = root / "book"
+    stage.mkdir(parents=True, exist_ok=True)
+    wanted: set[Path] = set()
+    for src in book.rglob("*"):
+        if src.is_file() and "_build" not in src.relative_to(book).parts:
+            dst = stage / src.relative_to(book)
+            _copy_if_changed(src, dst)
+            wanted.add(dst)
+    for res in executed:
+        dst = stage / registry[res.chapter].part / f"{res.chapter}.ipynb"
+        _copy_if_changed(res.notebook, dst)
+        wanted.add(dst)
+    for name, text in (("scorecard.md", scorecard_markdown(executed)),
+                       ("reproducibility.md", reproducibility_markdown(executed))):
+        _write_if_changed(stage / name, text)
+        wanted.add(stage / name)
+    toc = _toc_without_empty_globs(yaml.safe_load((book / "_toc.yml").read_text()), stage)
+    _write_if_changed(stage / "_toc.yml", yaml.safe_dump(toc, sort_keys=False))
+    for stale in [p for p in stage.rglob("*") if p.is_file() and p not in wanted]:
+        stale.unlink()
+
+    html = build_root / "_build" / "html"
+    stamp = build_root / "built.sha256"
+    h = hashlib.sha256()
+    _digest_files(sorted(wanted), stage, h)
+    digest = h.hexdigest()
+    if html.joinpath("index.html").exists() and stamp.exists() and stamp.read_text() == digest and not force:
+        log(f"[medeval] book ({profile}): unchanged, {html}")
+        return html
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(stage), "--path-output", str(build_root),
+           "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
+    log(f"[medeval] book ({profile}): rendering with jupyter-book")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        stamp.unlink(missing_ok=True)
+        raise ChapterExecutionError(
+            f"jupyter-book build failed (warnings are errors):\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+        )
+    _atomic_write_text(stamp, digest)
+    log(f"[medeval] book ({profile}): {html / 'index.html'}")
+    return html

@@ -1,0 +1,25 @@
+"""Where the compendium's files live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def project_root() -> Path:
+    """The repository root: ``$MEDEVAL_ROOT`` if set, else the checkout that holds this package.
+
+    The package is installed in editable mode from ``src/``, so the root is two levels above it.
+    """
+    env = os.environ.get("MEDEVAL_ROOT")
+    root = Path(env) if env else Path(__file__).resolve().parents[3]
+    if not (root / "params").is_dir():
+        raise RuntimeError(
+            f"medeval project root {root} has no params/ folder; set MEDEVAL_ROOT to the repository checkout"
+        )
+    return root
+
+
+def runs_dir() -> Path:
+    """Executed notebooks and their records, per profile: ``<root>/_runs/<profile>/``."""
+    return Path(os.environ.get("MEDEVAL_RUNS", project_root() / "_runs"))

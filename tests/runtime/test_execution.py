@@ -1,0 +1,136 @@
+"""The execution pipeline: cache keys, caching, failures, provenance."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from medeval.runtime import execution
+from medeval.runtime.execution import ChapterExecutionError, cache_key, run_chapter
+from medeval.runtime.params import get_chapter
+from medeval.runtime.paths import project_root
+
+REPO = project_root()
+
+
+@pytest.fixture()
+def sandbox(tmp_path, monkeypatch):
+    """A copy of the project (src/medeval, params, notebooks, manifest) with MEDEVAL_ROOT pointing at it."""
+    for name in ("params", "notebooks"):
+        shutil.copytree(REPO / name, tmp_path / name)
+    shutil.copytree(REPO / "src" / "medeval", tmp_path / "src" / "medeval",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "data_manifest.yaml", tmp_path / "data_manifest.yaml")
+    monkeypatch.setenv("MEDEVAL_ROOT", str(tmp_path))
+    monkeypatch.setenv("MEDEVAL_RUNS", str(tmp_path / "_runs"))
+    return tmp_path
+
+
+def _key(params=None):
+    chapter = get_chapter("A2-rerun")
+    return cache_key(chapter, "smoke", params or {"n_repeats": 4})[0]
+
+
+def test_editing_a_src_file_invalidates_but_an_unrelated_file_does_not(sandbox):
+    base = _key()
+    assert _key() == base  # deterministic
+    (sandbox / "README.md").write_text("unrelated change")
+    (sandbox / "tests").mkdir()
+    (sandbox / "tests" / "test_new.py").write_text("x = 1\n")
+    assert _key() == base
+    target = sandbox / "src" / "medeval" / "metrics" / "__init__.py"
+    target.write_text(target.read_text() + "\n# an edit\n")
+    assert _key() != base
+
+
+def test_new_src_file_notebook_and_params_each_invalidate(sandbox):
+    base = _key()
+    (sandbox / "src" / "medeval" / "new_module.py").write_text("")
+    k1 = _key()
+    assert k1 != base
+    nb = sandbox / "notebooks" / "A2-rerun.py"
+    nb.write_text(nb.read_text() + "\n# %%\n1\n")
+    k2 = _key()
+    assert k2 != k1
+    assert _key({"n_repeats": 5}) != k2
+
+
+def test_manifest_entry_change_invalidates_only_if_used(sandbox):
+    import yaml
+
+    base = _key()
+    manifest = yaml.safe_load((sandbox / "data_manifest.yaml").read_text())
+    entries = manifest["datasets"] if isinstance(manifest, dict) and "datasets" in manifest else manifest
+    for entry in entries:
+        if entry["id"] == "cifar10":
+            entry["title"] = entry["title"] + " (edited)"
+    (sandbox / "data_manifest.yaml").write_text(yaml.safe_dump(manifest))
+    assert _key() == base  # A2-rerun reads only wdbc
+    for entry in entries:
+        if entry["id"] == "wdbc":
+            entry["title"] = entry["title"] + " (edited)"
+    (sandbox / "data_manifest.yaml").write_text(yaml.safe_dump(manifest))
+    assert _key() != base
+
+
+@pytest.mark.slow
+def test_run_caches_reexecutes_on_change_and_records_provenance(sandbox):
+    first = run_chapter("A2-rerun", "smoke", {"n_repeats": 3})
+    assert not first.cached
+    assert first.results["params"]["n_repeats"] == 3
+    prov = first.results["provenance"]
+    for key in ("medeval", "git_commit", "python", "torch", "numpy", "device", "profile", "wall_time_s"):
+        assert key in prov
+    assert first.meta["status"] == "ok" and len(first.meta["key"]) == 64
+    again = run_chapter("A2-rerun", "smoke", {"n_repeats": 3})
+    assert again.cached and again.meta["key"] == first.meta["key"]
+    changed = run_chapter("A2-rerun", "smoke", {"n_repeats": 4})
+    assert not changed.cached and changed.results["params"]["n_repeats"] == 4
+
+    import nbformat
+
+    nb = nbformat.read(first.notebook, as_version=4)
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    assert any("parameters" in t and "remove-cell" in t for t in tags), "defaults cell hidden"
+    assert any("injected-parameters" in t for t in tags), "injected parameters shown"
+    assert any("medeval-timing" in t for t in tags), "page states its measured time"
+    assert "provenance" in nb.cells[-1].source
+    assert not any(o.get("output_type") == "error" for c in nb.cells for o in c.get("outputs", []))
+
+
+@pytest.mark.slow
+def test_failing_notebook_names_chapter_and_cell_and_is_not_cached(sandbox):
+    nb = sandbox / "notebooks" / "A2-rerun.py"
+    text = nb.read_text().replace("summary = rerun_demo.summarise(runs)",
+                                  "raise RuntimeError('boom in the grid cell')")
+    nb.write_text(text)
+    with pytest.raises(ChapterExecutionError) as err:
+        run_chapter("A2-rerun", "smoke")
+    msg = str(err.value)
+    assert "'A2-rerun'" in msg and "cell" in msg and "boom in the grid cell" in msg
+    failed = sandbox / "_runs" / "smoke" / "A2-rerun.failed.ipynb"
+    assert failed.exists(), "the partial notebook is kept for inspection"
+    assert not (sandbox / "_runs" / "smoke" / "A2-rerun.meta.json").exists(), "never cached as good"
+
+
+def test_invalid_parameters_are_refused_before_any_compute(sandbox):
+    from medeval.runtime.params import ParameterError
+
+    with pytest.raises(ParameterError, match="n_repeats"):
+        run_chapter("A2-rerun", "smoke", {"n_repeats": -1})
+    assert not (sandbox / "_runs" / "smoke").exists()
+
+
+def test_scorecard_and_reproducibility_pages_come_from_records():
+    res = execution.ExecutionResult(
+        "x", "smoke", Path("x.ipynb"),
+        {"paper_vs_us": [{"claim": "c", "paper": "0.5", "ours": "0.49", "verdict": "[Re]", "reason": "r|s"}]},
+        {"title": "T", "profile": "smoke", "key": "k" * 64, "wall_time_s": 1.5, "started": "now", "params": {"a": 1},
+         "provenance": {"device": "CPU: test", "git_commit": "abc"}},
+        True,
+    )
+    card = execution.scorecard_markdown([res])
+    assert "| c | 0.5 | 0.49 | [Re] | r\\|s |" in card and "1 [Re]" in card
+    repro = execution.reproducibility_markdown([res])
+    assert "`x` | smoke | `kkkkkkkkkkkk` | 1.5 |" in repro and json.dumps({"a": 1}) in repro

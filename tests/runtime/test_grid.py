@@ -1,0 +1,62 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from medeval.runtime.grid import run_grid
+
+
+def record_call(x: int, log_dir: str, fail_on: int | None = None) -> int:
+    Path(log_dir, f"call-{x}-{os.getpid()}-{len(os.listdir(log_dir))}").write_text("")
+    if fail_on is not None and x == fail_on and not Path(log_dir, "allow").exists():
+        raise RuntimeError(f"simulated interruption at x={x}")
+    return x * x
+
+
+def calls(log_dir: Path, x: int) -> int:
+    return sum(1 for p in log_dir.iterdir() if p.name.startswith(f"call-{x}-"))
+
+
+def test_results_in_grid_order_local_pool(tmp_path):
+    log = tmp_path / "log"
+    log.mkdir()
+    grid = [{"x": x, "log_dir": str(log)} for x in range(7)]
+    assert run_grid(record_call, grid, max_workers=2) == [x * x for x in range(7)]
+
+
+def test_interrupted_grid_resumes_where_it_stopped(tmp_path):
+    log, cache = tmp_path / "log", tmp_path / "cache"
+    log.mkdir()
+    grid = [{"x": x, "log_dir": str(log), "fail_on": 3} for x in range(6)]
+    with pytest.raises(RuntimeError, match="simulated interruption"):
+        run_grid(record_call, grid, cache_dir=cache, max_workers=1)
+    assert [calls(log, x) for x in range(6)] == [1, 1, 1, 1, 0, 0]
+    (log / "allow").write_text("")
+    assert run_grid(record_call, grid, cache_dir=cache, max_workers=1) == [x * x for x in range(6)]
+    # runs 0-2 came from the cache; 3 was retried; 4-5 ran for the first time
+    assert [calls(log, x) for x in range(6)] == [1, 1, 1, 2, 1, 1]
+    assert run_grid(record_call, grid, cache_dir=cache, max_workers=2) == [x * x for x in range(6)]
+    assert [calls(log, x) for x in range(6)] == [1, 1, 1, 2, 1, 1]
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match=r"grid\[1\]"):
+        run_grid(record_call, [{"x": 1}, 3])
+    with pytest.raises(ValueError, match="max_workers"):
+        run_grid(record_call, [], max_workers=0)
+
+
+@pytest.mark.slow
+def test_dask_local_cluster(tmp_path):
+    from distributed import Client, LocalCluster
+
+    from medeval.experiments.rerun_demo import holdout_accuracy
+
+    grid = [{"test_size": 40, "repeat": r, "seed": 0, "regularisation_c": 1.0} for r in range(4)]
+    local = run_grid(holdout_accuracy, grid, max_workers=1)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        via_address = run_grid(holdout_accuracy, grid, scheduler=cluster.scheduler_address)
+        with Client(cluster) as client:
+            via_client = run_grid(holdout_accuracy, grid, scheduler=client, cache_dir=tmp_path)
+    assert via_address == local == via_client
+    assert len(list(tmp_path.glob("*.pkl"))) == 4

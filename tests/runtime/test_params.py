@@ -1,0 +1,97 @@
+import ast
+import re
+
+import jupytext
+import pytest
+
+from medeval.runtime import notebook
+from medeval.runtime.params import PROFILES, ParameterError, chapters, describe_schema, parse_assignment, resolve_params
+
+
+def test_every_profile_of_every_chapter_validates():
+    registry = chapters()
+    assert "A2-rerun" in registry
+    for cid in registry:
+        for profile in PROFILES:
+            resolve_params(cid, profile)
+
+
+def test_out_of_range_value_names_parameter_and_range():
+    with pytest.raises(ParameterError) as err:
+        resolve_params("A2-rerun", "default", {"n_repeats": 1})
+    msg = str(err.value)
+    assert "'n_repeats' = 1" in msg and ">= 2" in msg and "<= 10000" in msg
+
+
+def test_nested_item_range_is_checked():
+    with pytest.raises(ParameterError, match="test_sizes"):
+        resolve_params("A2-rerun", "default", {"test_sizes": [5]})
+
+
+def test_unknown_parameter_lists_valid_ones():
+    with pytest.raises(ParameterError, match=r"unknown parameter 'bogus'; valid parameters: seed, device"):
+        resolve_params("A2-rerun", "default", {"bogus": 3})
+
+
+def test_unknown_chapter_and_profile():
+    with pytest.raises(ParameterError, match="unknown chapter 'nope'; valid chapters: .*A2-rerun"):
+        resolve_params("nope")
+    with pytest.raises(ParameterError, match="unknown profile 'huge'; valid profiles: smoke, default, gpu, full"):
+        resolve_params("A2-rerun", "huge")
+
+
+def test_precedence_default_profile_override():
+    assert resolve_params("A2-rerun", "default").n_repeats == 20
+    assert resolve_params("A2-rerun", "smoke").n_repeats == 4
+    assert resolve_params("A2-rerun", "smoke", {"n_repeats": 7}).n_repeats == 7
+
+
+def test_parse_assignment_reads_yaml_values():
+    assert parse_assignment("n=3") == ("n", 3)
+    assert parse_assignment("sizes=[10, 20]") == ("sizes", [10, 20])
+    assert parse_assignment("s=null") == ("s", None)
+    with pytest.raises(ParameterError, match="key=value"):
+        parse_assignment("novalue")
+
+
+def test_describe_schema_shows_ranges_defaults_and_help():
+    text = describe_schema("A2-rerun")
+    assert "n_repeats  (integer, >= 2, <= 10000)" in text
+    assert "smoke: 4" in text and "random hold-out splits" in text
+
+
+def test_notebook_setup_applies_papermill_style_injection():
+    ns = {"profile": "smoke", "n_repeats": 9, "test_sizes": None}
+    params = notebook.setup("A2-rerun", ns)
+    assert params.n_repeats == 9 and params.test_sizes == [20, 80]
+    with pytest.raises(ParameterError, match="n_repeats"):
+        notebook.setup("A2-rerun", {"profile": "smoke", "n_repeats": 0})
+    with pytest.raises(ParameterError, match=r"unknown parameter\(s\) \['epochs'\]"):
+        notebook.setup("A2-rerun", {"profile": "smoke", "epochs": 3})
+
+
+def _parameters_cell_names(path):
+    nb = jupytext.read(path)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, f"{path}: expected exactly one cell tagged 'parameters'"
+    assert "remove-cell" in cells[0].metadata["tags"], f"{path}: the defaults cell must be hidden (remove-cell)"
+    names = {}
+    for node in ast.parse(cells[0].source).body:
+        assert isinstance(node, ast.Assign), f"{path}: the parameters cell holds only assignments"
+        names[node.targets[0].id] = ast.literal_eval(node.value)
+    return names
+
+
+@pytest.mark.parametrize("chapter_id", sorted(chapters()))
+def test_parameters_cell_lists_exactly_the_schema_fields(chapter_id):
+    chapter = chapters()[chapter_id]
+    names = _parameters_cell_names(chapter.notebook)
+    assert names.pop("profile") == "default"
+    assert set(names) == set(chapter.schema.model_fields), chapter_id
+    assert all(v is None for v in names.values()), "defaults live in the schema only: the cell holds None"
+
+
+def test_chapter_ids_are_file_names():
+    for cid, ch in chapters().items():
+        assert re.fullmatch(r"(\d\d[a-z]?|A\d)-[a-z0-9-]+", cid), cid
+        assert ch.notebook.name == f"{cid}.py"
