@@ -93,6 +93,11 @@ ax.set_title("Spread of a hold-out accuracy estimate");
 # %% [markdown]
 # ## Reading the result
 #
+# If the only source of variation were the choice of test cases, the accuracy $\hat p$ on $n$ held-out cases
+# would be a binomial proportion with standard deviation
+#
+# $$ \operatorname{SD}(\hat p) = \sqrt{\frac{p\,(1-p)}{n}}. $$
+#
 # The numbers in the next cell are read from the recorded outputs, not typed by hand.
 
 # %%

@@ -14,9 +14,20 @@ from medeval.metrics.boxes import convert_boxes
 
 # counts from spec ch5 B.2 ("computed from Data_Entry_2017_v2020.csv.gz"), independent of our parser
 SPEC_COUNTS = {
-    "Infiltration": 19894, "Effusion": 13317, "Atelectasis": 11559, "Nodule": 6331, "Mass": 5782,
-    "Pneumothorax": 5302, "Consolidation": 4667, "Pleural_Thickening": 3385, "Cardiomegaly": 2776,
-    "Emphysema": 2516, "Edema": 2303, "Fibrosis": 1686, "Pneumonia": 1431, "Hernia": 227,
+    "Infiltration": 19894,
+    "Effusion": 13317,
+    "Atelectasis": 11559,
+    "Nodule": 6331,
+    "Mass": 5782,
+    "Pneumothorax": 5302,
+    "Consolidation": 4667,
+    "Pleural_Thickening": 3385,
+    "Cardiomegaly": 2776,
+    "Emphysema": 2516,
+    "Edema": 2303,
+    "Fibrosis": 1686,
+    "Pneumonia": 1431,
+    "Hernia": 227,
 }
 
 
@@ -36,8 +47,15 @@ def test_labels_constant():
 
 
 def test_label_table_columns_and_types(labels):
-    assert list(labels.columns) == ["image_index", "patient_id", "follow_up", "view_position", "age", "sex",
-                                    *cx.LABELS]
+    assert list(labels.columns) == [
+        "image_index",
+        "patient_id",
+        "follow_up",
+        "view_position",
+        "age",
+        "sex",
+        *cx.LABELS,
+    ]
     assert all(labels[c].dtype == np.uint8 for c in cx.LABELS)
     assert labels["patient_id"].dtype == np.int64 and labels["follow_up"].dtype == np.int64
     assert set(labels["view_position"]) == {"PA", "AP"} and set(labels["sex"]) == {"M", "F"}
@@ -56,8 +74,12 @@ def test_label_table_reference_numbers(labels):
     row = labels.set_index("image_index")
     assert {c for c in cx.LABELS if row.loc["00000001_001.png", c]} == {"Cardiomegaly", "Emphysema"}
     assert not row.loc["00000005_000.png", list(cx.LABELS)].any()
-    assert {c for c in cx.LABELS if row.loc["00000032_012.png", c]} == {"Atelectasis", "Consolidation", "Edema",
-                                                                        "Pneumonia"}
+    assert {c for c in cx.LABELS if row.loc["00000032_012.png", c]} == {
+        "Atelectasis",
+        "Consolidation",
+        "Edema",
+        "Pneumonia",
+    }
 
 
 def test_labels_match_independent_string_parse(labels):
@@ -65,7 +87,9 @@ def test_labels_match_independent_string_parse(labels):
     dummies = raw["Finding Labels"].str.get_dummies(sep="|").drop(columns="No Finding")
     np.testing.assert_array_equal(dummies[list(cx.LABELS)].to_numpy(), labels[list(cx.LABELS)].to_numpy())
     np.testing.assert_array_equal(raw["Patient ID"].to_numpy(), labels["patient_id"].to_numpy())
-    np.testing.assert_array_equal(cx.patient_id_of(labels["image_index"].head(1000)), labels["patient_id"].head(1000))
+    np.testing.assert_array_equal(
+        cx.patient_id_of(labels["image_index"].head(1000)), labels["patient_id"].head(1000)
+    )
 
 
 def test_label_table_loads_under_two_seconds():
@@ -80,16 +104,28 @@ def test_boxes_reconciled_and_counted(boxes):
     assert len(boxes) == 984 and boxes["image_index"].nunique() == 880
     assert "Infiltrate" not in set(boxes["finding"]) and set(boxes["finding"]) <= set(cx.LABELS)
     assert boxes["finding"].value_counts().to_dict() == {
-        "Atelectasis": 180, "Effusion": 153, "Cardiomegaly": 146, "Infiltration": 123, "Pneumonia": 120,
-        "Pneumothorax": 98, "Mass": 85, "Nodule": 79,
+        "Atelectasis": 180,
+        "Effusion": 153,
+        "Cardiomegaly": 146,
+        "Infiltration": 123,
+        "Pneumonia": 120,
+        "Pneumothorax": 98,
+        "Mass": 85,
+        "Nodule": 79,
     }
     assert (boxes[["w", "h"]] > 0).all().all()
     assert boxes.iloc[0][["x", "y", "w", "h"]].tolist() == pytest.approx(
-        [225.084745762712, 547.019216763771, 86.7796610169491, 79.1864406779661])
+        [225.084745762712, 547.019216763771, 86.7796610169491, 79.1864406779661]
+    )
 
 
 def test_every_box_image_is_in_the_label_table(labels, boxes):
     assert boxes["image_index"].isin(labels["image_index"]).all()
+    # after reconciling "Infiltrate", every box's finding is one of its image's labels
+    lab = labels.set_index("image_index")
+    assert all(lab.at[i, f] == 1 for i, f in zip(boxes["image_index"], boxes["finding"], strict=True))
+    xyxy = cx.load_boxes(box_format="xyxy")
+    assert (xyxy[["x1", "y1"]] >= 0).all().all() and (xyxy[["x2", "y2"]] <= cx.IMAGE_SIZE).all().all()
 
 
 @pytest.mark.parametrize("fmt", ["xyxy", "cxcywh"])
@@ -97,7 +133,9 @@ def test_box_formats(boxes, fmt):
     other = cx.load_boxes(box_format=fmt)
     cols = list(cx.BOX_COLUMNS[fmt])
     assert list(other.columns) == ["image_index", "finding", *cols]
-    np.testing.assert_allclose(other[cols].to_numpy(), convert_boxes(boxes[["x", "y", "w", "h"]], "xywh", fmt))
+    np.testing.assert_allclose(
+        other[cols].to_numpy(), convert_boxes(boxes[["x", "y", "w", "h"]], "xywh", fmt)
+    )
     if fmt == "xyxy":
         np.testing.assert_allclose(other["x2"] - other["x1"], boxes["w"])
 
@@ -129,7 +167,9 @@ def test_user_path_is_read_and_validated(tmp_path):
         "00000001_000.png,Cardiomegaly|Effusion,0,1,57,M,PA\n00000002_000.png,No Finding,0,2,80,F,AP\n"
     )
     df = cx.load_labels(good)
-    assert df[["Cardiomegaly", "Effusion"]].iloc[0].tolist() == [1, 1] and df[list(cx.LABELS)].iloc[1].sum() == 0
+    assert (
+        df[["Cardiomegaly", "Effusion"]].iloc[0].tolist() == [1, 1] and df[list(cx.LABELS)].iloc[1].sum() == 0
+    )
     bad = tmp_path / "bad.csv"
     bad.write_text(good.read_text().replace("Effusion", "Effusoin"))
     with pytest.raises(ValueError, match="unknown finding 'Effusoin'"):

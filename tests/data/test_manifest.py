@@ -11,8 +11,18 @@ from pydantic import ValidationError
 from medeval.data import manifest as m
 
 REQUIRED_IDS = {
-    "chestxray14-labels", "chestxray14-boxes", "chestxray14-images", "mura", "pascal-voc-2005", "adni",
-    "wdbc", "digits", "pcam", "camelyon16", "mlnto", "cifar10",
+    "chestxray14-labels",
+    "chestxray14-boxes",
+    "chestxray14-images",
+    "mura",
+    "pascal-voc-2005",
+    "adni",
+    "wdbc",
+    "digits",
+    "pcam",
+    "camelyon16",
+    "mlnto",
+    "cifar10",
 }
 
 
@@ -46,7 +56,9 @@ def test_every_shipped_file_matches_its_sha256_and_size():
 
 def test_data_folder_holds_only_manifest_files():
     listed = {Path(f.path).name for e in m.load_manifest().datasets if e.access == "shipped" for f in e.files}
-    present = {p.name for p in (m.repo_root() / "data").iterdir() if p.is_file() and not p.name.startswith(".")}
+    present = {
+        p.name for p in (m.repo_root() / "data").iterdir() if p.is_file() and not p.name.startswith(".")
+    }
     assert present <= listed, f"files in data/ without a manifest entry: {present - listed}"
 
 
@@ -67,8 +79,16 @@ def test_unknown_id_is_a_value_error_listing_ids():
 
 
 def _entry(**kw):
-    base = dict(id="x", title="t", citation="c", licence="l", access="auto", reader="a.b", stand_in="s",
-                files=[{"path": "f.bin", "url": "https://example.org/f.bin"}])
+    base = dict(
+        id="x",
+        title="t",
+        citation="c",
+        licence="l",
+        access="auto",
+        reader="a.b",
+        stand_in="s",
+        files=[{"path": "f.bin", "url": "https://example.org/f.bin"}],
+    )
     base.update(kw)
     return base
 
@@ -76,7 +96,10 @@ def _entry(**kw):
 @pytest.mark.parametrize(
     "change, match",
     [
-        ({"access": "shipped", "files": [{"path": "data/f", "size": 1, "origin": "o"}]}, "sha256, size and origin"),
+        (
+            {"access": "shipped", "files": [{"path": "data/f", "size": 1, "origin": "o"}]},
+            "sha256, size and origin",
+        ),
         ({"files": [{"path": "f"}]}, "needs a url"),
         ({"access": "manual", "files": []}, "need instructions"),
         ({"files": [{"path": "f", "url": "u", "sha256": "ABC"}]}, "64 lower-case hex"),
@@ -115,8 +138,12 @@ def fake_repo(tmp_path, monkeypatch):
     doc = {
         "version": 1,
         "datasets": [
-            _entry(id="tab", access="shipped", reader="medeval.data.chestxray14.load_labels",
-                   files=[{"path": "data/t.csv", "size": len(payload), "sha256": sha, "origin": "test"}]),
+            _entry(
+                id="tab",
+                access="shipped",
+                reader="medeval.data.chestxray14.load_labels",
+                files=[{"path": "data/t.csv", "size": len(payload), "sha256": sha, "origin": "test"}],
+            ),
             _entry(id="man", access="manual", instructions="ask the owners", files=[{"path": "thing.csv"}]),
             _entry(id="priv", access="private", instructions="cannot be had", files=[]),
             _entry(id="bund", access="bundled", reader="sklearn.datasets.load_digits", files=[]),

@@ -205,3 +205,27 @@ def test_bad_input_raises(kwargs, match):
 def test_class_mask_unknown_finding(batch):
     with pytest.raises(ValueError, match="finding"):
         batch.class_mask("Pneumonitis")
+
+
+@pytest.mark.parametrize("finding", LABELS)
+def test_every_finding_changes_only_its_mask(finding):
+    """Render the same patient with and without the finding: the images differ only inside the mask."""
+    from medeval.data.phantoms.chest import _default_boxes, _render_image
+
+    k = LABELS.index(finding)
+    for i in range(4):
+        with_lesion = np.zeros(14, np.uint8)
+        with_lesion[k] = 1
+        img1, msk1 = _render_image(64, 64, with_lesion, np.random.default_rng([5, i]),
+                                   np.random.default_rng([6, i]), 1.0, _default_boxes())
+        img0, msk0 = _render_image(64, 64, np.zeros(14, np.uint8), np.random.default_rng([5, i]),
+                                   np.random.default_rng([6, i]), 1.0, _default_boxes())
+        lesion = ((msk1 >> k) & 1).astype(bool)
+        assert msk0.max() == 0 and lesion.any()
+        changed = img1 != img0
+        assert not (changed & ~lesion).any(), f"{finding}: {int((changed & ~lesion).sum())} pixels outside the mask"
+        assert changed.any()
+    p = generate_chest_phantoms(6, 64, seed=12, findings=[finding], prevalence={finding: 1.0})
+    assert p.class_mask(finding).reshape(6, -1).any(axis=1).all()
+    prior = ("Consolidation", "Edema", "Emphysema", "Fibrosis", "Hernia", "Pleural_Thickening")
+    assert (p.boxes["box_source"] == ("prior" if finding in prior else "nih")).all()

@@ -45,7 +45,7 @@ def test_matches_torchvision_style_reference():
     t = torch.as_tensor(xywh)
     ref_xyxy = torch.cat([t[:, :2], t[:, :2] + t[:, 2:]], dim=1).numpy()
     np.testing.assert_allclose(convert_boxes(t, "xywh", "xyxy"), ref_xyxy)
-    ref_area = ((ref_xyxy[:, 2] - ref_xyxy[:, 0]) * (ref_xyxy[:, 3] - ref_xyxy[:, 1]))
+    ref_area = (ref_xyxy[:, 2] - ref_xyxy[:, 0]) * (ref_xyxy[:, 3] - ref_xyxy[:, 1])
     np.testing.assert_allclose(box_area(ref_xyxy, "xyxy"), ref_area)
 
 

@@ -17,7 +17,9 @@ makes the rule explicit:
   corners are mapped to grid indices by ``round(coordinate / image_size * P)`` and the cells
   ``[y_min : y_max + 1, x_min : x_max + 1]`` (inclusive) are positive. This is the chapter-1 spec's choice
   for reproducing the paper's numbers; along each axis it includes a cell when the box covers at least half
-  of it at the start, and, by the inclusive upper index, one more cell at the end.
+  of it at the start, and, by the inclusive upper index, one more cell at the end. Indices past the grid
+  are truncated as numpy slicing truncates them, so a narrow box whose start rounds to P (e.g. x >= 992
+  of 1024 with P = 16) gets no positive cell under this rule.
 
 Instances are numbered in row-major order: instance ``j = row * P + col``.
 """

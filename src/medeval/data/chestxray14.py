@@ -46,7 +46,11 @@ NO_FINDING = "No Finding"
 #: Side of the released (resized) images in pixels; boxes are given in this frame.
 IMAGE_SIZE = 1024
 #: Names of the 4 coordinate columns of :func:`load_boxes` for each box format.
-BOX_COLUMNS = {"xywh": ("x", "y", "w", "h"), "xyxy": ("x1", "y1", "x2", "y2"), "cxcywh": ("cx", "cy", "w", "h")}
+BOX_COLUMNS = {
+    "xywh": ("x", "y", "w", "h"),
+    "xyxy": ("x1", "y1", "x2", "y2"),
+    "cxcywh": ("cx", "cy", "w", "h"),
+}
 
 # spellings in BBox_List_2017.csv that differ from the label table
 _BOX_FINDING_ALIASES = {"Infiltrate": "Infiltration"}
@@ -74,7 +78,9 @@ def _resolve(path, dataset_id: str) -> Path:
         return _default_path(dataset_id)
     p = Path(os.fspath(path))
     if not p.is_file():
-        raise FileNotFoundError(f"path {p} does not exist (expected the {dataset_id} CSV, optionally gzipped)")
+        raise FileNotFoundError(
+            f"path {p} does not exist (expected the {dataset_id} CSV, optionally gzipped)"
+        )
     return p
 
 
@@ -95,7 +101,9 @@ def _label_matrix(finding_labels: pd.Series) -> np.ndarray:
             if name == NO_FINDING:
                 continue
             if name not in index:
-                raise ValueError(f"Finding Labels contains unknown finding {name!r}; expected one of {LABELS}")
+                raise ValueError(
+                    f"Finding Labels contains unknown finding {name!r}; expected one of {LABELS}"
+                )
             table[row, index[name]] = 1
     return table[codes]
 

@@ -13,15 +13,25 @@ from medeval.data import manifest as m
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="medeval data", description="Datasets of the compendium (data_manifest.yaml).")
+    p = argparse.ArgumentParser(
+        prog="medeval data", description="Datasets of the compendium (data_manifest.yaml)."
+    )
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list every dataset: id, access, local status, title")
-    f = sub.add_parser("fetch", help="download an 'auto' dataset (pooch, checksummed) or print how to obtain it")
+    f = sub.add_parser(
+        "fetch", help="download an 'auto' dataset (pooch, checksummed) or print how to obtain it"
+    )
     f.add_argument("dataset_id", help="manifest id, e.g. cifar10")
     f.add_argument("--keep-archives", action="store_true", help="keep downloaded archives after unpacking")
     f.add_argument("--no-progress", action="store_true", help="no progress bar")
-    v = sub.add_parser("verify", help="check files against their checksums; names every missing or corrupt file")
-    v.add_argument("dataset_ids", nargs="*", help="ids to check (default: all; unfetched datasets are listed as unavailable)")
+    v = sub.add_parser(
+        "verify", help="check files against their checksums; names every missing or corrupt file"
+    )
+    v.add_argument(
+        "dataset_ids",
+        nargs="*",
+        help="ids to check (default: all; unfetched datasets are listed as unavailable)",
+    )
     sub.add_parser("where", help="print the data folder ($MEDEVAL_DATA or the user cache)")
     return p
 
@@ -31,7 +41,9 @@ def _status(entry: m.DatasetEntry) -> str:
         m.require(entry.id)
         return "available"
     except m.DatasetUnavailableError:
-        return {"private": "private", "manual": "not placed", "auto": "not fetched"}.get(entry.access, "missing")
+        return {"private": "private", "manual": "not placed", "auto": "not fetched"}.get(
+            entry.access, "missing"
+        )
 
 
 def _cmd_list(out) -> int:

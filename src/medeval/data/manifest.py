@@ -220,7 +220,9 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
     """Read and validate the manifest (default ``<repo>/data_manifest.yaml``); cached by file mtime."""
     p = Path(path) if path is not None else manifest_path()
     if not p.is_file():
-        raise FileNotFoundError(f"data manifest not found at {p}; set MEDEVAL_ROOT to the repository checkout")
+        raise FileNotFoundError(
+            f"data manifest not found at {p}; set MEDEVAL_ROOT to the repository checkout"
+        )
     return _load_manifest_cached(str(p.resolve()), p.stat().st_mtime_ns)
 
 
@@ -331,8 +333,14 @@ def _download(url: str, known_hash: str | None, path: Path, progress: bool) -> P
     path.parent.mkdir(parents=True, exist_ok=True)
     downloader = _file_downloader if url.startswith("file://") else None
     return Path(
-        pooch.retrieve(url, known_hash=known_hash, fname=path.name, path=path.parent, progressbar=progress,
-                       downloader=downloader)
+        pooch.retrieve(
+            url,
+            known_hash=known_hash,
+            fname=path.name,
+            path=path.parent,
+            progressbar=progress,
+            downloader=downloader,
+        )
     )
 
 
@@ -502,8 +510,15 @@ def verify(ids: list[str] | None = None) -> list[FileStatus]:
                 marker = _marker_path(entry, f)
                 status = "ok" if marker.exists() else "missing"
                 expected = f.known_hash
-                out.append(FileStatus(entry.id, str(path), status, expected,
-                                      "archive removed; unpacked copy present" if status == "ok" else ""))
+                out.append(
+                    FileStatus(
+                        entry.id,
+                        str(path),
+                        status,
+                        expected,
+                        "archive removed; unpacked copy present" if status == "ok" else "",
+                    )
+                )
                 continue
             out.append(_check(entry, f, path))
     return out

@@ -136,7 +136,9 @@ _MURA_PATH = re.compile(
 )
 
 
-def read_mura(root, split: str = "train", body_part: str | None = None, *, check_files: bool = True) -> pd.DataFrame:
+def read_mura(
+    root, split: str = "train", body_part: str | None = None, *, check_files: bool = True
+) -> pd.DataFrame:
     """The MURA v1.1 image table of one split, one row per image.
 
     ``root`` is the folder holding ``MURA-v1.1/`` (or ``MURA-v1.1`` itself). Reads
@@ -166,7 +168,9 @@ def read_mura(root, split: str = "train", body_part: str | None = None, *, check
     if bad.any():
         raise ValueError(f"{images_csv}: path does not follow the MURA layout: {paths[bad].iloc[0]!r}")
     if (parsed["split"] != split).any():
-        raise ValueError(f"{images_csv}: lists images of another split ({paths[parsed['split'] != split].iloc[0]!r})")
+        raise ValueError(
+            f"{images_csv}: lists images of another split ({paths[parsed['split'] != split].iloc[0]!r})"
+        )
     study_dirs = paths.str.rsplit("/", n=1).str[0]
     labels = study_dirs.map(study_label)
     if labels.isna().any():
@@ -298,7 +302,9 @@ def read_voc2005_annotation(path) -> VOC2005Annotation:
     if n_declared is not None and n_declared != len(rows):
         raise ValueError(f"{p}: declares {n_declared} objects with ground truth but has {len(rows)} boxes")
     cols = ["object", "label", "original_label", "xmin", "ymin", "xmax", "ymax", "x", "y", "w", "h", "mask"]
-    return VOC2005Annotation(filename, width, height, channels, database or "", pd.DataFrame(rows, columns=cols))
+    return VOC2005Annotation(
+        filename, width, height, channels, database or "", pd.DataFrame(rows, columns=cols)
+    )
 
 
 def read_voc2005_folder(annotation_dir) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -316,8 +322,15 @@ def read_voc2005_folder(annotation_dir) -> tuple[pd.DataFrame, pd.DataFrame]:
     for f in files:
         a = read_voc2005_annotation(f)
         images.append(
-            {"annotation": str(f), "filename": a.filename, "width": a.width, "height": a.height,
-             "channels": a.channels, "database": a.database, "n_objects": len(a.objects)}
+            {
+                "annotation": str(f),
+                "filename": a.filename,
+                "width": a.width,
+                "height": a.height,
+                "channels": a.channels,
+                "database": a.database,
+                "n_objects": len(a.objects),
+            }
         )
         if len(a.objects):
             objects.append(a.objects.assign(filename=a.filename))
@@ -366,12 +379,14 @@ class PCamH5:
             self.close()
             raise ValueError(f"PCam files must hold datasets 'x' ({self.x_path}) and 'y' ({self.y_path})")
         x, y = fx["x"], fy["y"]
+        problem = None
         if x.ndim != 4 or tuple(x.shape[1:]) != self.PATCH_SHAPE or x.dtype != np.uint8:
+            problem = f"{self.x_path}: 'x' must be (N, 96, 96, 3) uint8, got {x.shape} {x.dtype}"
+        elif y.ndim < 1 or int(np.prod(y.shape[1:])) != 1 or y.shape[0] != x.shape[0]:
+            problem = f"{self.y_path}: 'y' must be (N, 1, 1, 1) with N = {x.shape[0]}, got {y.shape}"
+        if problem:
             self.close()
-            raise ValueError(f"{self.x_path}: 'x' must be (N, 96, 96, 3) uint8, got {x.shape} {x.dtype}")
-        if y.ndim < 1 or int(np.prod(y.shape[1:])) != 1 or y.shape[0] != x.shape[0]:
-            self.close()
-            raise ValueError(f"{self.y_path}: 'y' must be (N, 1, 1, 1) with N = {x.shape[0]}, got {y.shape}")
+            raise ValueError(problem)
         self._x, self._y = x, y
 
     def close(self):
@@ -551,7 +566,9 @@ class SlideReader:
                 px0, py0 = tx * tw, ty * tl
                 ix0, iy0 = max(px0, xa), max(py0, ya)
                 ix1, iy1 = min(px0 + tw, xb), min(py0 + tl, yb)
-                out[iy0 - y0 : iy1 - y0, ix0 - x0 : ix1 - x0] = tile[iy0 - py0 : iy1 - py0, ix0 - px0 : ix1 - px0]
+                out[iy0 - y0 : iy1 - y0, ix0 - x0 : ix1 - x0] = tile[
+                    iy0 - py0 : iy1 - py0, ix0 - px0 : ix1 - px0
+                ]
         return out
 
     @staticmethod
@@ -634,6 +651,28 @@ def read_asap_annotations(path) -> list[AsapPolygon]:
     return out
 
 
+def _fill_polygon(mask: np.ndarray, xy: np.ndarray, value: int) -> None:
+    """Set ``mask`` pixels whose centre (c + 0.5, r + 0.5) lies inside polygon ``xy`` (even-odd rule)."""
+    h, w = mask.shape
+    x1, y1 = xy[:, 0], xy[:, 1]
+    x2, y2 = np.roll(x1, -1), np.roll(y1, -1)
+    r0 = max(int(np.floor(y1.min() - 0.5)), 0)
+    r1 = min(int(np.ceil(y1.max() - 0.5)), h - 1)
+    for r in range(r0, r1 + 1):
+        yc = r + 0.5
+        crosses = ((y1 <= yc) & (yc < y2)) | ((y2 <= yc) & (yc < y1))
+        if not crosses.any():
+            continue
+        xs = np.sort(
+            x1[crosses] + (yc - y1[crosses]) * (x2[crosses] - x1[crosses]) / (y2[crosses] - y1[crosses])
+        )
+        for xa, xb in zip(xs[0::2], xs[1::2], strict=False):
+            c0 = max(int(np.ceil(xa - 0.5)), 0)
+            c1 = min(int(np.ceil(xb - 0.5)), w)  # exclusive
+            if c1 > c0:
+                mask[r, c0:c1] = value
+
+
 def rasterize_asap_annotations(path_or_polygons, level_size, downsample: float) -> np.ndarray:
     """Rasterise tumour annotations to a (height, width) uint8 mask at one pyramid level.
 
@@ -642,11 +681,14 @@ def rasterize_asap_annotations(path_or_polygons, level_size, downsample: float) 
     by it. Tumour groups (:data:`ASAP_TUMOUR_GROUPS`) are filled with 1, then exclusion groups
     (:data:`ASAP_EXCLUSION_GROUPS`) are cleared to 0 (CAMELYON16 convention: ``_2`` marks non-tumour
     tissue inside a tumour outline). An unknown group raises ValueError (no silent guess).
-    Pixel (r, c) is inside when its centre (c + 0.5, r + 0.5) is inside the polygon (PIL fill rule).
+    Pixel (r, c) is inside a polygon when its centre (c + 0.5, r + 0.5) is (even-odd rule, half-open
+    edges), so a polygon with vertices on pixel edges covers exactly the pixels it encloses.
     """
-    from PIL import Image, ImageDraw
-
-    polys = read_asap_annotations(path_or_polygons) if not isinstance(path_or_polygons, list) else path_or_polygons
+    polys = (
+        read_asap_annotations(path_or_polygons)
+        if not isinstance(path_or_polygons, list)
+        else path_or_polygons
+    )
     width, height = (int(v) for v in level_size)
     if width <= 0 or height <= 0:
         raise ValueError(f"level_size must be positive (width, height), got {level_size}")
@@ -657,15 +699,12 @@ def rasterize_asap_annotations(path_or_polygons, level_size, downsample: float) 
         raise ValueError(
             f"annotation groups {unknown} are neither tumour {ASAP_TUMOUR_GROUPS} nor exclusion {ASAP_EXCLUSION_GROUPS}"
         )
-    canvas = Image.new("L", (width, height), 0)
-    draw = ImageDraw.Draw(canvas)
+    mask = np.zeros((height, width), dtype=np.uint8)
     for value, groups in ((1, ASAP_TUMOUR_GROUPS), (0, ASAP_EXCLUSION_GROUPS)):
         for p in polys:
             if p.group in groups:
-                # PIL samples pixel centres at integer coordinates; shift by -0.5 to use pixel centres
-                xy = [(x / downsample - 0.5, y / downsample - 0.5) for x, y in p.coords]
-                draw.polygon(xy, fill=value, outline=value)
-    return np.asarray(canvas, dtype=np.uint8)
+                _fill_polygon(mask, np.asarray(p.coords, dtype=np.float64) / downsample, value)
+    return mask
 
 
 # ==========================================================================================================
@@ -716,7 +755,9 @@ def read_cifar10(root, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
 ADNI_DIAGNOSES = ("HC", "AD")
 
 
-def read_regional_volumes(path, *, id_column: str = "subject_id", diagnosis_column: str = "diagnosis") -> pd.DataFrame:
+def read_regional_volumes(
+    path, *, id_column: str = "subject_id", diagnosis_column: str = "diagnosis"
+) -> pd.DataFrame:
     """A regional grey-matter volume table (the chapter-3 ADNI features), validated.
 
     Expected CSV: ``subject_id`` (unique), ``diagnosis`` (``HC`` or ``AD``), then one numeric column per
@@ -732,7 +773,9 @@ def read_regional_volumes(path, *, id_column: str = "subject_id", diagnosis_colu
         if col not in df.columns:
             raise ValueError(f"{p}: missing column {col!r} (columns: {list(df.columns)})")
     if df[id_column].duplicated().any():
-        raise ValueError(f"{p}: duplicate {id_column} {df.loc[df[id_column].duplicated(), id_column].iloc[0]!r}")
+        raise ValueError(
+            f"{p}: duplicate {id_column} {df.loc[df[id_column].duplicated(), id_column].iloc[0]!r}"
+        )
     diag = df[diagnosis_column].astype(str).str.strip()
     bad = ~diag.isin(ADNI_DIAGNOSES)
     if bad.any():
@@ -750,12 +793,15 @@ def read_regional_volumes(path, *, id_column: str = "subject_id", diagnosis_colu
     if not np.isfinite(arr).all() or (arr < 0).any():
         col = values.columns[(~np.isfinite(arr) | (arr < 0)).any(axis=0)][0]
         raise ValueError(f"{p}: region column {col!r} has negative or infinite values")
-    out = pd.DataFrame({id_column: df[id_column], diagnosis_column: pd.Categorical(diag, categories=list(ADNI_DIAGNOSES))})
+    out = pd.DataFrame(
+        {id_column: df[id_column], diagnosis_column: pd.Categorical(diag, categories=list(ADNI_DIAGNOSES))}
+    )
     return pd.concat([out, values.astype(np.float64)], axis=1)
 
 
-def regional_volume_arrays(table: pd.DataFrame, *, id_column: str = "subject_id",
-                           diagnosis_column: str = "diagnosis") -> tuple[np.ndarray, np.ndarray]:
+def regional_volume_arrays(
+    table: pd.DataFrame, *, id_column: str = "subject_id", diagnosis_column: str = "diagnosis"
+) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) from :func:`read_regional_volumes`: X (n, d) float64 regions, y (n,) int (1 = AD, 0 = HC)."""
     regions = [c for c in table.columns if c not in (id_column, diagnosis_column)]
     y = (table[diagnosis_column].astype(str) == "AD").to_numpy(dtype=np.int64)

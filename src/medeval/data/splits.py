@@ -41,7 +41,11 @@ def _check_n_splits(n_splits, n_items: int, what: str) -> int:
 
 
 def _check_fraction(test_size, name: str = "test_size") -> float:
-    if isinstance(test_size, bool) or not isinstance(test_size, (int, float, np.floating)) or not 0 < test_size < 1:
+    if (
+        isinstance(test_size, bool)
+        or not isinstance(test_size, (int, float, np.floating))
+        or not 0 < test_size < 1
+    ):
         raise ValueError(f"{name} must be a fraction in (0, 1), got {test_size!r}")
     return float(test_size)
 
@@ -113,14 +117,19 @@ def random_kfold(n_samples: int, n_splits: int, seed) -> list[tuple[np.ndarray, 
         raise ValueError(f"n_samples must be a positive int, got {n_samples!r}")
     k = _check_n_splits(n_splits, int(n_samples), "samples")
     kf = KFold(n_splits=k, shuffle=True, random_state=_int_seed(seed))
-    return [(np.sort(tr).astype(np.int64), np.sort(te).astype(np.int64)) for tr, te in kf.split(np.zeros(n_samples))]
+    return [
+        (np.sort(tr).astype(np.int64), np.sort(te).astype(np.int64))
+        for tr, te in kf.split(np.zeros(n_samples))
+    ]
 
 
 # ----------------------------------------------------------------------------------------------------------
 # LIBSVM
 
 
-def libsvm_stratified_kfold(y, n_splits: int, seed, *, shuffle: bool = True) -> list[tuple[np.ndarray, np.ndarray]]:
+def libsvm_stratified_kfold(
+    y, n_splits: int, seed, *, shuffle: bool = True
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Stratified K-fold with exactly LIBSVM's fold composition (``svm_cross_validation``, C-SVC).
 
     LIBSVM (svm.cpp) for classification with ``nr_fold < l``:
@@ -174,7 +183,9 @@ def libsvm_stratified_kfold(y, n_splits: int, seed, *, shuffle: bool = True) -> 
 # follow-up aware
 
 
-def later_followup_split(patient_ids, follow_up, test_size: float, seed) -> list[tuple[np.ndarray, np.ndarray]]:
+def later_followup_split(
+    patient_ids, follow_up, test_size: float, seed
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Random train/test split where a patient in both sets has only *later* images in test.
 
     The rule (chapter 5, "Data and Evaluation", Splits): "if there is patient overlap between a test
@@ -210,7 +221,9 @@ def later_followup_split(patient_ids, follow_up, test_size: float, seed) -> list
     dup = (sp[1:] == sp[:-1]) & (sf[1:] == sf[:-1])
     if dup.any():
         i = order[1:][dup][0]
-        raise ValueError(f"(patient_id, follow_up) pairs must be unique; {pid[i]!r} has follow_up {fu[i]!r} twice")
+        raise ValueError(
+            f"(patient_id, follow_up) pairs must be unique; {pid[i]!r} has follow_up {fu[i]!r} twice"
+        )
     drawn = np.zeros(n, dtype=bool)
     drawn[_rng(seed).choice(n, size=n_test, replace=False)] = True
     t_per_patient = np.bincount(pcode, weights=drawn, minlength=pcode.max() + 1).astype(np.int64)

@@ -283,7 +283,13 @@ def adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     arithmetic. Range [-1/3, 1]: the minimum -1/3 is attained iff ``n11 = n00 = 0`` and
     ``n01 = n10`` (any value, not only 1 as Appendix A states), the maximum 1 iff
     ``n01 = n10 = 0`` with ``n11, n00 > 0``. NaN iff ``n00 = N`` or ``n11 = N``; 0 when exactly one
-    model is constant or the two are opposite constants. Strictly increasing in ``n11``.
+    model is constant or the two are opposite constants. Increasing in ``n11`` (strictly unless
+    ``n00 = 0`` and one of ``n01``, ``n10`` is 0, where it stays 0; Appendix A says "always").
+
+    Since ``N n11 - n1* n*1 = n11 n00 - n01 n10``, S_APJ is symmetric in positives and negatives
+    (invariant to complementing both maps) and is a monotone function of Cohen's kappa:
+    ``S_APJ = S_AJ / (2 - S_AJ)`` (the Jaccard-Dice relation), which is why the paper finds the two
+    interchangeable (Sec. IV-F).
     """
     n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     n = n00 + n01 + n10 + n11
@@ -654,7 +660,7 @@ class PairwiseStability:
 
 
 def _check_predictions(predictions) -> np.ndarray:
-    p = _check_probabilities(predictions, "predictions", min_ndim=3)
+    p = _check_probabilities(predictions, "predictions")
     if p.ndim != 3:
         raise ValueError(f"predictions must have shape (n_models, n_bags, n_instances), got {p.shape}")
     if p.shape[0] < 2:

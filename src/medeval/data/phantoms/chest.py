@@ -26,14 +26,15 @@ What follows the real data
 Ground truth
 ------------
 ``masks[i]`` is a uint16 bitmask: bit ``k`` is set exactly on the pixels that the lesion of finding
-``LABELS[k]`` changes (every lesion profile has compact support equal to its mask, so no pixel outside the
-mask is touched and every pixel inside it is). The box of a lesion is the tight bounding box of its mask in
+``LABELS[k]`` is rendered into: every lesion profile has compact support inside its mask, so the lesion
+changes no pixel outside its mask (tested by rendering the same image with and without the finding). The box of a lesion is the tight bounding box of its mask in
 the ``"xywh"`` convention of :mod:`medeval.metrics.boxes` (pixel edges: ``x = min column``,
 ``w = max column - min column + 1``). One lesion (one mask, one box) per finding per image; a finding whose
 lesion has several parts (Edema, Emphysema, Infiltration) gets the box around all parts.
 
-Cardiomegaly: the lesion is the *whole enlarged heart* (mask = the enlarged cardiac silhouette), which
-is what the NIH Cardiomegaly boxes outline; the normal heart of the other phantoms carries no mask bit.
+Cardiomegaly: the lesion is the *whole enlarged heart* (mask = the enlarged cardiac silhouette, drawn as the
+union of the patient's normal heart and an ellipse inscribed in a box drawn from the NIH Cardiomegaly
+boxes, which outline the whole heart); the normal heart of the other phantoms carries no mask bit.
 Emphysema: the whole hyperinflated, hyperlucent lung fields.
 
 Difficulty
@@ -55,8 +56,8 @@ shortcut. "Positive" means the image shows ``confounder_finding`` (default: the 
 confounder's pixels (marker or padding).
 
 Determinism: image ``i`` depends only on (``seed``, ``i``) and the other arguments, never on ``n``; its
-label set is drawn from ``np.random.default_rng([seed, i, 0])`` and everything else from
-``np.random.default_rng([seed, i, 1])``, so ``generate_chest_phantoms(10, seed=3)`` is the first 10 images of
+label set is drawn from ``np.random.default_rng([seed, i, 0])``, the white noise from
+``np.random.default_rng([seed, i, 2])`` and everything else from ``np.random.default_rng([seed, i, 1])``, so ``generate_chest_phantoms(10, seed=3)`` is the first 10 images of
 ``generate_chest_phantoms(1000, seed=3)``.
 """
 
@@ -423,14 +424,19 @@ def _draw_anatomy(cv: _Canvas) -> None:
     cv.opacity_keep = np.ones((H, W))
 
 
-def _draw_heart(cv: _Canvas, heart: tuple) -> np.ndarray:
-    hx, hy, hax, hay = heart
-    q = cv.ellipse_q(hx, hy, hax, hay)
+def _draw_heart(cv: _Canvas, hearts: list[tuple]) -> np.ndarray:
+    """Draw the union of the given heart ellipses (normal, and enlarged if any); return its mask."""
     px = 1.0 / min(cv.height, cv.width)
-    soft = _ramp(1 - np.sqrt(q), 3 * px / hax)
+    soft = np.zeros((cv.height, cv.width))
+    mask = np.zeros((cv.height, cv.width), bool)
+    for hx, hy, hax, hay in hearts:
+        q = cv.ellipse_q(hx, hy, hax, hay)
+        soft = np.maximum(soft, _ramp(1 - np.sqrt(q), 3 * px / hax))
+        mask |= q < 1
+    soft = soft * mask  # compact support: the heart changes only the pixels of its mask
     cv.base = np.maximum(cv.base, soft * 0.68)
     cv.marking_weight = cv.marking_weight * (1 - soft)
-    return q < 1
+    return mask
 
 
 def _sample_box(cv: _Canvas, boxes: np.ndarray) -> tuple[float, float, float, float]:
@@ -692,10 +698,11 @@ def _grids(height: int, width: int):
     return u, v
 
 
-def _render_image(height, width, labels, rng, difficulty, boxes):
+def _render_image(height, width, labels, rng, noise_rng, difficulty, boxes):
     u, v = _grids(height, width)
     cv = _Canvas(height, width, u, v, rng, contrast=difficulty, size_factor=0.6 + 0.4 * difficulty)
     _draw_anatomy(cv)
+    normal_heart = cv.heart
     masks = np.zeros((height, width), np.uint16)
     for finding in _ORDER:
         k = LABELS.index(finding)
@@ -703,14 +710,15 @@ def _render_image(height, width, labels, rng, difficulty, boxes):
             m = _RENDERERS[finding](cv, boxes)
             if m is not None:
                 masks |= (m.astype(np.uint16) << k).astype(np.uint16)
-    heart_mask = _draw_heart(cv, cv.heart)
+    # Cardiomegaly: the heart grows from the normal one, so the enlarged heart is the union of both
+    heart_mask = _draw_heart(cv, [normal_heart] if cv.heart == normal_heart else [normal_heart, cv.heart])
     k_cardio = LABELS.index("Cardiomegaly")
     if labels[k_cardio]:
         masks |= (heart_mask.astype(np.uint16) << k_cardio).astype(np.uint16)
     image = cv.base + cv.markings * cv.marking_weight - cv.lucency
     image = image + (1.0 - np.clip(image, 0, 1)) * (1.0 - cv.opacity_keep)
     noise_sd = 0.02 + 0.06 * (1.0 - difficulty)
-    image = image + rng.normal(0, noise_sd, size=image.shape)
+    image = image + noise_rng.normal(0, noise_sd, size=image.shape)
     return np.clip(image, 0, 1).astype(np.float32), masks
 
 
@@ -846,6 +854,7 @@ def generate_chest_phantoms(
         patient_id[i] = sampler.table.patient_id[row]
         follow_up[i] = sampler.table.follow_up[row]
         rng = np.random.default_rng([seed, i, 1])
+        noise_rng = np.random.default_rng([seed, i, 2])
         has_conf = False
         if confounder:
             positive = y[LABELS.index(confounder_finding)] == 1 if confounder_finding else y.any()
@@ -855,14 +864,14 @@ def generate_chest_phantoms(
         if confounder == "padding" and has_conf:
             content = int(round(size * rng.uniform(0.65, 0.85)))
             left = (size - content) // 2
-            img, msk = _render_image(size, content, y, rng, difficulty, boxes_by_finding)
+            img, msk = _render_image(size, content, y, rng, noise_rng, difficulty, boxes_by_finding)
             images[i] = 0.0
             images[i, :, left:left + content] = img
             masks[i, :, left:left + content] = msk
             conf_mask[i] = True
             conf_mask[i, :, left:left + content] = False
         else:
-            images[i], masks[i] = _render_image(size, size, y, rng, difficulty, boxes_by_finding)
+            images[i], masks[i] = _render_image(size, size, y, rng, noise_rng, difficulty, boxes_by_finding)
             if confounder == "marker" and has_conf:
                 marker = _marker_mask(size, rng)
                 images[i][marker] = _MARKER_INTENSITY

@@ -1,0 +1,203 @@
+"""The appendix page "Data": the manifest, the phantoms, and how closely the phantoms follow the real tables.
+
+Pure functions of the page's parameters returning tidy DataFrames (the notebook only shows and plots them):
+
+* :func:`manifest_table` - every dataset of ``data_manifest.yaml``: id, title, access, licence, size, stand-in.
+* :func:`local_status_table` - which datasets are present on this machine (``full`` profile only: it hashes
+  the files).
+* :func:`label_comparison` - label frequencies, labels-per-image histogram and co-occurrences of the real
+  ChestX-ray14 label table next to ``n_label_samples`` phantom label sets, with summary numbers.
+* :func:`box_comparison` - box centre and size per class (normalised to the image side) of the NIH box list
+  next to the boxes of rendered phantoms.
+* :func:`finding_gallery` / :func:`slide_example` - one phantom per finding, one slide phantom.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from medeval.data import manifest as _manifest
+from medeval.data.chestxray14 import IMAGE_SIZE, LABELS, load_boxes, load_labels
+from medeval.data.phantoms.chest import (
+    NIH_BOX_FINDINGS,
+    generate_chest_phantoms,
+    label_statistics,
+    sample_label_sets,
+)
+from medeval.data.phantoms.slide import generate_slide
+from medeval.runtime.params import ChapterParams
+
+__all__ = [
+    "Params",
+    "box_comparison",
+    "finding_gallery",
+    "label_comparison",
+    "local_status_table",
+    "manifest_table",
+    "slide_example",
+]
+
+
+class Params(ChapterParams):
+    """Parameters of the Data appendix page."""
+
+    n_label_samples: int = Field(20_000, ge=100, le=2_000_000,
+                                 description="phantom label sets drawn to compare with the real label table")
+    n_box_phantoms: int = Field(150, ge=5, le=20_000,
+                                description="phantoms rendered per box class to compare with the NIH boxes")
+    box_image_size: int = Field(128, ge=64, le=512, description="image side (px) of the box-comparison phantoms")
+    gallery_image_size: int = Field(256, ge=64, le=512, description="image side (px) of the gallery phantoms")
+    slide_size: int = Field(512, ge=64, le=8192, description="side (px) of the example slide phantom")
+    top_pairs: int = Field(10, ge=1, le=91, description="co-occurring pairs of findings listed")
+    check_local_data: bool = Field(False, description="hash the locally present datasets (slow for large ones)")
+
+
+def _human_size(n_bytes: float | None) -> str:
+    if n_bytes is None or not np.isfinite(n_bytes):
+        return "unknown"
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n_bytes < 1000 or unit == "TB":
+            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1000
+    return "unknown"  # pragma: no cover
+
+
+def manifest_table() -> pd.DataFrame:
+    """One row per dataset of the manifest: id, title, access, licence, size, stand-in, used by.
+
+    ``size`` is the sum of the file sizes the manifest records ("unknown" when some are not recorded, with
+    the known part shown as a lower bound; "-" for bundled/private datasets without files).
+    """
+    rows = []
+    for d in _manifest.load_manifest().datasets:
+        sizes = [f.size for f in d.files]
+        if not sizes:
+            size = "-"
+        elif all(s is not None for s in sizes):
+            size = _human_size(float(sum(sizes)))
+        else:
+            known = sum(s for s in sizes if s is not None)
+            size = f">= {_human_size(float(known))} (not all sizes recorded)" if known else "unknown"
+        licence = " ".join(d.licence.split())
+        rows.append({
+            "id": d.id, "title": d.title, "access": d.access,
+            "licence": licence if len(licence) <= 120 else licence[:117] + "...",
+            "size": size, "stand_in": " ".join(d.stand_in.split()), "used_by": ", ".join(d.used_by),
+        })
+    return pd.DataFrame(rows)
+
+
+def local_status_table() -> pd.DataFrame:
+    """``medeval data verify`` as a table: one row per checked file (dataset_id, path, status, detail)."""
+    return pd.DataFrame(
+        [{"dataset_id": s.dataset_id, "path": s.path, "status": s.status, "detail": s.detail}
+         for s in _manifest.verify()]
+    )
+
+
+def label_comparison(params: Params) -> dict[str, object]:
+    """Real label table vs ``n_label_samples`` phantom label sets.
+
+    Returns a dict: ``frequency`` (finding, real, phantom, abs_diff, z = diff / binomial SE of the phantom
+    estimate), ``labels_per_image`` (n_labels, real, phantom), ``top_pairs`` (the ``top_pairs`` most frequent
+    real co-occurring pairs with their phantom frequency), ``cooccurrence_real`` / ``cooccurrence_phantom``
+    (14 x 14 P(both)), and the summary numbers ``max_abs_frequency_difference``, ``max_abs_z``,
+    ``frequency_correlation`` (Pearson over the 14 findings), ``cooccurrence_correlation`` (Pearson over the
+    91 pairs) and ``max_abs_labels_per_image_difference``.
+    """
+    real = load_labels()[list(LABELS)].to_numpy()
+    ours = sample_label_sets(params.n_label_samples, seed=params.seed)
+    rs, ps = label_statistics(real), label_statistics(ours)
+    n = len(ours)
+    p_real = rs["frequency"].to_numpy()
+    se = np.sqrt(p_real * (1 - p_real) / n)
+    freq = pd.DataFrame({
+        "finding": list(LABELS), "real": p_real, "phantom": ps["frequency"].to_numpy(),
+    })
+    freq["abs_diff"] = (freq["phantom"] - freq["real"]).abs()
+    freq["z"] = (freq["phantom"] - freq["real"]) / se
+    k = max(len(rs["labels_per_image"]), len(ps["labels_per_image"]))
+    per_image = pd.DataFrame({
+        "n_labels": np.arange(k),
+        "real": rs["labels_per_image"].reindex(range(k), fill_value=0.0).to_numpy(),
+        "phantom": ps["labels_per_image"].reindex(range(k), fill_value=0.0).to_numpy(),
+    })
+    co_r, co_p = rs["cooccurrence"], ps["cooccurrence"]
+    iu = np.triu_indices(len(LABELS), 1)
+    pairs = pd.DataFrame({
+        "pair": [f"{LABELS[i]} + {LABELS[j]}" for i, j in zip(*iu)],
+        "real": co_r.to_numpy()[iu], "phantom": co_p.to_numpy()[iu],
+    }).sort_values("real", ascending=False, ignore_index=True)
+    return {
+        "frequency": freq,
+        "labels_per_image": per_image,
+        "top_pairs": pairs.head(params.top_pairs).reset_index(drop=True),
+        "cooccurrence_real": co_r,
+        "cooccurrence_phantom": co_p,
+        "max_abs_frequency_difference": float(freq["abs_diff"].max()),
+        "max_abs_z": float(np.abs(freq["z"]).max()),
+        "frequency_correlation": float(np.corrcoef(freq["real"], freq["phantom"])[0, 1]),
+        "cooccurrence_correlation": float(np.corrcoef(pairs["real"], pairs["phantom"])[0, 1]),
+        "max_abs_labels_per_image_difference": float((per_image["real"] - per_image["phantom"]).abs().max()),
+        "n_real": int(len(real)),
+        "n_phantom": int(n),
+    }
+
+
+def _box_frame(frame: pd.DataFrame, side: float, source: str) -> pd.DataFrame:
+    return pd.DataFrame({
+        "source": source, "finding": frame["finding"].to_numpy(),
+        "cx": ((frame["x"] + frame["w"] / 2) / side).to_numpy(float),
+        "cy": ((frame["y"] + frame["h"] / 2) / side).to_numpy(float),
+        "w": (frame["w"] / side).to_numpy(float), "h": (frame["h"] / side).to_numpy(float),
+    })
+
+
+def box_comparison(params: Params) -> dict[str, object]:
+    """NIH boxes vs phantom boxes for the 8 findings with NIH boxes (coordinates as fractions of the side).
+
+    For each finding, ``n_box_phantoms`` phantoms showing only that finding (``prevalence = 1``) are rendered
+    at ``box_image_size``. Returns ``samples`` (long table: source, finding, cx, cy, w, h), ``summary`` (per
+    finding and source: mean and SD of cx, cy, w, h) and ``max_abs_mean_centre_difference``,
+    ``max_abs_median_log_size_ratio`` (|log(phantom median / real median)| over w and h) and
+    ``mean_centre_correlation`` (Pearson over the 16 per-class mean centre coordinates).
+    """
+    real = _box_frame(load_boxes(), IMAGE_SIZE, "real")
+    parts = [real]
+    for k, finding in enumerate(NIH_BOX_FINDINGS):
+        p = generate_chest_phantoms(params.n_box_phantoms, params.box_image_size, seed=params.seed + 1000 * (k + 1),
+                                    findings=[finding], prevalence={finding: 1.0})
+        parts.append(_box_frame(p.boxes, params.box_image_size, "phantom"))
+    samples = pd.concat(parts, ignore_index=True)
+    summary = samples.groupby(["finding", "source"])[["cx", "cy", "w", "h"]].agg(["mean", "std"])
+    means = samples.groupby(["finding", "source"])[["cx", "cy"]].mean().unstack("source")
+    centre_diff = (means.xs("phantom", axis=1, level=1) - means.xs("real", axis=1, level=1)).abs()
+    medians = samples.groupby(["finding", "source"])[["w", "h"]].median().unstack("source")
+    log_ratio = np.log(medians.xs("phantom", axis=1, level=1) / medians.xs("real", axis=1, level=1)).abs()
+    real_c = means.xs("real", axis=1, level=1).to_numpy().ravel()
+    ours_c = means.xs("phantom", axis=1, level=1).to_numpy().ravel()
+    return {
+        "samples": samples,
+        "summary": summary,
+        "max_abs_mean_centre_difference": float(centre_diff.to_numpy().max()),
+        "max_abs_median_log_size_ratio": float(log_ratio.to_numpy().max()),
+        "mean_centre_correlation": float(np.corrcoef(real_c, ours_c)[0, 1]),
+    }
+
+
+def finding_gallery(params: Params):
+    """One phantom per finding (that finding only): list of (finding, image, mask, box (x, y, w, h))."""
+    out = []
+    for k, finding in enumerate(LABELS):
+        p = generate_chest_phantoms(1, params.gallery_image_size, seed=params.seed + k,
+                                    findings=[finding], prevalence={finding: 1.0})
+        b = p.boxes.iloc[0]
+        out.append((finding, p.images[0], p.class_mask(finding)[0], (int(b.x), int(b.y), int(b.w), int(b.h))))
+    return out
+
+
+def slide_example(params: Params):
+    """A ``slide_size`` x ``slide_size`` slide phantom with its class fractions."""
+    return generate_slide(params.slide_size, params.slide_size, seed=params.seed)

@@ -1,0 +1,346 @@
+"""Shared units of chapter 4 (Reshma 2021): slide-phantom data, one segmentation run, one classification run.
+
+Every function is a pure function of its (JSON-serialisable) arguments and a seed, so runs go through
+:func:`medeval.runtime.grid.run_grid` (cached, resumable, local processes or Dask).
+
+Pipeline (thesis §3.2, §4.5.1.2), scaled down to the CPU:
+
+1. *Data.* ``n_train_slides`` / ``n_test_slides`` slide phantoms (:mod:`medeval.data.phantoms.slide`: mask
+   0 = O, 1 = ¬C, 2 = C). Training patches of size ``l`` are extracted with stride ``l/2`` and categorised with
+   the thesis's Table 4.1 (:func:`medeval.data.patching.categorize_patches`).
+2. *Training set.* :func:`medeval.data.training_sets.build_training_set` draws the distribution's exact counts
+   (U from the available C and ¬C patches), then a random 80/20 train/validation split (the validation part is
+   held out as in the thesis; it is not used for early stopping).
+3. *Model.* U-Net (3 classes, softmax, categorical cross-entropy, Adam) or the patch classifier (binary).
+4. *Inference.* Overlapping patches of size ``l`` with stride ``r = l/2``; the central ``r x r`` probabilities
+   of each patch are stitched into a full map (the slide is reflect-padded by ``l/4`` so the central regions tile
+   it exactly).
+5. *Evaluation.* Method 1 on the argmax map for every evaluation tile size ``e``; method 2 (class-wise max over
+   each inference patch's central region) gives one C-score and one argmax label per patch; the patch's ground
+   truth is "C present in the central region" (Table 4.1, binary rule).
+"""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from medeval.data import training_sets as ts
+from medeval.metrics.curves import confusion_rates
+from medeval.metrics.segmentation import central_region_class_max, patch_based_evaluation
+
+CLASS_INDEX = {"O": 0, "notC": 1, "C": 2}
+CLASS_NAMES = ("O", "notC", "C")
+
+
+# --------------------------------------------------------------------------------------------------
+# data
+
+
+@dataclass(frozen=True)
+class SlideSet:
+    images: np.ndarray  # (n, H, W, 3) uint8
+    masks: np.ndarray  # (n, H, W) uint8: 0 = O, 1 = notC, 2 = C
+
+
+@functools.lru_cache(maxsize=8)
+def slide_set(n_slides: int, slide_size: int, seed: int) -> SlideSet:
+    """``n_slides`` slide phantoms of ``slide_size`` x ``slide_size`` pixels; slide ``i`` uses seed ``seed + i``."""
+    from medeval.data.phantoms.slide import generate_slide
+
+    if n_slides < 1:
+        raise ValueError(f"n_slides must be >= 1, got {n_slides}")
+    slides = [generate_slide(slide_size, slide_size, seed=int(seed) + i) for i in range(n_slides)]
+    images = np.stack([np.asarray(s.image, dtype=np.uint8) for s in slides])
+    masks = np.stack([np.asarray(s.mask, dtype=np.uint8) for s in slides])
+    return SlideSet(images, masks)
+
+
+def train_test_slides(data: dict) -> tuple[SlideSet, SlideSet]:
+    """Training and test slides of a data configuration (disjoint seeds)."""
+    train = slide_set(data["n_train_slides"], data["slide_size"], data["seed"] * 10_000)
+    test = slide_set(data["n_test_slides"], data["slide_size"], data["seed"] * 10_000 + 5_000)
+    return train, test
+
+
+def _grid_patches(arr: np.ndarray, patch_size: int, stride: int) -> np.ndarray:
+    """All ``patch_size`` windows of ``arr`` (n, H, W, ...) at ``stride``, shape (n * k, l, l, ...)."""
+    n, h, w = arr.shape[:3]
+    rows = range(0, h - patch_size + 1, stride)
+    cols = range(0, w - patch_size + 1, stride)
+    out = [arr[:, r : r + patch_size, c : c + patch_size] for r in rows for c in cols]
+    out = np.stack(out, axis=1)  # (n, k, l, l, ...)
+    return out.reshape(n * len(rows) * len(cols), *out.shape[2:])
+
+
+@functools.lru_cache(maxsize=8)
+def _patch_table(n_slides: int, slide_size: int, seed: int, patch_size: int, stride: int):
+    slides = slide_set(n_slides, slide_size, seed)
+    images = _grid_patches(slides.images, patch_size, stride)
+    masks = _grid_patches(slides.masks, patch_size, stride)
+    return images, masks
+
+
+def training_patches(data: dict):
+    """Training patches ``(images (N, l, l, 3) uint8, masks (N, l, l) uint8, categories (N,) str)``.
+
+    Systematic overlapping extraction with stride ``l/2`` from pixel (0, 0) (thesis §3.2.1) and Table 4.1
+    categories.
+    """
+    from medeval.data.patching import categorize_patches
+
+    l = data["patch_size"]
+    images, masks = _patch_table(data["n_train_slides"], data["slide_size"], data["seed"] * 10_000, l, l // 2)
+    return images, masks, np.asarray(categorize_patches(masks)).astype(str)
+
+
+def binary_patch_labels(masks: np.ndarray, central_size: int) -> np.ndarray:
+    """PCam rule (Table 4.1, binary): a patch is C when its central ``r x r`` region holds a C pixel."""
+    from medeval.data.patching import central_region_labels
+
+    return np.asarray(central_region_labels(masks, central_size), dtype=bool)
+
+
+def binary_categories(masks: np.ndarray, central_size: int) -> np.ndarray:
+    return np.where(binary_patch_labels(masks, central_size), "C", "notC")
+
+
+def _to_tensor_images(images: np.ndarray) -> np.ndarray:
+    return (images.astype(np.float32) / 255.0).transpose(0, 3, 1, 2)  # thesis: pixel / 255 into [0, 1]
+
+
+# --------------------------------------------------------------------------------------------------
+# inference
+
+
+def stitched_probabilities(model, image: np.ndarray, patch_size: int, device: str, batch_size: int = 64):
+    """Sliding-window inference of a segmentation model on one slide (thesis §3.2.3, Fig. 3.4).
+
+    Returns ``(prob_map (3, H, W) float32, patch_scores (k, 3))``: the stitched central-region probabilities and
+    method 2's class-wise maxima over each inference patch's central region (``r = l/2``). ``H`` and ``W`` must
+    be multiples of ``r``.
+    """
+    from medeval.models.training import predict
+    from medeval.models.unet import softmax_probabilities
+
+    l = patch_size
+    r = l // 2
+    h, w = image.shape[:2]
+    if h % r or w % r:
+        raise ValueError(f"slide size {(h, w)} must be a multiple of the central region size {r}")
+    pad = r // 2
+    padded = np.pad(image, ((pad, pad), (pad, pad), (0, 0)), mode="reflect")
+    patches = _grid_patches(padded[None], l, r)
+    probs = predict(model, _to_tensor_images(patches), device=device, batch_size=batch_size,
+                    forward=softmax_probabilities, amp=False)
+    centre = probs[:, :, pad : pad + r, pad : pad + r]
+    n_r, n_c = h // r, w // r
+    prob_map = centre.reshape(n_r, n_c, 3, r, r).transpose(2, 0, 3, 1, 4).reshape(3, h, w)
+    return prob_map.astype(np.float32), central_region_class_max(probs, r)
+
+
+def _centre_truth(mask: np.ndarray, r: int) -> np.ndarray:
+    h, w = mask.shape
+    tiles = mask.reshape(h // r, r, w // r, r).transpose(0, 2, 1, 3).reshape(-1, r * r)
+    return (tiles == CLASS_INDEX["C"]).any(axis=1)
+
+
+# --------------------------------------------------------------------------------------------------
+# one segmentation run
+
+
+def segmentation_run(
+    *,
+    distribution: str,
+    run: int,
+    data: dict,
+    model: dict,
+    tile_sizes: list[int],
+    unit_round_down_to: int | None = None,
+    unit_cap: int | None = None,
+    preliminary_fraction: float = 1.0,
+    shortfall: str = "use_available",
+    device: str = "cpu",
+    keep_heatmap: bool = False,
+) -> dict:
+    """Train one U-Net on one training distribution and evaluate it on the test slides.
+
+    ``distribution`` names a preliminary (Table 4.3) or hypothesis (Tables 4.5-4.8) distribution; ``run``
+    re-draws the training subset, the 80/20 split and the initialisation. ``unit_cap`` caps U (a CPU-scale
+    deviation: the thesis uses U from the data); ``preliminary_fraction`` subsamples every category of a Table 4.3
+    set by the same fraction (keeping its composition) so the Natural set stays trainable on a CPU. Returns a dict with the training-set
+    bookkeeping, method-1 P/R/F per class and tile size, method-2 labels/scores/argmax per test patch, and
+    optionally the C-probability heatmap of the first test slide.
+    """
+    import torch
+
+    from medeval.models.training import train_model
+    from medeval.models.unet import UNet, segmentation_loss
+
+    dist = {**ts.PRELIMINARY_DISTRIBUTIONS, **ts.HYPOTHESIS_DISTRIBUTIONS}.get(distribution)
+    if dist is None:
+        raise ValueError(f"distribution must be one of the Table 4.3 / 4.5-4.8 names, got {distribution!r}")
+    seed = int(data["seed"]) * 1_000 + int(run)
+    rng = np.random.default_rng([seed, zlib.crc32(distribution.encode())])
+    _limit_threads(device)
+    images, masks, cats = training_patches(data)
+    counts = ts.category_counts(cats)
+    unit = None
+    if dist.uses_unit:
+        unit = ts.unit_size(counts, round_down_to=unit_round_down_to)
+        unit = min(unit, unit_cap) if unit_cap else unit
+    elif not 0 < preliminary_fraction <= 1:
+        raise ValueError(f"preliminary_fraction must be in (0, 1], got {preliminary_fraction!r}")
+    available = np.arange(cats.size)
+    if not dist.uses_unit and preliminary_fraction < 1:
+        keep = [rng.choice(np.flatnonzero(cats == k), int(round(preliminary_fraction * np.sum(cats == k))),
+                           replace=False) for k in ts.CATEGORIES]
+        available = np.sort(np.concatenate(keep))
+    tset = ts.build_training_set(cats[available], dist, unit, seed=rng, shortfall=shortfall)
+    tset.indices = available[tset.indices]
+    train_idx, _ = ts.train_validation_split(tset.size, seed=rng)
+    idx = tset.indices[train_idx]
+    x = _to_tensor_images(images[idx])
+    y = masks[idx].astype(np.int64)
+    torch.manual_seed(seed)
+    net = UNet(base_channels=model["base_channels"], depth=model["depth"])
+    history = train_model(net, (x, y), segmentation_loss, epochs=model["epochs"], batch_size=model["batch_size"],
+                          lr=model["lr"], device=device, seed=seed, amp=False)
+    _, test = train_test_slides(data)
+    l = data["patch_size"]
+    prob_maps, scores, truths = [], [], []
+    for img, msk in zip(test.images, test.masks, strict=True):
+        pm, ps = stitched_probabilities(net, img, l, device)
+        prob_maps.append(pm)
+        scores.append(ps)
+        truths.append(_centre_truth(msk, l // 2))
+    pred_masks = [pm.argmax(0) for pm in prob_maps]
+    method1 = {}
+    for e in tile_sizes:
+        ev = patch_based_evaluation(pred_masks, list(test.masks), e, classes=(0, 1, 2))
+        method1[int(e)] = {
+            name: {
+                "recall": float(ev.mean_recall[k]),
+                "precision": float(ev.mean_precision[k]),
+                "f_measure": float(ev.mean_f_measure[k]),
+                "n_undefined_recall": int(ev.n_undefined_recall[k]),
+                "n_undefined_precision": int(ev.n_undefined_precision[k]),
+            }
+            for name, k in CLASS_INDEX.items()
+        }
+    patch_scores = np.concatenate(scores)
+    y_true = np.concatenate(truths)
+    argmax_c = patch_scores.argmax(1) == CLASS_INDEX["C"]
+    return {
+        "distribution": distribution,
+        "run": int(run),
+        "unit": unit,
+        "requested": tset.requested,
+        "taken": tset.taken,
+        "train_size": int(idx.size),
+        "shortfalls": tset.shortfalls,
+        "loss_history": history,
+        "method1": method1,
+        "y_true": y_true,
+        "score_c": patch_scores[:, CLASS_INDEX["C"]].astype(np.float32),
+        "argmax_c": argmax_c,
+        "heatmap": prob_maps[0][CLASS_INDEX["C"]] if keep_heatmap else None,
+    }
+
+
+def _limit_threads(device: str, threads: int = 1) -> None:
+    """One intra-op thread per run on the CPU: grids run one process per core, and oversubscribed BLAS threads
+    made a U-Net epoch 7x slower on the shared 2-core machine."""
+    import torch
+
+    from medeval.runtime.device import resolve_device
+
+    if resolve_device(device).type == "cpu":
+        torch.set_num_threads(threads)
+
+
+def argmax_precision(y_true, predicted_positive) -> float:
+    """Precision of the argmax decision (NaN when nothing is predicted positive)."""
+    y = np.asarray(y_true, dtype=bool)
+    p = np.asarray(predicted_positive, dtype=bool)
+    return float(confusion_rates(np.sum(y & p), np.sum(~y & p), np.sum(y & ~p), np.sum(~y & ~p)).precision)
+
+
+# --------------------------------------------------------------------------------------------------
+# one classification run (PCam-like binary patches)
+
+
+def classification_test_sets(data: dict, cls: dict) -> dict:
+    """Fixed binary test sets from the test slides: ``balanced`` (1:1, like the PCam test split) and
+    ``imbalanced`` (C:notC = 1 : ``cls['imbalance']``, like the CAMELYON16 test patches).
+
+    Patches of size ``l`` at stride ``cls['test_stride']``; labels by the central-region rule. The imbalanced
+    set keeps every negative and as many positives as the ratio allows (or all positives and a subsample of
+    negatives); the balanced set pairs every positive with a random negative.
+    """
+    l = data["patch_size"]
+    images, masks = _patch_table(data["n_test_slides"] + cls["extra_test_slides"], data["slide_size"],
+                                 data["seed"] * 10_000 + 5_000, l, cls["test_stride"])
+    y = binary_patch_labels(masks, cls["central_size"])
+    rng = np.random.default_rng(data["seed"] + 17)
+    pos, neg = np.flatnonzero(y), np.flatnonzero(~y)
+    if pos.size < 2 or neg.size < 2:
+        raise ValueError("the test slides hold too few positive or negative patches for the classification study")
+    n_bal = min(pos.size, neg.size)
+    balanced = np.sort(np.r_[rng.choice(pos, n_bal, replace=False), rng.choice(neg, n_bal, replace=False)])
+    ratio = int(cls["imbalance"])
+    n_pos_imb = min(pos.size, neg.size // ratio)
+    imbalanced = np.sort(np.r_[rng.choice(pos, n_pos_imb, replace=False),
+                               rng.choice(neg, n_pos_imb * ratio, replace=False)])
+    return {"images": images, "labels": y, "balanced": balanced, "imbalanced": imbalanced}
+
+
+def classification_run(*, distribution: str, run: int, data: dict, cls: dict, device: str = "cpu") -> dict:
+    """Train one patch classifier on a binary distribution (E2.a/b/c, En, Ep) and score both test sets.
+
+    Training patches: the slide-phantom training patches (stride ``l/2``) with the binary central-region label;
+    U = floor(min(#C, #notC) / 3) as in §5.5.1. Returns labels and C-probabilities on the balanced and the
+    imbalanced test sets and the argmax decision.
+    """
+    import torch
+
+    from medeval.models.training import predict, train_model
+    from medeval.models.unet import PatchClassifier, classification_loss, softmax_probabilities
+
+    dist = ts.BINARY_DISTRIBUTIONS.get(distribution)
+    if dist is None:
+        raise ValueError(f"distribution must be one of {list(ts.BINARY_DISTRIBUTIONS)}, got {distribution!r}")
+    seed = int(data["seed"]) * 1_000 + 500 + int(run)
+    rng = np.random.default_rng([seed, zlib.crc32(distribution.encode())])
+    _limit_threads(device)
+    images, masks, _ = training_patches(data)
+    cats = binary_categories(masks, cls["central_size"])
+    unit = ts.unit_size(ts.category_counts(cats))
+    unit = min(unit, cls["unit_cap"]) if cls.get("unit_cap") else unit
+    tset = ts.build_training_set(cats, dist, unit, seed=rng)
+    train_idx, _ = ts.train_validation_split(tset.size, seed=rng)
+    idx = tset.indices[train_idx]
+    x = _to_tensor_images(images[idx])
+    y = (cats[idx] == "C").astype(np.int64)
+    torch.manual_seed(seed)
+    net = PatchClassifier(base_channels=cls["base_channels"], n_blocks=cls["n_blocks"])
+    train_model(net, (x, y), classification_loss, epochs=cls["epochs"], batch_size=cls["batch_size"],
+                lr=cls["lr"], device=device, seed=seed, amp=False)
+    test = classification_test_sets(data, cls)
+    out = {"distribution": distribution, "run": int(run), "unit": unit, "taken": tset.taken,
+           "train_size": int(idx.size)}
+    all_idx = np.union1d(test["balanced"], test["imbalanced"])
+    probs = predict(net, _to_tensor_images(test["images"][all_idx]), device=device, batch_size=256,
+                    forward=softmax_probabilities, amp=False)
+    lookup = {int(i): k for k, i in enumerate(all_idx)}
+    for name in ("balanced", "imbalanced"):
+        rows = np.array([lookup[int(i)] for i in test[name]])
+        out[name] = {
+            "y_true": test["labels"][test[name]],
+            "score_c": probs[rows, 1].astype(np.float32),
+            "argmax_c": probs[rows].argmax(1) == 1,
+        }
+    return out
