@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     for _ in range(reps):
         vec = [_vector_blob(args.size, r) for r in regions]
     t_vec = (time.perf_counter() - t0) / (reps * len(regions))
-    for (m1, _, b1), (m2, _, b2) in zip(naive, vec):
+    for (m1, _, b1), (m2, _, b2) in zip(naive, vec, strict=True):
         assert np.array_equal(np.array(m1), m2) and tuple(b1) == tuple(b2), "naive and vectorised blobs differ"
 
     t0 = time.perf_counter()

@@ -88,7 +88,7 @@ ax.set_xscale("log")
 ax.set_xlabel("test-set size")
 ax.set_ylabel("hold-out accuracy")
 ax.legend()
-ax.set_title("Spread of a hold-out accuracy estimate");
+ax.set_title("Spread of a hold-out accuracy estimate")
 
 # %% [markdown]
 # ## Reading the result

@@ -2,6 +2,7 @@
 and nothing loaded from the network."""
 
 import re
+
 import nbformat
 import pytest
 

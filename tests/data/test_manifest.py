@@ -1,7 +1,6 @@
 """data_manifest.yaml: schema validation, shipped-file checksums, readers, require/verify semantics."""
 
 import hashlib
-import importlib
 from pathlib import Path
 
 import pytest
@@ -212,6 +211,5 @@ def test_verify_file_error_names_file_and_expected(tmp_path):
 
 
 def test_repo_manifest_is_loaded_from_checkout():
-    importlib.reload(m)  # env fixtures of other tests must not leak
     assert m.manifest_path().name == "data_manifest.yaml"
     assert m.manifest_path().is_file()

@@ -20,7 +20,7 @@ def test_extract_patches_are_the_crops():
     rows, cols = np.arange(0, 39, 16), np.arange(0, 59, 16)
     assert len(patches) == len(rows) * len(cols) == len(coords)
     assert patches.shape[1:] == (32, 32, 3)
-    for p, (r, c) in zip(patches, coords):
+    for p, (r, c) in zip(patches, coords, strict=True):
         np.testing.assert_array_equal(p, img[r:r + 32, c:c + 32])
     assert coords[:, 0].max() + 32 <= 70 and coords[:, 1].max() + 32 <= 90
     p2, c2 = extract_patches(img[..., 0], 20, stride=20)

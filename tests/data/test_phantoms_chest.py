@@ -45,8 +45,8 @@ def test_shapes_dtypes_ranges(batch):
 def test_masks_match_labels_and_boxes_exactly(batch):
     boxes = batch.boxes
     # one box per (image, positive finding), none for negative findings
-    expected = {(i, LABELS[k]) for i, k in zip(*np.nonzero(batch.labels))}
-    assert set(zip(boxes["image"], boxes["finding"])) == expected
+    expected = {(i, LABELS[k]) for i, k in zip(*np.nonzero(batch.labels), strict=True)}
+    assert set(zip(boxes["image"], boxes["finding"], strict=True)) == expected
     assert len(boxes) == len(expected)
     for k, finding in enumerate(LABELS):
         m = batch.class_mask(finding)
@@ -131,7 +131,7 @@ def test_boxes_follow_real_box_distribution():
         b = p.boxes
         assert (b["box_source"] == "nih").all()
         r = real[real["finding"] == finding]
-        for col_c, col_s, sz in (("x", "w", "w"), ("y", "h", "h")):
+        for col_c, col_s, _sz in (("x", "w", "w"), ("y", "h", "h")):
             real_centre = ((r[col_c] + r[col_s] / 2) / IMAGE_SIZE).mean()
             ours_centre = ((b[col_c] + b[col_s] / 2) / size).mean()
             assert abs(real_centre - ours_centre) < 0.05, (finding, col_c)

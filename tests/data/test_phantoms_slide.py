@@ -47,14 +47,14 @@ def test_tumour_fraction_controls_c():
 
 
 def test_streaming_patches_equal_crops_of_full_slide():
-    h, w, l = 200, 264, 48
+    h, w, side = 200, 264, 48
     full = generate_slide(h, w, seed=7)
-    streamed = list(iter_slide_patches(h, w, l, seed=7, block_patches=3))
-    patches, coords = extract_patches(full.image, l)
+    streamed = list(iter_slide_patches(h, w, side, seed=7, block_patches=3))
+    patches, coords = extract_patches(full.image, side)
     assert [(r, c) for r, c, _, _ in streamed] == [tuple(x) for x in coords]
-    for (r, c, im, m), ref in zip(streamed, patches):
+    for (r, c, im, m), ref in zip(streamed, patches, strict=True):
         np.testing.assert_array_equal(im, ref)
-        np.testing.assert_array_equal(m, full.mask[r:r + l, c:c + l])
+        np.testing.assert_array_equal(m, full.mask[r:r + side, c:c + side])
 
 
 def test_render_region_equals_crop_and_multi_tile():

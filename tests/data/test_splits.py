@@ -148,11 +148,35 @@ def test_later_followup_on_real_table():
     assert len(shared) > 0 and (a[shared] < b[shared]).all()
 
 
+def test_later_followup_three_way_rule():
+    rng = np.random.default_rng(5)
+    pid = _patients(rng, 300)
+    fu = np.concatenate([rng.permutation(np.sum(pid == p)) * 3 for p in dict.fromkeys(pid.tolist())])
+    shuffle = rng.permutation(len(pid))
+    pid, fu = pid[shuffle], fu[shuffle]
+    tr, va, te = s.later_followup_train_val_test_split(pid, fu, 0.1, 0.2, seed=1)
+    n = len(pid)
+    np.testing.assert_array_equal(np.sort(np.r_[tr, va, te]), np.arange(n))
+    assert (len(va), len(te)) == (round(0.1 * n), round(0.2 * n))
+    sets = [tr, va, te]
+    for a in range(3):
+        for b in range(a + 1, 3):
+            shared = set(pid[sets[a]]) & set(pid[sets[b]])
+            for p in shared:
+                assert fu[sets[a]][pid[sets[a]] == p].max() < fu[sets[b]][pid[sets[b]] == p].min()
+    assert set(pid[tr]) & set(pid[va]) and set(pid[va]) & set(pid[te])
+    # per-patient counts equal those of the underlying random draw: same seed -> same test size per patient
+    [(tr2, te2)] = s.later_followup_split(pid, fu, 0.2, seed=1)
+    assert len(te2) == len(te)
+
+
 def test_later_followup_rejects_duplicates_and_bad_input():
     with pytest.raises(ValueError, match="unique"):
         s.later_followup_split([1, 1, 2], [0, 0, 1], 0.5, seed=0)
     with pytest.raises(ValueError, match="test_size"):
         s.later_followup_split([1, 2], [0, 0], 1.5, seed=0)
+    with pytest.raises(ValueError, match="no training samples"):
+        s.later_followup_train_val_test_split([1, 2, 3], [0, 0, 0], 0.5, 0.5, seed=0)
 
 
 def test_iterative_stratified_kfold_balances_labels():

@@ -555,7 +555,7 @@ def test_chestxray14_sizes_and_label_counts(cxr14):
     df, y, labels = cxr14
     assert y.shape == (112120, 14)
     assert df["patient_id"].nunique() == 30805
-    assert dict(zip(labels, ml.label_counts(y).tolist())) == EXPECTED_COUNTS
+    assert dict(zip(labels, ml.label_counts(y).tolist(), strict=True)) == EXPECTED_COUNTS
     assert int(np.sum(y.sum(1) == 0)) == 60361  # "No Finding"
     # only Infiltration, Effusion and Atelectasis occur in more than 10% of the images
     frac = ml.label_counts(y) / y.shape[0]

@@ -5,7 +5,14 @@ import torch
 from medeval.models.backbones import BACKBONES, build_backbone
 from medeval.models.multilabel_cnn import MultiLabelCNN
 from medeval.models.training import predict, train_model
-from medeval.runtime.device import autocast, dataloader_kwargs, grad_scaler, prepare_batch, prepare_model, resolve_device
+from medeval.runtime.device import (
+    autocast,
+    dataloader_kwargs,
+    grad_scaler,
+    prepare_batch,
+    prepare_model,
+    resolve_device,
+)
 
 
 def test_auto_device_and_clear_error_without_cuda():

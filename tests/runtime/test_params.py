@@ -5,7 +5,14 @@ import jupytext
 import pytest
 
 from medeval.runtime import notebook
-from medeval.runtime.params import PROFILES, ParameterError, chapters, describe_schema, parse_assignment, resolve_params
+from medeval.runtime.params import (
+    PROFILES,
+    ParameterError,
+    chapters,
+    describe_schema,
+    parse_assignment,
+    resolve_params,
+)
 
 
 def test_every_profile_of_every_chapter_validates():

@@ -12,6 +12,7 @@ import numpy as np
 __all__ = [
     "iterative_stratified_kfold",
     "later_followup_split",
+    "later_followup_train_val_test_split",
     "libsvm_stratified_kfold",
     "patient_kfold",
     "patient_train_test_split",
@@ -183,14 +184,65 @@ def libsvm_stratified_kfold(
 # follow-up aware
 
 
+def _followup_assign(patient_ids, follow_up, sizes: list[float], seed) -> np.ndarray:
+    """Set id per sample (0 = train, 1.. = later sets) for :func:`later_followup_split` and
+    :func:`later_followup_train_val_test_split`: random draw of the set sizes, then each patient's drawn
+    slots are moved to its latest follow-ups, the last set getting the latest."""
+    pid = np.asarray(patient_ids)
+    fu = np.asarray(follow_up)
+    if pid.ndim != 1 or fu.shape != pid.shape or len(pid) < len(sizes) + 1:
+        raise ValueError(
+            "patient_ids and follow_up must be 1-D arrays of the same length >= "
+            f"{len(sizes) + 1}, got {pid.shape} and {fu.shape}"
+        )
+    if not np.issubdtype(fu.dtype, np.number) or not np.all(np.isfinite(fu)):
+        raise ValueError("follow_up must be finite numbers (e.g. the 'Follow-up #' column)")
+    n = len(pid)
+    counts = [max(int(round(f * n)), 1) for f in sizes]
+    if sum(counts) >= n:
+        raise ValueError(f"the held-out fractions {sizes} leave no training samples out of {n}")
+    _, pcode = np.unique(pid, return_inverse=True)
+    # sort by patient, then follow-up: each patient's images become a contiguous, time-ordered run
+    order = np.lexsort((fu, pcode))
+    sp, sf = pcode[order], fu[order]
+    dup = (sp[1:] == sp[:-1]) & (sf[1:] == sf[:-1])
+    if dup.any():
+        i = order[1:][dup][0]
+        raise ValueError(
+            f"(patient_id, follow_up) pairs must be unique; {pid[i]!r} has follow_up {fu[i]!r} twice"
+        )
+    # step 1: a purely random draw of the set sizes
+    drawn = np.zeros(n, dtype=np.int64)
+    perm = _rng(seed).permutation(n)
+    start = 0
+    for k, c in enumerate(counts, start=1):
+        drawn[perm[start : start + c]] = k
+        start += c
+    # step 2: per patient, the last set takes the latest follow-ups, the set before it the next ones...
+    run_end = np.r_[np.flatnonzero(sp[1:] != sp[:-1]), n - 1]  # last sorted position of each patient
+    run_of = np.repeat(np.arange(len(run_end)), np.diff(np.r_[-1, run_end]))
+    from_end = run_end[run_of] - np.arange(n)  # 0 = the patient's latest follow-up
+    assign_sorted = np.zeros(n, dtype=np.int64)
+    offset = np.zeros(pcode.max() + 1, dtype=np.int64)
+    for k in range(len(counts), 0, -1):
+        t = np.bincount(pcode, weights=drawn == k, minlength=pcode.max() + 1).astype(np.int64)
+        take = (from_end >= offset[sp]) & (from_end < offset[sp] + t[sp])
+        assign_sorted[take] = k
+        offset += t
+    assign = np.empty(n, dtype=np.int64)
+    assign[order] = assign_sorted
+    return assign
+
+
 def later_followup_split(
     patient_ids, follow_up, test_size: float, seed
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Random train/test split where a patient in both sets has only *later* images in test.
 
-    The rule (chapter 5, "Data and Evaluation", Splits): "if there is patient overlap between a test
-    and training set, the X-ray(s) in the test set is taken at a date after the X-ray(s) taken in the
-    training set". The release has no dates; ``follow_up`` (the ``Follow-up #`` column) is the proxy.
+    The rule (chapter 5, "Data and Evaluation", Splits): "We also ensure that if there is patient
+    overlap between a test and training set, the X-ray(s) in the test set is taken at a date after the
+    X-ray(s) taken in the training set." The release has no dates; ``follow_up`` (the ``Follow-up #``
+    column) is the proxy.
 
     Procedure (the thesis does not give one; this is our reading of "random sampling plus the rule"):
 
@@ -203,39 +255,30 @@ def later_followup_split(
     both. ``(patient_id, follow_up)`` pairs must be unique (ValueError otherwise), which the
     ChestX-ray14 table satisfies.
     """
-    pid = np.asarray(patient_ids)
-    fu = np.asarray(follow_up)
-    if pid.ndim != 1 or fu.shape != pid.shape or len(pid) < 2:
-        raise ValueError(
-            f"patient_ids and follow_up must be 1-D arrays of the same length >= 2, got {pid.shape} and {fu.shape}"
-        )
-    if not np.issubdtype(fu.dtype, np.number) or not np.all(np.isfinite(fu)):
-        raise ValueError("follow_up must be finite numbers (e.g. the 'Follow-up #' column)")
     frac = _check_fraction(test_size)
-    n = len(pid)
-    n_test = min(max(int(round(frac * n)), 1), n - 1)
-    _, pcode = np.unique(pid, return_inverse=True)
-    # sort by patient, then follow-up: each patient's images become a contiguous, time-ordered run
-    order = np.lexsort((fu, pcode))
-    sp, sf = pcode[order], fu[order]
-    dup = (sp[1:] == sp[:-1]) & (sf[1:] == sf[:-1])
-    if dup.any():
-        i = order[1:][dup][0]
-        raise ValueError(
-            f"(patient_id, follow_up) pairs must be unique; {pid[i]!r} has follow_up {fu[i]!r} twice"
-        )
-    drawn = np.zeros(n, dtype=bool)
-    drawn[_rng(seed).choice(n, size=n_test, replace=False)] = True
-    t_per_patient = np.bincount(pcode, weights=drawn, minlength=pcode.max() + 1).astype(np.int64)
-    run_end = np.r_[np.flatnonzero(sp[1:] != sp[:-1]), n - 1]  # last position of each patient's run
-    # position within the run counted from the end: 0 = latest follow-up
-    run_of = np.repeat(np.arange(len(run_end)), np.diff(np.r_[-1, run_end]))
-    from_end = run_end[run_of] - np.arange(n)
-    is_test_sorted = from_end < t_per_patient[sp]
-    is_test = np.empty(n, dtype=bool)
-    is_test[order] = is_test_sorted
-    idx = np.arange(n, dtype=np.int64)
-    return [(idx[~is_test], idx[is_test])]
+    assign = _followup_assign(patient_ids, follow_up, [frac], seed)
+    idx = np.arange(len(assign), dtype=np.int64)
+    return [(idx[assign == 0], idx[assign == 1])]
+
+
+def later_followup_train_val_test_split(
+    patient_ids, follow_up, val_size: float, test_size: float, seed
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(train, validation, test) index arrays with the thesis's full rule (chapter 5, Splits):
+    "X-rays in the validation set are either not from the same patients that are in the training set
+    or if from the same patients, taken at a future date. The same should hold for the test set, with
+    respect to the training and validation sets."
+
+    Same procedure as :func:`later_followup_split` with two held-out sets: a random draw of the three
+    sizes, then within each patient the test slots take the latest follow-ups and the validation slots
+    the next latest, so per patient ``train < validation < test`` in ``follow_up``. The thesis's
+    70/10/20 protocol is ``val_size=0.1, test_size=0.2``.
+    """
+    v = _check_fraction(val_size, "val_size")
+    t = _check_fraction(test_size)
+    assign = _followup_assign(patient_ids, follow_up, [v, t], seed)
+    idx = np.arange(len(assign), dtype=np.int64)
+    return idx[assign == 0], idx[assign == 1], idx[assign == 2]
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -127,7 +127,7 @@ def label_comparison(params: Params) -> dict[str, object]:
     co_r, co_p = rs["cooccurrence"], ps["cooccurrence"]
     iu = np.triu_indices(len(LABELS), 1)
     pairs = pd.DataFrame({
-        "pair": [f"{LABELS[i]} + {LABELS[j]}" for i, j in zip(*iu)],
+        "pair": [f"{LABELS[i]} + {LABELS[j]}" for i, j in zip(*iu, strict=True)],
         "real": co_r.to_numpy()[iu], "phantom": co_p.to_numpy()[iu],
     }).sort_values("real", ascending=False, ignore_index=True)
     return {

@@ -9,10 +9,10 @@ regression is fitted on the rest, and the accuracy on the test set is recorded.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 from typing import Annotated
 
+import numpy as np
+import pandas as pd
 from pydantic import Field
 
 from medeval.runtime.params import ChapterParams

@@ -97,7 +97,8 @@ def pool_instances(probs: torch.Tensor, pooling: str, r: float | None = None) ->
         return probs.mean(dim=1)
     if pooling == "lse":
         n = probs.shape[1]
-        return (torch.logsumexp(r * probs, dim=1) - math.log(n)) / r
+        value = (torch.logsumexp(r * probs, dim=1) - math.log(n)) / r
+        return torch.minimum(value, probs.max(dim=1).values)  # mean <= LSE <= max; removes round-off above max
     return -torch.expm1(_noisy_or_log_negative(probs, pooling))
 
 

@@ -8,7 +8,14 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
-from medeval.runtime.device import autocast, dataloader_kwargs, grad_scaler, prepare_batch, prepare_model, resolve_device
+from medeval.runtime.device import (
+    autocast,
+    dataloader_kwargs,
+    grad_scaler,
+    prepare_batch,
+    prepare_model,
+    resolve_device,
+)
 
 
 def _as_dataset(data) -> Dataset:

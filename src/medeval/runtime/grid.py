@@ -125,7 +125,8 @@ def run_grid(
 
 
 def _run_dask(fn, grid, pending, scheduler, finish, bar) -> None:
-    from distributed import Client, as_completed as dask_as_completed
+    from distributed import Client
+    from distributed import as_completed as dask_as_completed
 
     own = not isinstance(scheduler, Client)
     client = Client(scheduler) if own else scheduler

@@ -35,7 +35,9 @@ lesion has several parts (Edema, Emphysema, Infiltration) gets the box around al
 Cardiomegaly: the lesion is the *whole enlarged heart* (mask = the enlarged cardiac silhouette, drawn as the
 union of the patient's normal heart and an ellipse inscribed in a box drawn from the NIH Cardiomegaly
 boxes, which outline the whole heart); the normal heart of the other phantoms carries no mask bit.
-Emphysema: the whole hyperinflated, hyperlucent lung fields.
+Emphysema: the whole hyperinflated, hyperlucent lung fields. Pneumothorax: the ellipse inscribed in the
+sampled NIH box, clipped to the lung field (so its tight box is on average smaller than the NIH boxes; the
+Data appendix page measures by how much). Atelectasis: a plate-like band filling 85 % of its box's height.
 
 Difficulty
 ----------
@@ -57,7 +59,8 @@ confounder's pixels (marker or padding).
 
 Determinism: image ``i`` depends only on (``seed``, ``i``) and the other arguments, never on ``n``; its
 label set is drawn from ``np.random.default_rng([seed, i, 0])``, the white noise from
-``np.random.default_rng([seed, i, 2])`` and everything else from ``np.random.default_rng([seed, i, 1])``, so ``generate_chest_phantoms(10, seed=3)`` is the first 10 images of
+``np.random.default_rng([seed, i, 2])`` and everything else from ``np.random.default_rng([seed, i, 1])``,
+so ``generate_chest_phantoms(10, seed=3)`` is the first 10 images of
 ``generate_chest_phantoms(1000, seed=3)``.
 """
 
@@ -407,7 +410,7 @@ def _draw_anatomy(cv: _Canvas) -> None:
     medi = _ramp(0.055 - np.abs(u - 0.5), 4 * px) * _ramp(v - 0.08, 4 * px)
     base = np.maximum(base, medi * (0.66 + 0.06 * v))
     # normal heart (lower mediastinum, bulging to the image right)
-    hx, hy = 0.545 + rng.normal(0, 0.01), 0.62 + rng.normal(0, 0.01)
+    hx, hy = 0.56 + rng.normal(0, 0.01), 0.585 + rng.normal(0, 0.01)  # near the NIH Cardiomegaly box centre
     hax, hay = rng.uniform(0.14, 0.16), rng.uniform(0.11, 0.125)
     cv.heart = (hx, hy, hax, hay)
     cv.base = base
@@ -500,10 +503,10 @@ def _finalise_mask(mask, profile):
 
 
 def _render_atelectasis(cv, boxes):
-    # plate-like (discoid) band opacity: a flattened, tilted ellipse
+    # plate-like (discoid) band opacity: a flattened, slightly tilted ellipse filling most of its box
     cx, cy, w, h = _scaled(_region(cv, "Atelectasis", boxes), cv.size_factor)
-    angle = cv.rng.uniform(-0.5, 0.5)
-    mask, prof = _blob(cv, (cx, cy, w, max(h * 0.45, w * 0.12)), angle=angle)
+    angle = cv.rng.uniform(-0.15, 0.15)
+    mask, prof = _blob(cv, (cx, cy, w, h * 0.85), angle=angle)
     cv.add_opacity(0.30 * cv.contrast * np.sqrt(prof))
     return mask
 
@@ -600,10 +603,15 @@ def _render_infiltration(cv, boxes):
     mask = np.zeros((cv.height, cv.width), bool)
     alpha = np.zeros((cv.height, cv.width))
     k = int(cv.rng.integers(4, 9))
-    for _ in range(k):
-        px_ = cx + cv.rng.uniform(-0.35, 0.35) * w
-        py_ = cy + cv.rng.uniform(-0.35, 0.35) * h
-        r = cv.rng.uniform(0.15, 0.3)
+    corner = cv.rng.choice([-1.0, 1.0])
+    for j in range(k):
+        if j < 2:  # two patches at opposite corners span the box
+            sign = 1.0 if j == 0 else -1.0
+            px_, py_, r = cx + sign * 0.35 * w, cy + sign * corner * 0.35 * h, 0.3
+        else:
+            px_ = cx + cv.rng.uniform(-0.35, 0.35) * w
+            py_ = cy + cv.rng.uniform(-0.35, 0.35) * h
+            r = cv.rng.uniform(0.15, 0.3)
         m, prof = _blob(cv, (px_, py_, r * w, r * h * cv.rng.uniform(0.7, 1.4)))
         mask |= m
         alpha = np.maximum(alpha, 0.28 * cv.contrast * np.minimum(1, 2 * prof))

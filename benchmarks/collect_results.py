@@ -1,0 +1,19 @@
+"""Gather benchmarks/results/*.md into benchmarks/RESULTS.md (one section per topic, in name order)."""
+
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def main() -> None:
+    parts = ["# Benchmark results", "",
+             "Measured on this project's development machine (2 cores, 24 GiB, no GPU) unless a section says otherwise.",
+             "Each section was written by the script named in it; re-run it to refresh the figures.", ""]
+    for path in sorted((HERE / "results").glob("*.md")):
+        parts += [path.read_text().strip(), ""]
+    (HERE / "RESULTS.md").write_text("\n".join(parts))
+    print(HERE / "RESULTS.md")
+
+
+if __name__ == "__main__":
+    main()

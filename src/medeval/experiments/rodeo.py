@@ -1,0 +1,615 @@
+"""Chapter 2: RoDeO and IoU-based metrics for pathology detection (Meissen, Müller et al., MIDL 2023).
+
+Pure functions of (parameters, seed) used by ``notebooks/02-rodeo.py``:
+
+* :func:`load_oracle_targets` — the real NIH box list (984 boxes, 880 images), split 50/50 at patient
+  level as in the paper; the oracle experiments run on the test half, in normalised coordinates.
+* :func:`oracle_predictions` — one oracle model: App. A corruptions composed in a fixed order.
+* :func:`evaluate_detections` — every metric of the chapter on one (predictions, targets) pair.
+* :func:`figure_settings` / :func:`run_oracle_figure` — the sweeps of Figs. 3, 4, 5, 7, 8, 9, 10, 11
+  (each setting repeated ``n_runs`` times, as the paper's "mean of 5 runs").
+* :func:`shift_map` — Fig. 2: AP@50, mAP, IoU and RoDeO localisation over centre offsets.
+* :func:`analytic_curves` — the closed forms overlaid on the figures.
+* :func:`train_cam_detector` / :func:`cam_boxes` / :func:`detector_table` / :func:`bootstrap_table` — the
+  Table 1 analogue: a weakly supervised multi-label CNN, boxes from class activation maps.
+* :func:`paper_table1_consistency` — the harmonic-mean check of the paper's Table 1 (Atelectasis erratum).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Annotated, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from medeval.data import corruptions as C
+from medeval.metrics.detection import (
+    MAP_IOU_THRESHOLDS,
+    ImageBoxes,
+    accuracy_at_iou,
+    average_precision_at_iou,
+    robust_detection_outcome,
+)
+from medeval.runtime.params import ChapterParams
+
+#: The 8 ChestX-ray8 box classes, in the order of the paper's Table 1.
+CLASSES: tuple[str, ...] = (
+    "Atelectasis",
+    "Cardiomegaly",
+    "Effusion",
+    "Infiltration",
+    "Mass",
+    "Nodule",
+    "Pneumonia",
+    "Pneumothorax",
+)
+
+#: Table 1 of the paper (CheXNet, test split, %), for the consistency check and the comparison.
+PAPER_TABLE1 = pd.DataFrame(
+    [
+        ("Atelectasis", 21.6, 17.3, 6.9, 28.4, 37.1, 2.0),
+        ("Cardiomegaly", 55.7, 70.4, 45.8, 55.6, 86.2, 31.7),
+        ("Effusion", 21.9, 15.5, 9.2, 13.7, 33.4, 5.1),
+        ("Infiltration", 11.0, 15.9, 8.1, 10.8, 31.6, 3.0),
+        ("Mass", 10.6, 11.4, 4.3, 7.2, 59.4, 1.6),
+        ("Nodule", 16.9, 3.0, 0.8, 1.9, 55.7, 0.0),
+        ("Pneumonia", 9.2, 38.3, 19.2, 16.0, 71.6, 2.1),
+        ("Pneumothorax", 26.6, 14.3, 12.5, 16.0, 65.8, 1.0),
+        ("Total", 19.8, 19.9, 10.9, 15.6, 55.1, 5.8),
+    ],
+    columns=["class", "classification", "localization", "shape_matching", "total", "acc@30", "mAP"],
+)
+
+FloatList = list[Annotated[float, Field(ge=0, le=10)]]
+ProbList = list[Annotated[float, Field(ge=0, le=1)]]
+
+#: Names of the metric columns returned by :func:`evaluate_detections`.
+IOU_SHOWN = (0.1, 0.3, 0.5)
+
+
+class Params(ChapterParams):
+    """Parameters of chapter 2 (RoDeO)."""
+
+    n_runs: int = Field(5, ge=1, le=100, description="repetitions of each oracle setting (the paper: 5)")
+    oracle_test_fraction: float = Field(
+        0.5, gt=0, lt=1, description="fraction of boxed NIH images (by patient) forming the oracle test set (paper: 0.5)"
+    )
+    sigma_pos: FloatList = Field([0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0], min_length=2,
+                                 description="position-noise std (box sizes), Figs. 3 and 8")
+    sigma_shape: FloatList = Field([0, 0.25, 0.5, 0.75, 1.0, 1.5], min_length=2,
+                                   description="log-normal shape-noise std, Fig. 3")
+    p_values: ProbList = Field([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], min_length=2,
+                               description="probabilities for under-/over-prediction and class confusion, Figs. 4, 7, 10, 11")
+    expected_duplicates: FloatList = Field([0, 0.25, 0.5, 1, 2, 3, 4], min_length=2,
+                                           description="E[D] of the box duplication, Fig. 5")
+    position_bias: FloatList = Field([0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0], min_length=2,
+                                     description="position bias |Δp| (box sizes), Fig. 8")
+    sigma_size: FloatList = Field([0, 0.25, 0.5, 0.75, 1.0, 1.5], min_length=2, description="size-noise std, Fig. 9")
+    sigma_ratio: FloatList = Field([0, 0.25, 0.5, 0.75, 1.0, 1.5], min_length=2,
+                                   description="aspect-ratio-noise std, Fig. 9")
+    random_box_sizes: list[Annotated[float, Field(gt=0, le=1)]] = Field(
+        [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7], min_length=2,
+        description="side s of the random square boxes (fraction of the image), Fig. 7")
+    shift_grid_size: int = Field(41, ge=5, le=201, description="grid points per axis of the Fig. 2 shift maps")
+    shift_range: float = Field(1.5, gt=0, le=5, description="largest offset of the Fig. 2 maps (target sizes)")
+    # Table 1 analogue
+    detector_data: Literal["phantoms", "chestxray14"] = Field(
+        "phantoms", description="data of the Table-1 detector: CXR phantoms, or the real ChestX-ray14 images (full)")
+    n_train: int = Field(2000, ge=16, le=200_000, description="training images of the weakly supervised CNN")
+    n_test: int = Field(500, ge=8, le=50_000, description="phantom test images (those with boxes are evaluated)")
+    image_size: int = Field(128, ge=64, le=512, description="image side in pixels")
+    backbone: Literal["small_cnn", "resnet18", "resnet50"] = Field("small_cnn", description="CNN backbone")
+    epochs: int = Field(8, ge=0, le=500, description="training epochs")
+    batch_size: int = Field(64, ge=1, le=1024, description="training batch size")
+    lr: float = Field(1e-3, gt=0, le=1, description="Adam learning rate (paper: 3.6e-5 for 50k iterations)")
+    weight_decay: float = Field(1e-6, ge=0, le=1, description="Adam weight decay (paper: 1e-6)")
+    cam_thresholds: list[Annotated[int, Field(ge=1, le=254)]] = Field(
+        [60, 180], min_length=1, description="thresholds of the per-image 0-255 CAM map (paper: 60 and 180)")
+    n_bootstrap: int = Field(200, ge=0, le=10_000, description="bootstrap resamples of the test images for CIs")
+
+
+# ------------------------------------------------------------------------------------------------------
+# data
+
+
+def load_oracle_targets(test_fraction: float = 0.5, seed: int = 0) -> tuple[ImageBoxes, pd.DataFrame]:
+    """The NIH box list's test half (patient-level split) as normalised ``xywh`` :class:`ImageBoxes`.
+
+    Returns ``(targets, table)``; ``table`` has one row per box (image_index, finding, x, y, w, h in
+    pixels, image id, class id). Coordinates are divided by the 1024-pixel image size, so the App. A
+    boxes of size 0.25 are "a quarter of the image".
+    """
+    from medeval.data.chestxray14 import IMAGE_SIZE, load_boxes, patient_id_of
+    from medeval.data.splits import patient_train_test_split
+
+    boxes = load_boxes(box_format="xywh")
+    images = np.array(sorted(boxes["image_index"].unique()))
+    ((_, test_idx),) = patient_train_test_split(patient_id_of(images), test_size=test_fraction, seed=seed)
+    test_images = images[np.sort(test_idx)]
+    table = boxes[boxes["image_index"].isin(test_images)].copy()
+    image_id = {name: i for i, name in enumerate(test_images)}
+    table["image"] = table["image_index"].map(image_id).astype(np.int64)
+    table["class_id"] = table["finding"].map({c: i for i, c in enumerate(CLASSES)})
+    if table["class_id"].isna().any():
+        raise ValueError(f"box findings outside the 8 classes: {sorted(set(table['finding']) - set(CLASSES))}")
+    table["class_id"] = table["class_id"].astype(np.int64)
+    targets = ImageBoxes.from_arrays(
+        table[["x", "y", "w", "h"]].to_numpy() / IMAGE_SIZE,
+        table["class_id"].to_numpy(),
+        table["image"].to_numpy(),
+        box_format="xywh",
+        n_images=len(test_images),
+        name="NIH boxes",
+    )
+    return targets, table.reset_index(drop=True)
+
+
+def box_list_summary() -> dict:
+    """Counts of the shipped NIH box list (boxes, images, per class) and the mean box size (fraction of 1024)."""
+    from medeval.data.chestxray14 import IMAGE_SIZE, load_boxes
+
+    b = load_boxes(box_format="xywh")
+    return {
+        "n_boxes": len(b),
+        "n_images": int(b["image_index"].nunique()),
+        "boxes_per_class": b["finding"].value_counts().reindex(list(CLASSES)).astype(int).to_dict(),
+        "mean_box_width": float(b["w"].mean() / IMAGE_SIZE),
+        "mean_box_height": float(b["h"].mean() / IMAGE_SIZE),
+        "mean_box_side_sqrt_area": float(np.sqrt(b["w"] * b["h"]).mean() / IMAGE_SIZE),
+    }
+
+
+# ------------------------------------------------------------------------------------------------------
+# oracle models
+
+
+def oracle_predictions(
+    targets: ImageBoxes,
+    rng,
+    *,
+    sigma_pos: float = 0.0,
+    sigma_shape: float = 0.0,
+    position_bias: float = 0.0,
+    sigma_size: float = 0.0,
+    sigma_ratio: float = 0.0,
+    p_underpred: float = 0.0,
+    p_overpred: float = 0.0,
+    expected_duplicates: float = 0.0,
+    p_confuse: float = 0.0,
+    random_box_size: float | None = None,
+) -> ImageBoxes:
+    """An oracle model (paper Sec. 4, App. A): corrupted copies of ``targets`` (normalised coordinates).
+
+    Order: [random boxes of size s replace the oracle boxes] → class under-prediction → box
+    duplication → class confusion → position bias → position noise → shape, size, aspect-ratio noise →
+    class over-prediction (its new boxes are added last, uncorrupted). Each step draws from ``rng``.
+    """
+    g = np.random.default_rng(rng)
+    k = len(CLASSES)
+    if random_box_size is not None:
+        return C.random_boxes_of_size(targets, random_box_size, g, num_classes=k, image_size=1.0, p_overpred=p_overpred)
+    p = C.class_underprediction(targets, p_underpred, g)
+    p = C.box_duplication(p, expected_duplicates, g)
+    p = C.class_confusion(p, p_confuse, g, num_classes=k)
+    p = C.position_bias(p, position_bias, g)
+    p = C.position_noise(p, sigma_pos, g)
+    p = C.shape_noise(p, sigma_shape, g)
+    p = C.size_noise(p, sigma_size, g)
+    p = C.aspect_ratio_noise(p, sigma_ratio, g)
+    return C.class_overprediction(p, p_overpred, g, num_classes=k, image_size=1.0)
+
+
+def evaluate_detections(predictions: ImageBoxes, targets: ImageBoxes) -> dict[str, float]:
+    """RoDeO (total and sub-scores), acc@IoU and AP@IoU at 0.1/0.3/0.5 and mAP (0.1-0.7), all class means
+    except RoDeO (pooled, as defined). Predictions without scores share one confidence (see AP@IoU)."""
+    fmt = targets.box_format
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        r = robust_detection_outcome(predictions, targets, box_format=fmt, class_names=CLASSES, per_class=False)
+    out = {
+        "RoDeO": r.total,
+        "RoDeO loc": r.localization,
+        "RoDeO shape": r.shape_matching,
+        "RoDeO cls": r.classification,
+    }
+    for t in IOU_SHOWN:
+        out[f"acc@{round(t * 100)}"] = accuracy_at_iou(
+            predictions, targets, box_format=fmt, class_names=CLASSES, iou_threshold=t
+        ).mean
+    aps = {
+        t: average_precision_at_iou(predictions, targets, box_format=fmt, class_names=CLASSES, iou_threshold=t).mean
+        for t in MAP_IOU_THRESHOLDS
+    }
+    for t in IOU_SHOWN:
+        out[f"AP@{round(t * 100)}"] = aps[t]
+    out["mAP"] = float(np.mean(list(aps.values())))
+    return out
+
+
+#: The oracle figures: name -> (caption, varied parameters, fixed parameters).
+FIGURES = {
+    "fig3": ("Box oracle: position noise × shape noise", ("sigma_pos", "sigma_shape"), {}),
+    "fig4": ("Class under-prediction (σ_pos = 0.5)", ("p_underpred",), {"sigma_pos": 0.5}),
+    "fig5": ("Box duplication (σ_pos = 0.5)", ("expected_duplicates",), {"sigma_pos": 0.5}),
+    "fig7": ("Class oracle with random boxes of size s × class over-prediction", ("random_box_size", "p_overpred"), {}),
+    "fig8": ("Position bias × position noise", ("position_bias", "sigma_pos"), {}),
+    "fig9": ("Size and aspect-ratio noise", ("sigma_size", "sigma_ratio"), {}),
+    "fig10": ("Class over-prediction (σ_pos = 0.5)", ("p_overpred",), {"sigma_pos": 0.5}),
+    "fig11": ("Class confusion (σ_pos = 0.5)", ("p_confuse",), {"sigma_pos": 0.5}),
+}
+
+
+def figure_settings(figure: str, params: Params) -> list[dict]:
+    """The oracle settings (keyword arguments of :func:`oracle_predictions`) swept by one figure."""
+    if figure not in FIGURES:
+        raise ValueError(f"figure must be one of {list(FIGURES)}, got {figure!r}")
+    _, varied, fixed = FIGURES[figure]
+    values = {
+        "sigma_pos": params.sigma_pos,
+        "sigma_shape": params.sigma_shape,
+        "p_underpred": params.p_values,
+        "p_overpred": params.p_values,
+        "p_confuse": params.p_values,
+        "expected_duplicates": params.expected_duplicates,
+        "random_box_size": params.random_box_sizes,
+        "position_bias": params.position_bias,
+        "sigma_size": params.sigma_size,
+        "sigma_ratio": params.sigma_ratio,
+    }
+    if figure == "fig7":  # a few over-prediction levels for the second axis
+        grid = [{"random_box_size": s, "p_overpred": p} for p in (0.0, 0.1, 0.3) for s in values["random_box_size"]]
+    elif figure == "fig9":  # the two corruptions separately, as the two panels of Fig. 9
+        grid = [{"sigma_size": s, "sigma_ratio": 0.0} for s in values["sigma_size"]]
+        grid += [{"sigma_size": 0.0, "sigma_ratio": s} for s in values["sigma_ratio"][1:]]
+    elif figure == "fig8":
+        grid = [{"position_bias": b, "sigma_pos": s} for s in (0.0, 0.25, 0.5) for b in values["position_bias"]]
+    elif len(varied) == 2:
+        grid = [{varied[0]: a, varied[1]: b} for a in values[varied[0]] for b in values[varied[1]]]
+    else:
+        grid = [{varied[0]: a} for a in values[varied[0]]]
+    return [{**fixed, **g} for g in grid]
+
+
+def run_oracle_figure(figure: str, params_json: dict, seed: int) -> list[dict]:
+    """All settings × runs of one figure; one record per (setting, run) with every metric.
+
+    Module-level and JSON-argument so that :func:`medeval.runtime.grid.run_grid` can run the figures in
+    parallel and cache them. Run ``r`` of setting ``j`` uses the seed sequence (seed, figure, j, r).
+    """
+    params = Params(**params_json)
+    targets, _ = load_oracle_targets(params.oracle_test_fraction, seed)
+    fig_no = int(figure.removeprefix("fig"))
+    rows = []
+    for j, setting in enumerate(figure_settings(figure, params)):
+        for run in range(params.n_runs):
+            preds = oracle_predictions(targets, np.random.SeedSequence([seed, fig_no, j, run]), **setting)
+            rows.append({"figure": figure, "setting": j, "run": run, **setting, **evaluate_detections(preds, targets)})
+    return rows
+
+
+def summarise_runs(rows: list[dict] | pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Mean, standard deviation, min and max over runs of every metric, per setting (long format)."""
+    frame = pd.DataFrame(rows)
+    metrics = [c for c in frame.columns if c.startswith(("RoDeO", "acc@", "AP@", "mAP"))]
+    long = frame.melt(id_vars=by + ["run"], value_vars=metrics, var_name="metric", value_name="value")
+    return long.groupby(by + ["metric"], sort=False)["value"].agg(["mean", "std", "min", "max"]).reset_index()
+
+
+def analytic_curves(x: np.ndarray) -> dict[str, np.ndarray]:
+    """Closed forms for one box per pair (spec §4.4, derived from Eqs. 2-5):
+
+    * position noise σ: E[loc] = 1 / (1 + 2 ln2 σ²) (d² ~ σ² χ²₂);
+    * position bias |Δp|: loc = 2^(−|Δp|²);
+    * uniform scale s: shape = min(s, 1/s)²; E over ln s ~ N(0, σ²) is computed numerically;
+    * aspect change (area kept): shape = 1 / (2 e^{|Δ ln a|/2} − 1);
+    * class flips to a uniformly random other class with probability q (K classes):
+      cls = max(0, (K(1 − q) − 1)/(K − 1)); for class confusion with probability p, the share of
+      correct labels is 1 − E[relabelled] (Monte Carlo in :func:`confusion_accuracy`);
+    * under-prediction p (with the loc at σ = 0.5): every sub-score × (1 − p);
+      duplication E[D]: every sub-score × 1/(1 + E[D]).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    ln2 = np.log(2.0)
+    z, w = np.polynomial.hermite_e.hermegauss(80)
+    w = w / w.sum()
+
+    def expected_scale_shape(sigma):
+        s = np.exp(np.outer(sigma, z))
+        return (np.minimum(s, 1 / s) ** 2) @ w
+
+    def expected_ratio_shape(sigma):
+        d = np.abs(np.outer(sigma, z))
+        return (1 / (2 * np.exp(d / 2) - 1)) @ w
+
+    return {
+        "loc_position_noise": 1 / (1 + 2 * ln2 * x**2),
+        "loc_position_bias": 2.0 ** (-(x**2)),
+        "shape_size_noise": expected_scale_shape(x),
+        "shape_aspect_noise": expected_ratio_shape(x),
+        "scale_shape": np.minimum(x, 1 / np.where(x > 0, x, np.inf)) ** 2,
+    }
+
+
+def confusion_accuracy(p: np.ndarray, n_classes: int = len(CLASSES), n_draws: int = 20000, seed: int = 0) -> np.ndarray:
+    """Probability that a box keeps its class under ``class_confusion`` with probability ``p`` (Monte Carlo
+    over the random selection and permutation): 1 − p + p·E[1/|S| ∣ c ∈ S]."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for q in np.atleast_1d(p):
+        sel = rng.random((n_draws, n_classes)) < q
+        size = sel.sum(1)
+        # class 0 keeps its label if not selected, or if selected and the permutation fixes it (1/|S|)
+        keep = np.where(sel[:, 0], 1.0 / np.maximum(size, 1), 1.0)
+        out.append(keep.mean())
+    return np.array(out)
+
+
+def classification_closed_form(accuracy, n_classes: int = len(CLASSES)):
+    """RoDeO cls for matched pairs with a share ``accuracy`` of correct classes: max(0, (K·acc − 1)/(K − 1))."""
+    acc = np.asarray(accuracy, dtype=np.float64)
+    return np.maximum(0.0, (n_classes * acc - 1) / (n_classes - 1))
+
+
+# ------------------------------------------------------------------------------------------------------
+# Fig. 2
+
+
+def shift_map(grid_size: int = 41, max_offset: float = 1.5) -> dict[str, np.ndarray]:
+    """Fig. 2: square, equal-sized target and prediction offset by (Δx, Δy) target sizes.
+
+    Every cell is its own one-image dataset evaluated with the library's metrics: AP@50 and mAP
+    (thresholds 0.1-0.7; one prediction, so AP is 1 or 0 per threshold), IoU and RoDeO localisation.
+    Returns the offsets and four ``(grid_size, grid_size)`` maps (rows: Δy, columns: Δx).
+    """
+    from medeval.metrics.box_overlap import paired_iou
+    from medeval.metrics.detection import localization_similarity
+
+    offsets = np.linspace(-max_offset, max_offset, grid_size)
+    dy, dx = np.meshgrid(offsets, offsets, indexing="ij")
+    target = np.array([0.0, 0.0, 1.0, 1.0])
+    preds = np.column_stack([dx.ravel(), dy.ravel(), np.ones(dx.size), np.ones(dx.size)])
+    targets = np.tile(target, (dx.size, 1))
+    iou = paired_iou(preds, targets, box_format="xywh").reshape(dx.shape)
+    loc = localization_similarity(preds, targets, box_format="xywh").reshape(dx.shape)
+    ap50 = np.empty(dx.size)
+    m_ap = np.empty(dx.size)
+    names = ("finding", "other")  # two classes: MCC-based metrics need K >= 2
+    for i in range(dx.size):
+        p = [np.append(preds[i], 0.0)[None]]
+        t = [np.append(target, 0.0)[None]]
+        aps = [
+            average_precision_at_iou(p, t, box_format="xywh", class_names=names, iou_threshold=th).mean
+            for th in MAP_IOU_THRESHOLDS
+        ]
+        ap50[i] = aps[MAP_IOU_THRESHOLDS.index(0.5)]
+        m_ap[i] = np.mean(aps)
+    return {
+        "offsets": offsets,
+        "AP@50": ap50.reshape(dx.shape),
+        "mAP": m_ap.reshape(dx.shape),
+        "IoU": iou,
+        "RoDeO loc": loc,
+    }
+
+
+# ------------------------------------------------------------------------------------------------------
+# Table 1 analogue: weakly supervised CNN, boxes from CAMs
+
+
+def cam_boxes(cams: np.ndarray, thresholds=(60, 180), scores: np.ndarray | None = None) -> ImageBoxes:
+    """Boxes from class activation maps (paper App. B, after Wang et al. 2017).
+
+    ``cams``: ``(N, K, H, W)`` maps at the image size. Per image, the maps of all K classes are
+    min-max normalised *jointly* to 0-255 (our reading of "normalize the heatmaps per image"; a per-class
+    normalisation would put boxes of every class in every image), binarised at each threshold, and a box
+    is drawn around each 8-connected component; its class is that of the map. ``scores`` (N, K), if
+    given, becomes each box's confidence (we pass the image-level class probability).
+    Returns top-left ``xywh`` pixel boxes.
+    """
+    from scipy import ndimage
+
+    cams = np.asarray(cams, dtype=np.float64)
+    if cams.ndim != 4:
+        raise ValueError(f"cams must have shape (N, K, H, W), got {cams.shape}")
+    n, k = cams.shape[:2]
+    lo = cams.reshape(n, -1).min(1)[:, None, None, None]
+    hi = cams.reshape(n, -1).max(1)[:, None, None, None]
+    norm = (cams - lo) / np.where(hi > lo, hi - lo, 1.0) * 255.0
+    rows = []
+    structure = np.ones((3, 3), bool)
+    for i in range(n):
+        for c in range(k):
+            for thr in thresholds:
+                labelled, count = ndimage.label(norm[i, c] >= thr, structure=structure)
+                for sl in ndimage.find_objects(labelled):
+                    y0, y1, x0, x1 = sl[0].start, sl[0].stop, sl[1].start, sl[1].stop
+                    rows.append((i, c, x0, y0, x1 - x0, y1 - y0, np.nan if scores is None else scores[i, c]))
+    arr = np.array(rows, dtype=np.float64).reshape(-1, 7)
+    return ImageBoxes.from_arrays(
+        arr[:, 2:6], arr[:, 1], arr[:, 0], box_format="xywh", n_images=n,
+        scores=None if scores is None else arr[:, 6], name="CAM boxes",
+    )
+
+
+def phantom_detection_data(params: Params, seed: int):
+    """Phantoms of the 8 classes, split by patient into training and test images.
+
+    Returns ``(train_images, train_labels, test_images, test_targets)``; the test set keeps only the
+    images that have at least one box (as the paper evaluates on the boxed images).
+    """
+    from medeval.data.chestxray14 import LABELS
+    from medeval.data.phantoms.chest import generate_chest_phantoms
+    from medeval.data.splits import patient_train_test_split
+
+    n = params.n_train + params.n_test
+    ph = generate_chest_phantoms(n, params.image_size, seed=seed, findings=list(CLASSES))
+    cols = [LABELS.index(c) for c in CLASSES]
+    labels = ph.labels[:, cols].astype(np.float32)
+    ((train_idx, test_idx),) = patient_train_test_split(ph.patient_id, test_size=params.n_test / n, seed=seed)
+    boxes = ph.boxes[ph.boxes["finding"].isin(CLASSES)]
+    test_idx = np.sort(test_idx)
+    boxed = np.intersect1d(test_idx, boxes["image"].unique())
+    remap = {int(old): new for new, old in enumerate(boxed)}
+    tb = boxes[boxes["image"].isin(boxed)]
+    targets = ImageBoxes.from_arrays(
+        tb[["x", "y", "w", "h"]].to_numpy(np.float64),
+        tb["finding"].map({c: i for i, c in enumerate(CLASSES)}).to_numpy(),
+        tb["image"].map(remap).to_numpy(),
+        box_format="xywh",
+        n_images=len(boxed),
+        name="phantom boxes",
+    )
+    return ph.images[train_idx], labels[train_idx], ph.images[boxed], targets
+
+
+def chestxray14_detection_data(params: Params, seed: int):
+    """Real ChestX-ray14 (full profile): weakly supervised training on images without boxes, evaluation on
+    the test half (by patient) of the boxed images, resized to ``image_size``. Raises
+    ``DatasetUnavailableError`` naming ``chestxray14-images`` and how to fetch it when absent."""
+    from medeval.data.chestxray14 import IMAGE_SIZE, load_boxes, load_labels, patient_id_of
+    from medeval.data.manifest import require
+    from medeval.data.readers import ChestXray14Images
+    from medeval.data.splits import patient_train_test_split
+
+    root = require("chestxray14-images")
+    image_dir = root / "images" if (root / "images").is_dir() else root
+    labels = load_labels()
+    boxes = load_boxes(box_format="xywh")
+    boxed_names = np.array(sorted(boxes["image_index"].unique()))
+    boxed_patients = set(patient_id_of(boxed_names).tolist())
+    train_table = labels[~labels["patient_id"].isin(boxed_patients)]
+    rng = np.random.default_rng(seed)
+    train_table = train_table.iloc[np.sort(rng.permutation(len(train_table))[: params.n_train])]
+    ((_, test_idx),) = patient_train_test_split(patient_id_of(boxed_names), test_size=0.5, seed=seed)
+    test_names = boxed_names[np.sort(test_idx)]
+    test_table = labels[labels["image_index"].isin(test_names)]
+    train_reader = ChestXray14Images(image_dir, train_table, require_all=True)
+    test_reader = ChestXray14Images(image_dir, test_table, require_all=True)
+    size = params.image_size
+    x_train = np.stack([train_reader.image(i, size) for i in range(len(train_reader))])
+    y_train = train_reader.table[list(CLASSES)].to_numpy(np.float32)
+    x_test = np.stack([test_reader.image(i, size) for i in range(len(test_reader))])
+    order = {name: i for i, name in enumerate(test_reader.table["image_index"])}
+    tb = boxes[boxes["image_index"].isin(order)]
+    targets = ImageBoxes.from_arrays(
+        tb[["x", "y", "w", "h"]].to_numpy() * (size / IMAGE_SIZE),
+        tb["finding"].map({c: i for i, c in enumerate(CLASSES)}).to_numpy(),
+        tb["image_index"].map(order).to_numpy(),
+        box_format="xywh",
+        n_images=len(order),
+        name="NIH boxes",
+    )
+    return x_train, y_train, x_test, targets
+
+
+def train_cam_detector(params: Params, seed: int) -> dict:
+    """Train the weakly supervised multi-label CNN (image-level labels only) and predict CAM boxes.
+
+    Returns ``{"predictions", "targets", "probabilities", "history", "auc"}``: CAM boxes (with the
+    image-level class probability as confidence), the test targets, test probabilities (N, 8), the
+    per-epoch training loss and the per-class test AUC of the classifier.
+    """
+    import torch
+    from sklearn.metrics import roc_auc_score
+
+    from medeval.models.multilabel_cnn import MultiLabelCNN
+    from medeval.models.training import predict, train_model
+    from medeval.runtime.device import resolve_device
+
+    if params.detector_data == "phantoms":
+        x_train, y_train, x_test, targets = phantom_detection_data(params, seed)
+    else:
+        x_train, y_train, x_test, targets = chestxray14_detection_data(params, seed)
+    mean, std = float(x_train.mean()), float(x_train.std()) or 1.0  # training-set statistics (App. B)
+    device = resolve_device(params.device)
+    torch.manual_seed(seed)
+    model = MultiLabelCNN(len(CLASSES), backbone=params.backbone)
+    history = train_model(
+        model,
+        (((x_train - mean) / std)[:, None].astype(np.float32), y_train),
+        torch.nn.BCEWithLogitsLoss(),
+        epochs=params.epochs,
+        batch_size=params.batch_size,
+        lr=params.lr,
+        weight_decay=params.weight_decay,
+        device=device,
+        seed=seed,
+    )
+    xt = ((x_test - mean) / std)[:, None].astype(np.float32)
+    probs = 1 / (1 + np.exp(-predict(model, xt, device=device)))
+    cams = predict(model, xt, device=device, forward=lambda m, x: m.class_activation_maps(x), batch_size=32)
+    preds = cam_boxes(cams, params.cam_thresholds, scores=probs)
+    present = np.zeros((targets.n_images, len(CLASSES)))
+    present[targets.image_ids, targets.labels] = 1
+    auc = {
+        c: float(roc_auc_score(present[:, j], probs[:, j])) if 0 < present[:, j].sum() < len(present) else float("nan")
+        for j, c in enumerate(CLASSES)
+    }
+    return {"predictions": preds, "targets": targets, "probabilities": probs, "history": history, "auc": auc}
+
+
+def detector_table(predictions: ImageBoxes, targets: ImageBoxes) -> pd.DataFrame:
+    """Table 1 columns per class and Total (%): RoDeO cls, loc, shape, total (pooled over images), acc@30
+    and mAP (0.1-0.7; Total = mean over classes, as in the paper), plus the box counts."""
+    from medeval.metrics.detection import mean_average_precision
+
+    fmt = targets.box_format
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        r = robust_detection_outcome(predictions, targets, box_format=fmt, class_names=CLASSES)
+    acc = accuracy_at_iou(predictions, targets, box_format=fmt, class_names=CLASSES, iou_threshold=0.3)
+    m_ap = mean_average_precision(predictions, targets, box_format=fmt, class_names=CLASSES)
+    table = pd.DataFrame(r.per_class_records())
+    table["acc@30"] = np.r_[acc.per_class, acc.mean]
+    table["mAP"] = np.r_[m_ap.per_class, m_ap.mean]
+    pct = ["classification", "localization", "shape_matching", "total", "acc@30", "mAP"]
+    table[pct] = table[pct] * 100
+    return table[["class", *pct, "n_matched", "n_overpredicted", "n_missed"]]
+
+
+def bootstrap_table(predictions: ImageBoxes, targets: ImageBoxes, n_bootstrap: int, seed: int,
+                    level: float = 0.95) -> pd.DataFrame:
+    """Percentile bootstrap CIs over test images of every :func:`detector_table` cell (long format:
+    class, metric, low, high). Images are resampled with replacement; predictions follow their image."""
+    if n_bootstrap < 1:
+        raise ValueError(f"n_bootstrap must be >= 1, got {n_bootstrap}")
+    rng = np.random.default_rng(seed)
+    tables = []
+    for _ in range(n_bootstrap):
+        idx = rng.integers(0, targets.n_images, targets.n_images)
+        tables.append(detector_table(predictions.subset_images(idx), targets.subset_images(idx)))
+    stack = pd.concat(tables)
+    metrics = ["classification", "localization", "shape_matching", "total", "acc@30", "mAP"]
+    long = stack.melt(id_vars=["class"], value_vars=metrics, var_name="metric")
+    a = (1 - level) / 2
+    ci = long.groupby(["class", "metric"], sort=False)["value"].quantile([a, 1 - a]).unstack()
+    ci.columns = ["low", "high"]
+    return ci.reset_index()
+
+
+def paper_table1_consistency(table: pd.DataFrame | None = None, tolerance: float = 0.15) -> pd.DataFrame:
+    """Recompute each row's RoDeO total as the harmonic mean (Eq. 6) of its sub-scores.
+
+    Default: the paper's Table 1; rows whose reported total differs by more than ``tolerance`` points
+    are flagged (the paper's Atelectasis row: 28.4 reported, 12.0 recomputed). Also usable on our table.
+    """
+    t = (PAPER_TABLE1 if table is None else table).copy()
+    subs = t[["classification", "localization", "shape_matching"]].to_numpy(np.float64)
+    with np.errstate(divide="ignore"):
+        hm = 3 / (1 / subs).sum(1)
+    t["total_recomputed"] = hm
+    t["difference"] = t["total"] - hm
+    t["consistent"] = np.abs(t["difference"]) <= tolerance
+    return t[["class", "classification", "localization", "shape_matching", "total", "total_recomputed", "difference", "consistent"]]
+
+
+def paper_total_rows() -> dict[str, float]:
+    """How the paper's Total row is formed: mean of the class rows (acc@30, mAP) vs pooled (RoDeO)."""
+    cls_rows = PAPER_TABLE1[PAPER_TABLE1["class"] != "Total"]
+    total = PAPER_TABLE1[PAPER_TABLE1["class"] == "Total"].iloc[0]
+    return {
+        f"{col}_mean_of_classes": float(cls_rows[col].mean())
+        for col in ["classification", "localization", "shape_matching", "total", "acc@30", "mAP"]
+    } | {f"{col}_reported_total": float(total[col]) for col in ["classification", "localization", "acc@30", "mAP"]}
