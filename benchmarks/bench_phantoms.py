@@ -105,6 +105,8 @@ def main(argv=None) -> int:
         f"whole slide {t_slide:.2f} s | {t_stream / t_slide:.2f} |",
         "",
         f"Slide class fractions: {', '.join(f'{k} {v:.3f}' for k, v in slide.class_fractions.items())}.",
+        f"Load average (1, 5, 15 min) at the end of the run: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
+        "on 2 cores: other engineers' jobs shared the CPU, so the times are upper bounds.",
         "The per-pixel loop is the peer for one rendering step only (the loop version of a whole phantom",
         "was not written); the headline comparison is the wall time against the 30 s budget.",
     ]

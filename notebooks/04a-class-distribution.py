@@ -74,7 +74,6 @@ cls_runs = None
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -98,8 +97,9 @@ P
 # %%
 train_slides, test_slides = H.train_test_slides(cd.data_config(P))
 fig, axes = plt.subplots(1, 2, figsize=(7, 3.5))
-axes[0].imshow(train_slides.images[0]); axes[0].set_title("slide phantom")
-axes[1].imshow(train_slides.masks[0], cmap=plots.plt.get_cmap("viridis", 3), vmin=0, vmax=2)
+axes[0].imshow(train_slides.images[0])
+axes[0].set_title("slide phantom")
+axes[1].imshow(train_slides.masks[0], cmap=plt.get_cmap("viridis", 3), vmin=0, vmax=2)
 axes[1].set_title("mask: O / ¬C / C")
 for a in axes:
     a.axis("off")
@@ -148,7 +148,8 @@ fig, axes = plt.subplots(1, 3, figsize=(11, 3.2), sharey=True)
 for ax, metric in zip(axes, ["R", "P", "F"], strict=True):
     t44.pivot(index="distribution", columns="class", values=metric)[["C", "notC", "O"]].plot.bar(ax=ax, rot=30)
     ax.set_title({"R": "recall", "P": "precision", "F": "F-measure"}[metric])
-plt.tight_layout(); plt.show()
+plt.tight_layout()
+plt.show()
 display(Markdown(f"Highest C recall: **{best_recall_c}**; highest C precision: **{best_precision_c}**; recall "
                  f"exceeds precision for C in {recall_gt_precision:.0%} of the distributions."))
 
@@ -165,9 +166,12 @@ for d in ("Natural", "C-biased"):
         axes[0].plot(s.e, s.recall, ls, marker="o", label=f"{d} {cls}")
         axes[1].plot(s.e, s.precision, ls, marker="o", label=f"{d} {cls}")
 for ax, name in zip(axes, ["recall", "precision"], strict=True):
-    ax.set_xscale("log", base=2); ax.set_xlabel("evaluation patch e (px)"); ax.set_ylabel(name)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("evaluation patch e (px)")
+    ax.set_ylabel(name)
 axes[1].legend(fontsize=7)
-plt.tight_layout(); plt.show()
+plt.tight_layout()
+plt.show()
 display(Markdown(f"Spearman correlation with e over all distributions and ROI classes: recall "
                  f"{recall_trend:+.2f}, precision {precision_trend:+.2f} (thesis: recall rises, precision falls)."))
 
@@ -206,10 +210,15 @@ def plot_group(summ, tab, names, title):
                               label=f"{d} ({a.fpr_auc:.3f})")
     for ax, (xl, yl) in zip(axes, [("FPR", "TPR"), ("recall", "precision"), ("threshold", "precision"),
                                    ("threshold", "FPR")], strict=True):
-        ax.set_xlabel(xl); ax.set_ylabel(yl); ax.legend(fontsize=7)
-    axes[0].set_title(f"{title}: mean ROC"); axes[1].set_title("mean PR (Alg. 3)")
-    axes[2].set_title("precision curve"); axes[3].set_title("FPR curve")
-    plt.tight_layout(); plt.show()
+        ax.set_xlabel(xl)
+        ax.set_ylabel(yl)
+        ax.legend(fontsize=7)
+    axes[0].set_title(f"{title}: mean ROC")
+    axes[1].set_title("mean PR (Alg. 3)")
+    axes[2].set_title("precision curve")
+    axes[3].set_title("FPR curve")
+    plt.tight_layout()
+    plt.show()
 
 
 for group, title in (("E1", "E1 (H1)"), ("E2", "E2 (H2)"), ("E3", "E3 (H2, H3)"), ("E4", "E4 (H2, H4)")):
@@ -239,9 +248,11 @@ verdicts
 maps = [(r["distribution"], r["heatmap"]) for r in hyp if r["heatmap"] is not None]
 if maps:
     fig, axes = plt.subplots(1, len(maps) + 1, figsize=(3.2 * (len(maps) + 1), 3.2))
-    axes[0].imshow(test_slides.masks[0] == 2, cmap="gray"); axes[0].set_title("ground-truth C")
+    axes[0].imshow(test_slides.masks[0] == 2, cmap="gray")
+    axes[0].set_title("ground-truth C")
     for ax, (d, m) in zip(axes[1:], maps, strict=True):
-        ax.imshow(m, cmap="magma", vmin=0, vmax=1); ax.set_title(f"{d}: P(C)")
+        ax.imshow(m, cmap="magma", vmin=0, vmax=1)
+        ax.set_title(f"{d}: P(C)")
     for ax in axes:
         ax.axis("off")
     plt.show()

@@ -61,7 +61,8 @@ def image_gallery(images, *, masks=None, boxes=None, titles=None, ncols: int = 4
         if boxes is not None:
             for box in boxes[i]:
                 x, y, w, h = box[:4]
-                ax.add_patch(plt.Rectangle((x, y), w, h, fill=False, edgecolor="yellow", linewidth=1))
+                # boxes cover whole pixels: pixel i spans [i - 0.5, i + 0.5] in imshow coordinates
+                ax.add_patch(plt.Rectangle((x - 0.5, y - 0.5), w, h, fill=False, edgecolor="yellow", linewidth=1))
                 if len(box) > 4:
                     ax.text(x, y, str(box[4]), color="yellow", fontsize=6, va="bottom")
         if titles is not None:

@@ -6,14 +6,14 @@ Every function is a pure function of its (JSON-serialisable) arguments and a see
 Pipeline (thesis §3.2, §4.5.1.2), scaled down to the CPU:
 
 1. *Data.* ``n_train_slides`` / ``n_test_slides`` slide phantoms (:mod:`medeval.data.phantoms.slide`: mask
-   0 = O, 1 = ¬C, 2 = C). Training patches of size ``l`` are extracted with stride ``l/2`` and categorised with
+   0 = O, 1 = ¬C, 2 = C). Training patches of size ``patch_size`` are extracted with stride ``patch_size / 2`` and categorised with
    the thesis's Table 4.1 (:func:`medeval.data.patching.categorize_patches`).
 2. *Training set.* :func:`medeval.data.training_sets.build_training_set` draws the distribution's exact counts
    (U from the available C and ¬C patches), then a random 80/20 train/validation split (the validation part is
    held out as in the thesis; it is not used for early stopping).
 3. *Model.* U-Net (3 classes, softmax, categorical cross-entropy, Adam) or the patch classifier (binary).
-4. *Inference.* Overlapping patches of size ``l`` with stride ``r = l/2``; the central ``r x r`` probabilities
-   of each patch are stitched into a full map (the slide is reflect-padded by ``l/4`` so the central regions tile
+4. *Inference.* Overlapping patches of size ``patch_size`` with stride ``r = patch_size / 2``; the central ``r x r`` probabilities
+   of each patch are stitched into a full map (the slide is reflect-padded by ``patch_size / 4`` so the central regions tile
    it exactly).
 5. *Evaluation.* Method 1 on the argmax map for every evaluation tile size ``e``; method 2 (class-wise max over
    each inference patch's central region) gives one C-score and one argmax label per patch; the patch's ground
@@ -67,12 +67,12 @@ def train_test_slides(data: dict) -> tuple[SlideSet, SlideSet]:
 
 
 def _grid_patches(arr: np.ndarray, patch_size: int, stride: int) -> np.ndarray:
-    """All ``patch_size`` windows of ``arr`` (n, H, W, ...) at ``stride``, shape (n * k, l, l, ...)."""
+    """All ``patch_size`` windows of ``arr`` (n, H, W, ...) at ``stride``, shape (n * k, patch_size, patch_size, ...)."""
     n, h, w = arr.shape[:3]
     rows = range(0, h - patch_size + 1, stride)
     cols = range(0, w - patch_size + 1, stride)
     out = [arr[:, r : r + patch_size, c : c + patch_size] for r in rows for c in cols]
-    out = np.stack(out, axis=1)  # (n, k, l, l, ...)
+    out = np.stack(out, axis=1)  # (n, k, patch_size, patch_size, ...)
     return out.reshape(n * len(rows) * len(cols), *out.shape[2:])
 
 
@@ -85,15 +85,15 @@ def _patch_table(n_slides: int, slide_size: int, seed: int, patch_size: int, str
 
 
 def training_patches(data: dict):
-    """Training patches ``(images (N, l, l, 3) uint8, masks (N, l, l) uint8, categories (N,) str)``.
+    """Training patches ``(images (N, patch_size, patch_size, 3) uint8, masks (N, patch_size, patch_size) uint8, categories (N,) str)``.
 
-    Systematic overlapping extraction with stride ``l/2`` from pixel (0, 0) (thesis §3.2.1) and Table 4.1
+    Systematic overlapping extraction with stride ``patch_size / 2`` from pixel (0, 0) (thesis §3.2.1) and Table 4.1
     categories.
     """
     from medeval.data.patching import categorize_patches
 
-    l = data["patch_size"]
-    images, masks = _patch_table(data["n_train_slides"], data["slide_size"], data["seed"] * 10_000, l, l // 2)
+    size = data["patch_size"]
+    images, masks = _patch_table(data["n_train_slides"], data["slide_size"], data["seed"] * 10_000, size, size // 2)
     return images, masks, np.asarray(categorize_patches(masks)).astype(str)
 
 
@@ -120,20 +120,20 @@ def stitched_probabilities(model, image: np.ndarray, patch_size: int, device: st
     """Sliding-window inference of a segmentation model on one slide (thesis §3.2.3, Fig. 3.4).
 
     Returns ``(prob_map (3, H, W) float32, patch_scores (k, 3))``: the stitched central-region probabilities and
-    method 2's class-wise maxima over each inference patch's central region (``r = l/2``). ``H`` and ``W`` must
+    method 2's class-wise maxima over each inference patch's central region (``r = patch_size / 2``). ``H`` and ``W`` must
     be multiples of ``r``.
     """
     from medeval.models.training import predict
     from medeval.models.unet import softmax_probabilities
 
-    l = patch_size
-    r = l // 2
+    size = patch_size
+    r = size // 2
     h, w = image.shape[:2]
     if h % r or w % r:
         raise ValueError(f"slide size {(h, w)} must be a multiple of the central region size {r}")
     pad = r // 2
     padded = np.pad(image, ((pad, pad), (pad, pad), (0, 0)), mode="reflect")
-    patches = _grid_patches(padded[None], l, r)
+    patches = _grid_patches(padded[None], size, r)
     probs = predict(model, _to_tensor_images(patches), device=device, batch_size=batch_size,
                     forward=softmax_probabilities, amp=False)
     centre = probs[:, :, pad : pad + r, pad : pad + r]
@@ -210,13 +210,13 @@ def segmentation_run(
     history = train_model(net, (x, y), segmentation_loss, epochs=model["epochs"], batch_size=model["batch_size"],
                           lr=model["lr"], device=device, seed=seed, amp=False)
     _, test = train_test_slides(data)
-    l = data["patch_size"]
+    size = data["patch_size"]
     prob_maps, scores, truths = [], [], []
     for img, msk in zip(test.images, test.masks, strict=True):
-        pm, ps = stitched_probabilities(net, img, l, device)
+        pm, ps = stitched_probabilities(net, img, size, device)
         prob_maps.append(pm)
         scores.append(ps)
-        truths.append(_centre_truth(msk, l // 2))
+        truths.append(_centre_truth(msk, size // 2))
     pred_masks = [pm.argmax(0) for pm in prob_maps]
     method1 = {}
     for e in tile_sizes:
@@ -277,13 +277,13 @@ def classification_test_sets(data: dict, cls: dict) -> dict:
     """Fixed binary test sets from the test slides: ``balanced`` (1:1, like the PCam test split) and
     ``imbalanced`` (C:notC = 1 : ``cls['imbalance']``, like the CAMELYON16 test patches).
 
-    Patches of size ``l`` at stride ``cls['test_stride']``; labels by the central-region rule. The imbalanced
+    Patches of size ``patch_size`` at stride ``cls['test_stride']``; labels by the central-region rule. The imbalanced
     set keeps every negative and as many positives as the ratio allows (or all positives and a subsample of
     negatives); the balanced set pairs every positive with a random negative.
     """
-    l = data["patch_size"]
+    size = data["patch_size"]
     images, masks = _patch_table(data["n_test_slides"] + cls["extra_test_slides"], data["slide_size"],
-                                 data["seed"] * 10_000 + 5_000, l, cls["test_stride"])
+                                 data["seed"] * 10_000 + 5_000, size, cls["test_stride"])
     y = binary_patch_labels(masks, cls["central_size"])
     rng = np.random.default_rng(data["seed"] + 17)
     pos, neg = np.flatnonzero(y), np.flatnonzero(~y)
@@ -301,7 +301,7 @@ def classification_test_sets(data: dict, cls: dict) -> dict:
 def classification_run(*, distribution: str, run: int, data: dict, cls: dict, device: str = "cpu") -> dict:
     """Train one patch classifier on a binary distribution (E2.a/b/c, En, Ep) and score both test sets.
 
-    Training patches: the slide-phantom training patches (stride ``l/2``) with the binary central-region label;
+    Training patches: the slide-phantom training patches (stride ``patch_size / 2``) with the binary central-region label;
     U = floor(min(#C, #notC) / 3) as in §5.5.1. Returns labels and C-probabilities on the balanced and the
     imbalanced test sets and the argmax decision.
     """

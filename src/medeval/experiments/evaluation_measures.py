@@ -1,0 +1,254 @@
+"""Chapter 4b: evaluation measures for imbalanced test sets — PR-T and the tie-aware mean PR (thesis Chapter 5).
+
+Units:
+
+* :func:`table_5_1` / :func:`table_5_2`: the thesis's confusion-matrix example recomputed (Small ΔPrec erratum);
+* :func:`tie_cases`: Example 1 and the start / intermediate / end ties of Fig. 5.7 through Algorithms 3-5;
+* :func:`digits_run`: an En (3:1) or Ep (1:3) model on scikit-learn's digits, one digit versus the rest (1:9, a
+  bundled real-image stand-in for the CIFAR-10 automobile task); negatives drawn equally from the 9 other
+  digits as in §5.5.3;
+* En/Ep on slide-phantom patches reuse :func:`medeval.experiments.histology.classification_run`;
+* :func:`metric_comparison`, :func:`score_histograms`: the analyses of §5.6-5.9.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from medeval.experiments import class_distribution as cd
+from medeval.metrics import curves as C
+from medeval.runtime.params import ChapterParams
+
+#: Thesis Table 5.1 (TP, FN, FP, TN).
+TABLE_5_1 = {
+    ("Large", "m1"): (80_000, 400, 4_000, 10_000_000),
+    ("Large", "m2"): (80_200, 200, 2_000, 10_002_000),
+    ("Small", "m1"): (8_000, 400, 4_000, 100_000),
+    ("Small", "m2"): (8_200, 200, 2_000, 102_000),
+}
+#: Thesis Table 5.2 as printed: (ΔTPR, ΔFPR, ΔPrec).
+TABLE_5_2_PRINTED = {"Large": (0.003, 0.000, 0.024), "Small": (0.024, 0.019, 0.005)}
+
+
+class Params(ChapterParams):
+    """Parameters of chapter 4b (``medeval params 04b-evaluation-measures``)."""
+
+    n_trials: int = Field(4, ge=2, le=50, description="trial-models per En/Ep on the phantom patches (thesis: 10)")
+    n_digit_trials: int = Field(10, ge=2, le=100, description="trial-models per En/Ep on digits (thesis: 10)")
+    positive_digit: int = Field(8, ge=0, le=9, description="the digit used as positive class (1:9 one-vs-rest)")
+    digits_test_fraction: float = Field(0.5, gt=0.1, lt=0.9, description="held-out fraction of the digits")
+    digits_model: Literal["logistic", "mlp"] = Field("logistic", description="classifier on the 64 digit pixels")
+    n_thresholds: int = Field(101, ge=101, le=10001, description="PR-T thresholds (Algorithm 2 needs >= 101)")
+    n_recall_points: int = Field(101, ge=11, le=10001, description="recall grid of the mean PR curve (Alg. 3)")
+    hist_bins: int = Field(101, ge=10, le=1000, description="score-histogram bins (Fig. 5.1: 101)")
+    slide_size: int = Field(384, ge=64, le=8192, description="side of each slide phantom")
+    n_train_slides: int = Field(8, ge=1, le=500, description="training slide phantoms")
+    n_test_slides: int = Field(4, ge=1, le=500, description="test slide phantoms")
+    patch_size: int = Field(32, ge=8, le=512, description="patch side")
+    cls_central_size: int = Field(16, ge=1, description="central region of the binary patch label")
+    cls_test_stride: int = Field(8, ge=1, description="stride of the test patches")
+    cls_extra_test_slides: int = Field(4, ge=0, le=500, description="extra test slides for the 1:12 test set")
+    imbalance: int = Field(12, ge=1, le=1000, description="negatives per positive in the phantom test set")
+    cls_base_channels: int = Field(8, ge=2, le=256, description="patch classifier width")
+    cls_n_blocks: int = Field(3, ge=1, le=6, description="patch classifier conv blocks")
+    cls_epochs: int = Field(6, ge=1, le=200, description="patch classifier epochs")
+    cls_unit_cap: int | None = Field(150, ge=1, description="cap on U (null = from the data)")
+    batch_size: int = Field(32, ge=1, le=1024, description="mini-batch size")
+    lr: float = Field(3e-3, gt=0, le=1, description="Adam learning rate")
+
+
+def phantom_configs(P: Params) -> tuple[dict, dict]:
+    """The (data, cls) dictionaries of :func:`medeval.experiments.histology.classification_run`."""
+    q = cd.Params(seed=P.seed, slide_size=P.slide_size, n_train_slides=P.n_train_slides,
+                  n_test_slides=P.n_test_slides, patch_size=P.patch_size, cls_central_size=P.cls_central_size,
+                  cls_test_stride=P.cls_test_stride, cls_extra_test_slides=P.cls_extra_test_slides,
+                  imbalance=P.imbalance, cls_base_channels=P.cls_base_channels, cls_n_blocks=P.cls_n_blocks,
+                  cls_epochs=P.cls_epochs, cls_unit_cap=P.cls_unit_cap, batch_size=P.batch_size, lr=P.lr,
+                  depth=1)
+    return cd.data_config(q), cd.cls_config(q)
+
+
+def phantom_grid(P: Params) -> list[dict]:
+    data, cls = phantom_configs(P)
+    return [{"distribution": d, "run": r, "data": data, "cls": cls, "device": P.device}
+            for d in ("En", "Ep") for r in range(P.n_trials)]
+
+
+def digits_grid(P: Params) -> list[dict]:
+    return [{"distribution": d, "run": r, "positive_digit": P.positive_digit, "seed": P.seed,
+             "test_fraction": P.digits_test_fraction, "model": P.digits_model}
+            for d in ("En", "Ep") for r in range(P.n_digit_trials)]
+
+
+# --------------------------------------------------------------------------------------------------
+# Tables 5.1 and 5.2
+
+
+def table_5_1() -> pd.DataFrame:
+    return pd.DataFrame([{"test set": s, "model": m, "TP": v[0], "FN": v[1], "FP": v[2], "TN": v[3]}
+                         for (s, m), v in TABLE_5_1.items()])
+
+
+def table_5_2(t51: pd.DataFrame | None = None) -> pd.DataFrame:
+    """TPR, FPR and precision of m1 and m2 (Eqs. 2.1, 2.4, 2.2) and their differences, next to the printed Δs."""
+    t51 = table_5_1() if t51 is None else t51
+    rows = []
+    for size, g in t51.groupby("test set", sort=False):
+        r = {m: C.confusion_rates(tp=x.TP, fp=x.FP, fn=x.FN, tn=x.TN) for m, x in zip(g.model, g.itertuples(),
+                                                                                        strict=True)}
+        row = {"test set": size}
+        for name, attr in (("TPR", "recall"), ("FPR", "fpr"), ("Prec", "precision")):
+            row[f"{name} m1"] = float(getattr(r["m1"], attr))
+            row[f"{name} m2"] = float(getattr(r["m2"], attr))
+            row[f"Δ{name}"] = abs(row[f"{name} m2"] - row[f"{name} m1"])
+        printed = TABLE_5_2_PRINTED[size]
+        row.update({"printed ΔTPR": printed[0], "printed ΔFPR": printed[1], "printed ΔPrec": printed[2]})
+        row["erratum"] = "; ".join(
+            f"Δ{n}: printed {p:.3f}, computed {row[f'Δ{n}']:.4f}"
+            for n, p in zip(("TPR", "FPR", "Prec"), printed, strict=True) if abs(round(row[f"Δ{n}"], 3) - p) > 0.0015
+        ) or "none"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# ties (Example 1, Fig. 5.7)
+
+
+TIE_CASES = {
+    "Example 1, model 1": [1, 0, 1, 0, 0],
+    "Example 1, model 2": [1, 0, 0, 0, 1],
+    "Case 1: start tie": [0, 0, 1, 0, 1, 1, 0],
+    "Case 2: intermediate tie (TPR 0.75)": [1, 1, 1, 0, 0, 1, 0],
+    "Case 3: end tie": [1, 1, 0, 1, 1, 0, 0],
+}
+
+
+def ranked_scores(labels) -> tuple[np.ndarray, np.ndarray]:
+    """Labels of a ranked list (first = highest score) with distinct descending scores."""
+    y = np.asarray(labels)
+    return y, np.arange(y.size, 0, -1, dtype=float)
+
+
+def tie_cases(n_points: int = 101) -> pd.DataFrame:
+    """Each tie case through Algorithm 3 (mean-curve precision at recall 0, at the tied recall and at recall 1),
+    Algorithms 4-5 (PR-AUC), the plain PR curve's endpoint (Saito & Rehmsmeier's 2/5 in Example 1), scikit-learn's
+    average precision and naive linear PR interpolation."""
+    from sklearn.metrics import average_precision_score
+
+    rows = []
+    for name, labels in TIE_CASES.items():
+        y, s = ranked_scores(labels)
+        roc = C.roc_curve(y, s)
+        recall, prec = C.interpolated_pr_points(roc, n_points=n_points)
+        rows.append({
+            "case": name, "ranking": "".join(map(str, labels)),
+            "prec at recall 0 (Alg. 3)": prec[0],
+            "prec at recall 1 (Alg. 3)": prec[-1],
+            "plain PR endpoint": C.pr_curve(y, s).precision[-1],
+            "PR-AUC (Alg. 4-5)": C.pr_auc_roc_interpolated(roc, n_points=n_points),
+            "sklearn AP": average_precision_score(y, s),
+            "linear PR-AUC": C.linear_pr_auc(C.pr_curve(y, s), n_points=n_points),
+        })
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# digits one-vs-rest (stand-in for CIFAR-10 automobile vs rest)
+
+
+def digits_run(*, distribution: str, run: int, positive_digit: int, seed: int, test_fraction: float,
+               model: str = "logistic") -> dict:
+    """One En (negative:positive = 3:1) or Ep (1:3) trial-model on the digits (Table 5.3, §5.5.3).
+
+    Fixed stratified train/test split (``seed``); U = floor(#positives in train / 3); 4U examples with the
+    negatives drawn equally from the nine other digits; 20 % held out for validation (unused by the model);
+    the test set keeps the natural 1:9 ratio.
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.neural_network import MLPClassifier
+
+    if distribution not in ("En", "Ep"):
+        raise ValueError(f"distribution must be 'En' or 'Ep', got {distribution!r}")
+    digits = load_digits()
+    x, d = digits.data / 16.0, digits.target
+    x_tr, x_te, d_tr, d_te = train_test_split(x, d, test_size=test_fraction, stratify=d, random_state=seed)
+    rng = np.random.default_rng([seed, run, 0 if distribution == "En" else 1])
+    pos = np.flatnonzero(d_tr == positive_digit)
+    unit = pos.size // 3
+    n_pos, n_neg = (unit, 3 * unit) if distribution == "En" else (3 * unit, unit)
+    others = [c for c in range(10) if c != positive_digit]
+    per_class = np.full(len(others), n_neg // len(others))
+    per_class[: n_neg - per_class.sum()] += 1
+    neg = np.concatenate([rng.choice(np.flatnonzero(d_tr == c), k, replace=False) for c, k in zip(others, per_class,
+                                                                                                  strict=True)])
+    idx = rng.permutation(np.r_[rng.choice(pos, n_pos, replace=False), neg])
+    idx = idx[: int(round(0.8 * idx.size))]  # 20 % validation held out (thesis §5.5.3)
+    y = (d_tr[idx] == positive_digit).astype(int)
+    if model == "logistic":
+        clf = LogisticRegression(C=1.0, max_iter=2000)
+    else:
+        clf = MLPClassifier(hidden_layer_sizes=(32,), max_iter=400, random_state=int(rng.integers(2**31)))
+    clf.fit(x_tr[idx], y)
+    score = clf.predict_proba(x_te)[:, 1]
+    return {"distribution": distribution, "run": int(run), "unit": int(unit), "n_pos": int(n_pos),
+            "n_neg": int(n_neg), "train_size": int(idx.size),
+            "imbalanced": {"y_true": d_te == positive_digit, "score_c": score, "argmax_c": score >= 0.5}}
+
+
+# --------------------------------------------------------------------------------------------------
+# analyses
+
+
+def score_histograms(runs: list[dict], key: str = "imbalanced", bins: int = 101) -> pd.DataFrame:
+    """Mean (over trial-models) count of test examples per score bin, by model and actual class (Fig. 5.1)."""
+    edges = np.linspace(0, 1, bins + 1)
+    rows = []
+    for d in sorted({r["distribution"] for r in runs}):
+        for actual, flag in (("negative", False), ("positive", True)):
+            counts = np.mean([np.histogram(np.asarray(r[key]["score_c"])[np.asarray(r[key]["y_true"]) == flag],
+                                           bins=edges)[0] for r in runs if r["distribution"] == d], axis=0)
+            rows += [{"model": d, "actual": actual, "bin_left": edges[i], "mean_count": counts[i]}
+                     for i in range(bins)]
+    return pd.DataFrame(rows)
+
+
+def errors_at_threshold(runs: list[dict], key: str = "imbalanced", threshold: float = 0.5) -> pd.DataFrame:
+    """Mean FP and FN per model at a raw-score threshold (the dashed line of Fig. 5.1)."""
+    rows = []
+    for r in runs:
+        y = np.asarray(r[key]["y_true"], bool)
+        p = np.asarray(r[key]["score_c"]) >= threshold
+        rows.append({"model": r["distribution"], "FP": int(np.sum(p & ~y)), "FN": int(np.sum(~p & y))})
+    return pd.DataFrame(rows).groupby("model").mean().reset_index()
+
+
+def metric_comparison(summary: dict[str, dict]) -> pd.DataFrame:
+    """Per trial: ROC-AUC, PR-AUC (Alg. 4-5), sklearn AP, linear-interpolation PR-AUC and PR-T AUCs."""
+    rows = []
+    for d, s in summary.items():
+        for k, m in enumerate(s["runs"]):
+            roc, prt = m["roc"], m["prt"]
+            tp, fp = roc.tp[1:], roc.fp[1:]
+            pr = C.PRCurve(recall=tp / roc.n_pos, precision=tp / (tp + fp), thresholds=roc.thresholds[1:])
+            ap = float(np.sum(np.diff(np.r_[0.0, pr.recall]) * pr.precision))  # = sklearn average_precision_score
+            rows.append({"model": d, "trial": k, "ROC-AUC": m["roc_auc"], "PR-AUC (Alg. 4-5)": m["pr_auc"],
+                         "average precision": ap, "linear PR-AUC": C.linear_pr_auc(pr),
+                         "precision-AUC (PR-T)": m["precision_auc"], "recall-AUC (PR-T)": m["recall_auc"],
+                         "test positives": int(prt.n_pos), "test negatives": int(prt.n_neg)})
+    return pd.DataFrame(rows)
+
+
+def separability(comparison: pd.DataFrame, a: str = "En", b: str = "Ep") -> pd.DataFrame:
+    """|mean(a) - mean(b)| and the mean across-trial std of each metric: how well each separates the models."""
+    metrics = [c for c in comparison.columns if "AUC" in c or c == "average precision"]
+    g = comparison.groupby("model")[metrics]
+    mean, std = g.mean(), g.std(ddof=0)
+    return pd.DataFrame({"metric": metrics, f"{a} mean": mean.loc[a].values, f"{b} mean": mean.loc[b].values,
+                         "|Δ|": (mean.loc[a] - mean.loc[b]).abs().values, "mean std": std.mean().values})

@@ -1,0 +1,697 @@
+"""Chapter 1: localization stability of weakly supervised deep MIL models (Romanova et al.).
+
+Pure functions of (parameters, seed) returning tidy DataFrames or small dataclasses; the notebook
+``notebooks/01-mil-stability.py`` only calls them, plots and explains.
+
+Protocol (Sec. IV-D/E, Fig. 4): a fixed patient-level train/test split; for each pooling operator,
+``n_models`` networks are trained on random ``subset_fraction`` (95 %) subsets of the training set, each
+with its own subset seed and its own initialisation seed (the paper names only the subsets; the spec
+advises varying the initialisation too); their instance probabilities on the fixed test set give the
+pairwise stability scores. Separately, patient-grouped K-fold CV gives bag AUC, DICE, Jaccard and
+localization accuracy (T = 0.5, T_J = 0.1; the authors' code used 5 random 80/20 group-shuffle splits,
+we use disjoint folds). All trainings of a chapter run through :func:`medeval.runtime.grid.run_grid`.
+
+Datasets: ``cxr`` (chest phantoms, Cardiomegaly at prevalence 0.5, instance labels from the exact
+lesion mask on a P x P grid; the X-Ray analogue), ``digits`` (bags of scikit-learn digit tiles, positive
+iff the target digit is present, instance label = tile shows the target; the PASCAL analogue) and
+``digits`` with a confounder (a bright marker tile that co-occurs with the positive label: stable but wrong
+localization, the Fig. 5g / Fig. 7 situation). ``data_source="real"`` reads ChestX-ray14, MURA shoulder
+and PASCAL VOC 2005 cars through :mod:`medeval.data.readers` (a clear DatasetUnavailableError if absent).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, model_validator
+
+from medeval.metrics import stability as st
+from medeval.runtime.params import ChapterParams
+
+OPERATORS: dict[str, tuple[str, float | None]] = {
+    "noisy_or": ("noisy_or", None),
+    "mean": ("mean", None),
+    "lse_r0.1": ("lse", 0.1),
+    "lse_r1": ("lse", 1.0),
+    "max": ("max", None),
+}
+OPERATOR_LABELS = {"noisy_or": "NOR", "mean": "Mean", "lse_r0.1": "LSE, r=0.1", "lse_r1": "LSE, r=1", "max": "Max"}
+#: Subset seeds of the authors' code (spec §2.5), extended deterministically beyond 5 models.
+SUBSET_SEEDS = (1234, 5678, 9012, 3456, 7890)
+OperatorName = Literal["noisy_or", "mean", "lse_r0.1", "lse_r1", "max"]
+
+# the values printed in the paper (reference data for the paper-versus-us comparison, not our results)
+PAPER_TABLES = {
+    "II a (balanced)": ((40, 10, 10, 40), 0.60, 0.43),
+    "II b (imbalanced)": ((0, 30, 30, 40), -0.43, -0.18),
+    "III a (symmetric imbalance)": ((20, 20, 20, 40), 0.17, 0.09),
+    "III b (asymmetric imbalance)": ((20, 35, 5, 40), 0.24, 0.14),
+}
+
+
+class Params(ChapterParams):
+    """Parameters of chapter 1 (``medeval params 01-mil-stability`` shows this help)."""
+
+    data_source: Literal["phantoms", "real"] = Field(
+        "phantoms", description="phantoms: CXR phantoms + digit bags; real: ChestX-ray14, MURA, PASCAL VOC 2005"
+    )
+    operators: list[OperatorName] = Field(
+        ["noisy_or", "mean", "lse_r0.1", "lse_r1", "max"], min_length=1, description="MIL pooling operators"
+    )
+    n_models: int = Field(5, ge=2, le=50, description="models trained per operator on subsets (paper: 5)")
+    subset_fraction: float = Field(0.95, gt=0.5, le=1.0, description="share of the training set per model")
+    cv_folds: int = Field(3, ge=2, le=10, description="patient-grouped CV folds for bag AUC / DICE (paper: 5)")
+    test_fraction: float = Field(0.25, gt=0.05, lt=0.6, description="share of patients in the fixed test set")
+    backbone: Literal["small_cnn", "resnet18", "resnet50"] = Field("small_cnn", description="feature extractor")
+    small_cnn_widths: list[int] = Field([8, 16, 32], min_length=1, max_length=5, description="SmallCNN blocks")
+    weights_path: str | None = Field(None, description="local ResNet checkpoint (ImageNet weights), optional")
+    head_channels: int = Field(32, ge=4, le=1024, description="channels of the conv3x3 head (paper: 512)")
+    image_size: int = Field(64, ge=32, le=1024, description="CXR image side in pixels (paper: 512)")
+    grid_size: int = Field(8, ge=2, le=32, description="P: instances per bag = P * P (paper: 16)")
+    n_images: int = Field(400, ge=40, le=200000, description="CXR phantoms generated (train + test)")
+    difficulty: float = Field(0.5, gt=0.0, le=1.0, description="CXR phantom conspicuity (1 = easiest)")
+    annotated_fraction: float = Field(0.1, ge=0.0, le=1.0, description="share of positive training bags with instance labels (supervised pooling)")
+    annotated_weight: float = Field(5.0, ge=0.0, le=100.0, description="loss weight of annotated bags (Li et al.: 5)")
+    epochs: int = Field(5, ge=1, le=200, description="training epochs")
+    max_pooling_extra_epochs: int = Field(2, ge=0, le=100, description="extra epochs for max pooling (Table VIII)")
+    lr: float = Field(3e-3, gt=0.0, le=1.0, description="Adam learning rate")
+    batch_size: int = Field(32, ge=1, le=1024, description="batch size")
+    threshold: float = Field(0.5, gt=0.0, lt=1.0, description="T(binary) of Eq. 10")
+    jaccard_threshold: float = Field(0.1, gt=0.0, lt=1.0, description="T(Jacc) of Eq. 14")
+    thresholds: list[float] = Field(
+        [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], min_length=2, description="threshold sweep (Sec. IV-G)"
+    )
+    difficulty_levels: list[float] = Field([0.25, 0.5, 1.0], min_length=2, description="CXR conspicuities for Fig. 8")
+    fig8_operators: list[OperatorName] = Field(["noisy_or"], min_length=1, description="operators run per level")
+    digits_n_bags: int = Field(400, ge=40, le=100000, description="digit bags generated (train + test)")
+    digits_tiles: int = Field(4, ge=2, le=16, description="digit tiles per canvas side (P of the digit bags)")
+    digits_target: int = Field(3, ge=0, le=9, description="the target digit (the 'car')")
+    confounder_strength: float = Field(1.0, ge=0.0, le=1.0, description="marker/label association of the confounded digits")
+    chance_n_bags: int = Field(2000, ge=10, le=1000000, description="random bag pairs for the chance level")
+
+    @model_validator(mode="after")
+    def _check(self):
+        if any(not (0 < t < 1) for t in self.thresholds):
+            raise ValueError("thresholds must lie in (0, 1)")
+        if any(not (0 < d <= 1) for d in self.difficulty_levels):
+            raise ValueError("difficulty_levels must lie in (0, 1]")
+        stride = 32 if self.backbone != "small_cnn" else 2 ** len(self.small_cnn_widths)
+        if self.data_source == "phantoms" and self.image_size // stride < self.grid_size:
+            raise ValueError(
+                f"image_size {self.image_size} with a stride-{stride} backbone gives a "
+                f"{self.image_size // stride} x {self.image_size // stride} map, smaller than grid_size {self.grid_size}"
+            )
+        return self
+
+
+# ---------------------------------------------------------------------------------------------------------
+# metric-only experiments (Tables II, III, IX; chance level)
+# ---------------------------------------------------------------------------------------------------------
+def paper_tables() -> pd.DataFrame:
+    """Tables II and III recomputed: S_AJ and S_APJ of the printed 2x2 tables, next to the printed values.
+
+    Table IIIb uses n1* = 45 (the paper prints a row total of 55, an erratum). Kappa-paradox indicators
+    (TAR, PAR, NAR, PAR - NAR, n0* - n1*) are added.
+    """
+    rows = []
+    for name, (table, aj_paper, apj_paper) in PAPER_TABLES.items():
+        ind = st.kappa_paradox_indicators(*table)
+        rows.append(
+            {
+                "table": name,
+                "n00, n01, n10, n11": str(table),
+                "S_AJ (ours)": float(st.adjusted_jaccard(*table)),
+                "S_AJ (paper)": aj_paper,
+                "S_APJ (ours)": float(st.adjusted_positive_jaccard(*table)),
+                "S_APJ (paper)": apj_paper,
+                "TAR": float(ind["TAR"]),
+                "PAR": float(ind["PAR"]),
+                "NAR": float(ind["NAR"]),
+                "PAR - NAR": float(ind["PAR_minus_NAR"]),
+                "n0* - n1*": int(ind["n0_minus_n1"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def fig9_lines(step: int = 5) -> pd.DataFrame:
+    """The four simulations of Fig. 9 / Appendix C (N = 200, start 50/50/50/50), one row per step."""
+    if step < 1 or 50 % step:
+        raise ValueError(f"step must be a positive divisor of 50, got {step}")
+    k = np.arange(0, 51, step)
+    z = np.zeros_like(k)
+    lines = {
+        "blue: n11 up, n10 down": (50 + z, 50 + z, 50 - k, 50 + k),
+        "green: n11 up, n00 down": (50 - k, 50 + z, 50 + z, 50 + k),
+        "black dotted: n10 up, n01 down": (50 + z, 50 - k, 50 + k, 50 + z),
+        "red dotted: n10 up, n00 down": (50 - k, 50 + z, 50 + k, 50 + z),
+    }
+    rows = []
+    for line, (n00, n01, n10, n11) in lines.items():
+        apj = st.adjusted_positive_jaccard(n00, n01, n10, n11)
+        for i in range(len(k)):
+            rows.append(
+                {"line": line, "step": int(k[i]), "n00": int(n00[i]), "n01": int(n01[i]), "n10": int(n10[i]),
+                 "n11": int(n11[i]), "S_APJ": float(apj[i])}
+            )
+    return pd.DataFrame(rows)
+
+
+def chance_level(n_bags: int, n_instances: int, seed: int, n_models: int = 2) -> pd.DataFrame:
+    """Stability of independent uniform random maps (what a score gives by chance).
+
+    Chance-corrected scores (S_APJ, S_AJ, correlations) should be near 0; the positive Jaccard near 1/3 at
+    T = 0.5. Returns :meth:`PairwiseStability.summary`.
+    """
+    rng = np.random.default_rng(seed)
+    maps = rng.random((n_models, n_bags, n_instances))
+    return st.pairwise_stability(maps).summary()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# datasets
+# ---------------------------------------------------------------------------------------------------------
+@dataclass
+class MILData:
+    """Bags for the protocol. ``images`` (n, H, W) float32 in [0, 1]; ``instance_labels`` (n, P*P) bool (the
+    truth where known); ``truth_known`` (n,) which bags have instance labels for evaluation; ``annotated``
+    (n,) which bags may be used with supervised pooling in training; ``patient_id`` (n,)."""
+
+    name: str
+    images: np.ndarray
+    bag_labels: np.ndarray
+    instance_labels: np.ndarray
+    truth_known: np.ndarray
+    annotated: np.ndarray
+    patient_id: np.ndarray
+    grid_size: int
+    distractor: np.ndarray | None = None  # (n, P*P) bool: confounder instances, if any
+
+
+def make_cxr_bags(
+    n: int, image_size: int, grid_size: int, *, difficulty: float, seed: int, annotated_fraction: float
+) -> MILData:
+    """CXR phantoms on a Cardiomegaly-like task (prevalence 0.5); instance labels from the exact lesion mask
+    (a cell is positive when the enlarged heart covers at least half of it, Eq. 11)."""
+    from medeval.data.bagging import instance_labels_from_mask
+    from medeval.data.phantoms.chest import generate_chest_phantoms
+
+    ph = generate_chest_phantoms(
+        n, image_size, seed=seed, findings=["Cardiomegaly"], prevalence={"Cardiomegaly": 0.5}, difficulty=difficulty
+    )
+    k = list(ph.label_names).index("Cardiomegaly")
+    labels = ph.labels[:, k].astype(np.uint8)
+    inst = instance_labels_from_mask(ph.class_mask("Cardiomegaly"), grid_size)
+    rng = np.random.default_rng([seed, 17])
+    annotated = (labels == 1) & inst.any(axis=1) & (rng.random(n) < annotated_fraction)
+    return MILData(
+        name="cxr", images=ph.images.astype(np.float32), bag_labels=labels, instance_labels=inst,
+        truth_known=labels == 1, annotated=annotated, patient_id=np.asarray(ph.patient_id), grid_size=grid_size,
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _digits():
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    return (d.images / 16.0).astype(np.float32), d.target.astype(np.int64)
+
+
+def make_digit_bags(
+    n_bags: int, tiles: int, *, target: int, seed: int, confounder: bool = False, confounder_strength: float = 1.0
+) -> MILData:
+    """Bags of digit tiles (the PASCAL analogue): a canvas of ``tiles x tiles`` 8 x 8 scikit-learn digits.
+
+    Each tile holds a random non-target digit with probability 0.5, else stays blank (noise only); positive
+    bags (prevalence 0.5) get 1-2 target digits at random tiles (instance label 1). With ``confounder``, a
+    bright frame "marker" is drawn on the top-right tile of positive bags with probability (1 + s) / 2 and of
+    negative bags with probability (1 - s) / 2 (s = ``confounder_strength``), and the target digits are
+    drawn at 35 % contrast, so the marker is the easier cue: localizations that are stable but wrong.
+    """
+    if not 0 <= target <= 9:
+        raise ValueError(f"target must be a digit 0-9, got {target}")
+    images, digits = _digits()
+    rng = np.random.default_rng([seed, 29, int(confounder)])
+    target_pool = np.flatnonzero(digits == target)
+    other_pool = np.flatnonzero(digits != target)
+    n_inst = tiles * tiles
+    canvas = np.zeros((n_bags, tiles * 8, tiles * 8), dtype=np.float32)
+    labels = (rng.random(n_bags) < 0.5).astype(np.uint8)
+    inst = np.zeros((n_bags, n_inst), dtype=bool)
+    marker = np.zeros((n_bags, n_inst), dtype=bool)
+    marker_tile = tiles - 1  # top-right
+    contrast = 0.35 if confounder else 1.0
+    for i in range(n_bags):
+        occupied = rng.random(n_inst) < 0.5
+        content = [None] * n_inst
+        for j in np.flatnonzero(occupied):
+            content[j] = images[rng.choice(other_pool)]
+        if labels[i]:
+            allowed = np.arange(n_inst) if not confounder else np.delete(np.arange(n_inst), marker_tile)
+            for j in rng.choice(allowed, size=int(rng.integers(1, 3)), replace=False):
+                content[j] = contrast * images[rng.choice(target_pool)]
+                inst[i, j] = True
+        if confounder:
+            p_marker = (1 + confounder_strength) / 2 if labels[i] else (1 - confounder_strength) / 2
+            if rng.random() < p_marker:
+                frame = np.zeros((8, 8), np.float32)
+                frame[[0, -1], :] = 1.0
+                frame[:, [0, -1]] = 1.0
+                content[marker_tile] = frame
+                marker[i, marker_tile] = True
+        for j, tile in enumerate(content):
+            if tile is not None:
+                r, c = divmod(j, tiles)
+                canvas[i, r * 8 : (r + 1) * 8, c * 8 : (c + 1) * 8] = tile
+    canvas = np.clip(canvas + rng.normal(0, 0.05, canvas.shape).astype(np.float32), 0, 1)
+    labels = inst.any(axis=1).astype(np.uint8)
+    return MILData(
+        name="digits_confounded" if confounder else "digits", images=canvas, bag_labels=labels,
+        instance_labels=inst, truth_known=labels == 1, annotated=np.zeros(n_bags, bool),
+        patient_id=np.arange(n_bags), grid_size=tiles, distractor=marker if confounder else None,
+    )
+
+
+def _letterbox(image: np.ndarray, size: int) -> np.ndarray:
+    """Scale so the longer side is ``size`` when larger (never up-sample), then zero-pad centred (Sec. IV-C)."""
+    from PIL import Image
+
+    h, w = image.shape
+    scale = min(1.0, size / max(h, w))
+    if scale < 1.0:
+        im = Image.fromarray((np.clip(image, 0, 1) * 255).astype(np.uint8))
+        im = im.resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
+        image = np.asarray(im, dtype=np.float32) / 255.0
+    out = np.zeros((size, size), np.float32)
+    h, w = image.shape
+    top, left = (size - h) // 2, (size - w) // 2
+    out[top : top + h, left : left + w] = image
+    return out
+
+
+def load_real_bags(dataset: str, image_size: int, grid_size: int, *, seed: int, max_images: int | None = None) -> MILData:
+    """The paper's datasets through the data layer (``data_source="real"``; nothing is substituted).
+
+    ``"chestxray14"``: all images of patients with at least one Cardiomegaly-positive image (the paper's
+    cohort rule), resized to ``image_size``; instance labels of the boxed images from the NIH boxes with the
+    authors' grid rule. ``"mura"``: MURA v1.1 shoulder (train + valid), image labels only. ``"voc2005"``:
+    PASCAL VOC 2005, cars vs the rest, letterboxed; instance labels from the car boxes.
+    Raises :class:`medeval.data.manifest.DatasetUnavailableError` naming the dataset when it is absent.
+    """
+    from PIL import Image
+
+    from medeval.data import bagging, readers
+    from medeval.data.manifest import require
+
+    if dataset == "chestxray14":
+        from medeval.data.chestxray14 import load_boxes, load_labels
+
+        root = require("chestxray14-images")
+        image_dir = next((p for p in (root / "images", root) if p.is_dir() and any(p.glob("*.png"))), root)
+        labels = load_labels()
+        cohort = labels["patient_id"].isin(labels.loc[labels["Cardiomegaly"] == 1, "patient_id"])
+        source = readers.ChestXray14Images(image_dir, labels.loc[cohort].reset_index(drop=True))
+        table = source.table if max_images is None else source.table.iloc[:max_images]
+        images = np.stack([source.image(i, image_size) for i in range(len(table))])
+        boxes = load_boxes()
+        boxes = boxes[(boxes["finding"] == "Cardiomegaly") & boxes["image_index"].isin(table["image_index"])]
+        pos = {name: i for i, name in enumerate(table["image_index"])}
+        scale = image_size / 1024.0
+        frame = pd.DataFrame({"image": boxes["image_index"].map(pos), "x": boxes["x"] * scale, "y": boxes["y"] * scale,
+                              "w": boxes["w"] * scale, "h": boxes["h"] * scale})
+        inst = bagging.instance_labels_from_boxes(frame, len(table), image_size, grid_size, rule="authors_code")
+        known = np.zeros(len(table), bool)
+        known[frame["image"].to_numpy(dtype=int)] = True
+        y = table["Cardiomegaly"].to_numpy(np.uint8)
+        return MILData("chestxray14", images, y, inst, known, known.copy(), table["patient_id"].to_numpy(), grid_size)
+    if dataset == "mura":
+        root = require("mura")
+        table = pd.concat([readers.read_mura(root, s, "XR_SHOULDER") for s in ("train", "valid")], ignore_index=True)
+        if max_images is not None:
+            table = table.iloc[:max_images]
+        images = np.stack([_letterbox(np.asarray(Image.open(p).convert("L"), np.float32) / 255.0, image_size)
+                           for p in table["path"]])
+        n = len(table)
+        return MILData("mura", images, table["label"].to_numpy(np.uint8), np.zeros((n, grid_size**2), bool),
+                       np.zeros(n, bool), np.zeros(n, bool), table["patient_id"].to_numpy(), grid_size)
+    if dataset == "voc2005":
+        root = require("pascal-voc-2005")
+        images_df, objects = readers.read_voc2005_folder(root)
+        if max_images is not None:
+            images_df = images_df.iloc[:max_images]
+        imgs, inst, y = [], [], []
+        for _, row in images_df.iterrows():
+            ann = root / row["annotation"] if not str(row["annotation"]).startswith("/") else row["annotation"]
+            candidates = [p for p in (root / row["filename"], root.parent / row["filename"]) if p.exists()]
+            if not candidates:
+                raise FileNotFoundError(f"PASCAL VOC 2005 image {row['filename']} (annotation {ann}) not found under {root}")
+            raw = np.asarray(Image.open(candidates[0]).convert("L"), np.float32) / 255.0
+            h, w = raw.shape
+            scale = min(1.0, image_size / max(h, w))
+            top, left = (image_size - round(h * scale)) // 2, (image_size - round(w * scale)) // 2
+            imgs.append(_letterbox(raw, image_size))
+            cars = objects[(objects["filename"] == row["filename"]) & objects["label"].str.lower().str.contains("car")]
+            frame = pd.DataFrame({"image": 0, "x": cars["x"] * scale + left, "y": cars["y"] * scale + top,
+                                  "w": cars["w"] * scale, "h": cars["h"] * scale})
+            inst.append(bagging.instance_labels_from_boxes(frame, 1, image_size, grid_size, rule="authors_code")[0])
+            y.append(int(len(cars) > 0))
+        y = np.asarray(y, np.uint8)
+        return MILData("voc2005", np.stack(imgs), y, np.stack(inst), y == 1, np.zeros(len(y), bool),
+                       np.arange(len(y)), grid_size)
+    raise ValueError(f"dataset must be 'chestxray14', 'mura' or 'voc2005', got {dataset!r}")
+
+
+@functools.lru_cache(maxsize=8)
+def _build_data(spec_json: str) -> MILData:
+    spec = json.loads(spec_json)
+    kind = spec.pop("kind")
+    if kind == "cxr":
+        return make_cxr_bags(**spec)
+    if kind == "digits":
+        return make_digit_bags(**spec)
+    if kind == "real":
+        return load_real_bags(**spec)
+    raise ValueError(f"unknown dataset kind {kind!r}")
+
+
+def build_data(spec: dict) -> MILData:
+    """The dataset described by a JSON-able spec (``{"kind": "cxr" | "digits" | "real", ...}``), cached per process."""
+    return _build_data(json.dumps(spec, sort_keys=True))
+
+
+def dataset_specs(P: Params) -> dict[str, dict]:
+    """The chapter's datasets as specs: X-Ray and PASCAL analogues (phantoms) or the real datasets."""
+    if P.data_source == "real":
+        return {name: {"kind": "real", "dataset": name, "image_size": P.image_size, "grid_size": P.grid_size,
+                       "seed": P.seed} for name in ("chestxray14", "mura", "voc2005")}
+    return {
+        "cxr": {"kind": "cxr", "n": P.n_images, "image_size": P.image_size, "grid_size": P.grid_size,
+                "difficulty": P.difficulty, "seed": P.seed, "annotated_fraction": P.annotated_fraction},
+        "digits": {"kind": "digits", "n_bags": P.digits_n_bags, "tiles": P.digits_tiles, "target": P.digits_target,
+                   "seed": P.seed},
+        "digits_confounded": {"kind": "digits", "n_bags": P.digits_n_bags, "tiles": P.digits_tiles,
+                              "target": P.digits_target, "seed": P.seed, "confounder": True,
+                              "confounder_strength": P.confounder_strength},
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# splits and one training run (the unit of the grid)
+# ---------------------------------------------------------------------------------------------------------
+def fixed_split(data: MILData, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed patient-level train/test split used by every subset model."""
+    from medeval.data.splits import patient_train_test_split
+
+    return patient_train_test_split(data.patient_id, test_fraction, seed)[0]
+
+
+def subset_indices(train_idx: np.ndarray, model_index: int, fraction: float, seed: int) -> np.ndarray:
+    """The ``fraction`` subset of the training set for model ``model_index`` (its own subset seed)."""
+    base = SUBSET_SEEDS[model_index % len(SUBSET_SEEDS)] + 10007 * (model_index // len(SUBSET_SEEDS))
+    rng = np.random.default_rng([seed, base])
+    n = int(np.ceil(fraction * len(train_idx)))
+    return np.sort(rng.choice(train_idx, size=n, replace=False))
+
+
+def run_split(kind: str, index: int, data: MILData, P: Params) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(train_idx, test_idx, init_seed)`` of subset model ``index`` or CV fold ``index``."""
+    if kind == "subset":
+        train, test = fixed_split(data, P.test_fraction, P.seed)
+        return subset_indices(train, index, P.subset_fraction, P.seed), test, P.seed * 1000 + 101 + index
+    if kind == "cv":
+        from medeval.data.splits import patient_kfold
+
+        train, test = patient_kfold(data.patient_id, P.cv_folds, P.seed)[index]
+        return train, test, P.seed * 1000 + 501 + index
+    raise ValueError(f"kind must be 'subset' or 'cv', got {kind!r}")
+
+
+def train_and_predict(*, dataset: dict, operator: str, kind: str, index: int, params: dict) -> dict:
+    """One grid run: train a MIL network with ``operator`` on the split, predict its test bags.
+
+    Module-level and JSON-argument only, so it runs in a worker process or on a Dask cluster. Returns
+    ``test_idx``, float32 instance probabilities ``(n_test, P*P)``, bag ranking scores and the loss history.
+    """
+    import torch
+
+    from medeval.models.mil import bag_ranking_score, build_mil_model, mil_bag_loss
+    from medeval.models.training import predict, train_model
+    from medeval.runtime.device import resolve_device
+
+    P = Params(**params)
+    if operator not in OPERATORS:
+        raise ValueError(f"operator must be one of {list(OPERATORS)}, got {operator!r}")
+    pooling, r = OPERATORS[operator]
+    data = build_data(dataset)
+    train_idx, test_idx, init_seed = run_split(kind, index, data, P)
+    device = resolve_device(P.device)
+    if device.type == "cpu":
+        torch.set_num_threads(1)  # grid runs are the parallel unit on the CPU
+    torch.manual_seed(init_seed)
+    if data.name.startswith("digits"):  # 8 x 8 tiles: a stride-8 SmallCNN gives one instance per tile
+        backbone, widths = "small_cnn", (4, 8, 16)
+    else:
+        backbone = P.backbone
+        widths = tuple(P.small_cnn_widths) if backbone == "small_cnn" else None
+    model = build_mil_model(
+        backbone, data.grid_size, head_channels=P.head_channels, small_cnn_widths=widths,
+        weights_path=P.weights_path if backbone != "small_cnn" else None,
+    )
+    x = torch.from_numpy(data.images[train_idx] * 2 - 1)[:, None]  # normalised to [-1, 1] (Sec. IV-C)
+    y = torch.from_numpy(data.bag_labels[train_idx].astype(np.float32))
+    inst = torch.from_numpy(data.instance_labels[train_idx].astype(np.float32))
+    ann = torch.from_numpy(data.annotated[train_idx])
+
+    def loss_fn(probs, bag, inst_labels, annotated):
+        return mil_bag_loss(probs, bag, pooling, r, instance_labels=inst_labels, annotated=annotated,
+                            annotated_weight=P.annotated_weight)
+
+    epochs = P.epochs + (P.max_pooling_extra_epochs if pooling == "max" else 0)
+    history = train_model(model, (x, y, inst, ann), loss_fn, epochs=epochs, batch_size=P.batch_size, lr=P.lr,
+                          device=device, seed=init_seed)
+    x_test = torch.from_numpy(data.images[test_idx] * 2 - 1)[:, None]
+    probs = predict(model, x_test, device=device).astype(np.float32)
+    scores = bag_ranking_score(torch.from_numpy(probs).double(), pooling, r).numpy()
+    return {"test_idx": np.asarray(test_idx), "probs": probs, "bag_scores": scores, "loss": history}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the protocol
+# ---------------------------------------------------------------------------------------------------------
+@dataclass
+class ProtocolResult:
+    """Everything one dataset's protocol produced, per operator."""
+
+    data: MILData
+    test_idx: np.ndarray
+    predictions: dict[str, np.ndarray]  # operator -> (n_models, n_test, P*P)
+    subset_bag_scores: dict[str, np.ndarray]  # operator -> (n_models, n_test)
+    cv: pd.DataFrame  # operator, fold, bag_auc, dice, jaccard, accuracy
+
+
+def protocol_grid(P: Params, spec: dict, operators, *, cv: bool = True) -> list[dict]:
+    """The grid runs of one dataset: n_models subset runs (+ cv_folds CV runs) per operator."""
+    params = P.model_dump(mode="json")
+    runs = [{"dataset": spec, "operator": op, "kind": "subset", "index": m, "params": params}
+            for op in operators for m in range(P.n_models)]
+    if cv:
+        runs += [{"dataset": spec, "operator": op, "kind": "cv", "index": f, "params": params}
+                 for op in operators for f in range(P.cv_folds)]
+    return runs
+
+
+def localization_metrics(probs: np.ndarray, data: MILData, idx: np.ndarray, threshold: float, jaccard_threshold: float):
+    """Mean DICE, Jaccard and localization accuracy over positive bags with known instance labels."""
+    keep = data.truth_known[idx] & (data.bag_labels[idx] == 1)
+    if not keep.any():
+        return float("nan"), float("nan"), float("nan")
+    truth = data.instance_labels[idx][keep]
+    dice = st.instance_dice(probs[keep], truth, threshold=threshold)
+    jac = st.instance_jaccard(probs[keep], truth, threshold=threshold)
+    acc = st.localization_accuracy(jac, jaccard_threshold=jaccard_threshold)
+    return float(np.nanmean(dice)), float(np.nanmean(jac)), float(np.nanmean(acc))
+
+
+def _auc(labels, scores) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(labels, scores)) if len(np.unique(labels)) == 2 else float("nan")
+
+
+def collect_protocol(P: Params, spec: dict, operators, results: list[dict], *, cv: bool = True) -> ProtocolResult:
+    """Assemble the grid results of :func:`protocol_grid` (same order) into a :class:`ProtocolResult`."""
+    data = build_data(spec)
+    it = iter(results)
+    predictions, bag_scores, test_idx = {}, {}, None
+    for op in operators:
+        runs = [next(it) for _ in range(P.n_models)]
+        test_idx = runs[0]["test_idx"]
+        if any(not np.array_equal(r["test_idx"], test_idx) for r in runs):
+            raise RuntimeError("subset models must share the fixed test set")
+        predictions[op] = np.stack([r["probs"] for r in runs])
+        bag_scores[op] = np.stack([r["bag_scores"] for r in runs])
+    rows = []
+    if cv:
+        for op in operators:
+            for f in range(P.cv_folds):
+                r = next(it)
+                idx = r["test_idx"]
+                dice, jac, acc = localization_metrics(r["probs"], data, idx, P.threshold, P.jaccard_threshold)
+                rows.append({"dataset": data.name, "operator": op, "fold": f, "bag_auc": _auc(data.bag_labels[idx], r["bag_scores"]),
+                             "dice": dice, "jaccard": jac, "accuracy": acc})
+    return ProtocolResult(data, np.asarray(test_idx), predictions, bag_scores, pd.DataFrame(rows))
+
+
+def run_protocol(P: Params, specs: dict[str, dict], operators, *, cache_dir=None, cv: bool = True) -> dict[str, ProtocolResult]:
+    """Run the whole protocol for several datasets in one grid (local processes or Dask)."""
+    from medeval.runtime.grid import run_grid
+
+    grids = {name: protocol_grid(P, spec, operators, cv=cv) for name, spec in specs.items()}
+    flat = [run for g in grids.values() for run in g]
+    results = run_grid(train_and_predict, flat, cache_dir=cache_dir, scheduler=P.scheduler,
+                       max_workers=P.max_workers, desc="MIL trainings")
+    out, k = {}, 0
+    for name, g in grids.items():
+        out[name] = collect_protocol(P, specs[name], operators, results[k : k + len(g)], cv=cv)
+        k += len(g)
+    return out
+
+
+def stability_of(result: ProtocolResult, operator: str, P: Params, *, selection: str = "positive",
+                 threshold: float | None = None) -> st.PairwiseStability:
+    """Pairwise stability of the subset models on the test bags: ``selection`` = "positive" (Table VII),
+    "annotated" (positive bags with instance labels: Table VI, Figs. 6-7) or "all"."""
+    data, idx = result.data, result.test_idx
+    if selection == "positive":
+        mask = st.positive_bag_mask(data.bag_labels[idx])
+    elif selection == "annotated":
+        mask = st.positive_bag_mask(data.bag_labels[idx]) & data.truth_known[idx]
+    elif selection == "all":
+        mask = None
+    else:
+        raise ValueError(f"selection must be 'positive', 'annotated' or 'all', got {selection!r}")
+    return st.pairwise_stability(result.predictions[operator], threshold=P.threshold if threshold is None else threshold,
+                                 bag_mask=mask)
+
+
+def per_bag_table(result: ProtocolResult, operator: str, P: Params) -> pd.DataFrame:
+    """Per annotated positive test bag: mean S_APJ and S_S over pairs, mean and std of DICE over models."""
+    stab = stability_of(result, operator, P, selection="annotated")
+    idx = result.test_idx[stab.bag_index]
+    truth = result.data.instance_labels[idx]
+    dice = st.instance_dice(result.predictions[operator][:, stab.bag_index], truth, threshold=P.threshold)
+    frame = pd.DataFrame({
+        "bag": idx, "S_APJ": stab.per_bag("adjusted_positive_jaccard"), "S_S": stab.per_bag("spearman"),
+        "dice_mean": np.nanmean(dice, axis=0), "dice_std": np.nanstd(dice, axis=0),
+    })
+    if result.data.distractor is not None:
+        frame["confounder"] = result.data.distractor[idx].any(axis=1)
+    return frame
+
+
+def table_vii(results: dict[str, ProtocolResult], P: Params) -> pd.DataFrame:
+    """Table VII analogue: stability (positive test bags, subset models), CV bag AUC / DICE, split metrics."""
+    rows = []
+    for name, res in results.items():
+        for op in res.predictions:
+            summary = stability_of(res, op, P).summary().set_index("score")
+            cv = res.cv[res.cv["operator"] == op] if len(res.cv) else pd.DataFrame()
+            labels = res.data.bag_labels[res.test_idx]
+            split_auc = np.mean([_auc(labels, s) for s in res.subset_bag_scores[op]])
+            split_dice = np.nanmean([localization_metrics(p, res.data, res.test_idx, P.threshold, P.jaccard_threshold)[0]
+                                     for p in res.predictions[op]])
+            rows.append({
+                "dataset": name, "operator": OPERATOR_LABELS[op], "op": op,
+                "S_APJ": summary.loc["adjusted_positive_jaccard", "mean"], "S_APJ_std": summary.loc["adjusted_positive_jaccard", "std"],
+                "S_S": summary.loc["spearman", "mean"], "S_S_std": summary.loc["spearman", "std"],
+                "nan_pairs_APJ": int(summary.loc["adjusted_positive_jaccard", "n_nan_pairs"]),
+                "bag_auc": cv["bag_auc"].mean() if len(cv) else np.nan, "bag_auc_std": cv["bag_auc"].std(ddof=0) if len(cv) else np.nan,
+                "dice": cv["dice"].mean() if len(cv) else np.nan, "dice_std": cv["dice"].std(ddof=0) if len(cv) else np.nan,
+                "accuracy": cv["accuracy"].mean() if len(cv) else np.nan,
+                "split_bag_auc": split_auc, "split_dice": split_dice,
+            })
+    return pd.DataFrame(rows)
+
+
+def table_vi(results: dict[str, ProtocolResult], P: Params, operator: str = "noisy_or") -> pd.DataFrame:
+    """Table VI analogue: mean +- std over annotated positive test bags of S_APJ, S_S and DICE."""
+    rows = []
+    for name, res in results.items():
+        if operator not in res.predictions:
+            continue
+        t = per_bag_table(res, operator, P)
+        if not len(t):
+            continue
+        rows.append({"dataset": name, "n_bags": len(t), "S_APJ": t["S_APJ"].mean(), "S_APJ_std": t["S_APJ"].std(ddof=0),
+                     "S_S": t["S_S"].mean(), "S_S_std": t["S_S"].std(ddof=0), "DICE": t["dice_mean"].mean(),
+                     "DICE_std": t["dice_mean"].std(ddof=0)})
+    return pd.DataFrame(rows)
+
+
+def score_choice_correlations(stability: st.PairwiseStability) -> pd.DataFrame:
+    """Sec. IV-F: Pearson and Spearman correlation over (bag, pair) values of APJ vs AJ and Spearman vs Kendall."""
+    import scipy.stats
+
+    rows = []
+    for a, b in (("adjusted_positive_jaccard", "adjusted_jaccard"), ("spearman", "kendall")):
+        x, y = stability.scores[a].ravel(), stability.scores[b].ravel()
+        ok = ~np.isnan(x) & ~np.isnan(y)
+        rows.append({"pair": f"{a} vs {b}", "n_values": int(ok.sum()),
+                     "pearson": float(scipy.stats.pearsonr(x[ok], y[ok])[0]) if ok.sum() > 2 else np.nan,
+                     "spearman": float(scipy.stats.spearmanr(x[ok], y[ok])[0]) if ok.sum() > 2 else np.nan})
+    return pd.DataFrame(rows)
+
+
+def threshold_sweep(predictions: np.ndarray, thresholds, bag_mask=None) -> pd.DataFrame:
+    """Sec. IV-G: binary stability scores for each T(binary), with NaN counts (pairs and all-NaN bags)."""
+    frames = []
+    for t in thresholds:
+        summary = st.pairwise_stability(predictions, threshold=t, bag_mask=bag_mask,
+                                        scores=["adjusted_positive_jaccard", "adjusted_jaccard", "positive_jaccard"]).summary()
+        summary.insert(0, "threshold", float(t))
+        frames.append(summary)
+    return pd.concat(frames, ignore_index=True)
+
+
+def vote_examples(result: ProtocolResult, operator: str, P: Params, n_examples: int = 3) -> pd.DataFrame:
+    """Fig. 5: vote histograms of the most stable, a median and the least stable positive test bag (by S_APJ)."""
+    stab = stability_of(result, operator, P)
+    apj = stab.per_bag("adjusted_positive_jaccard")
+    ok = np.flatnonzero(~np.isnan(apj))
+    if not len(ok):
+        return pd.DataFrame()
+    order = ok[np.argsort(apj[ok])]
+    picks = {"most stable": order[-1], "median": order[len(order) // 2], "least stable": order[0]}
+    hist = st.vote_histogram(result.predictions[operator][:, stab.bag_index], threshold=P.threshold)
+    rows = []
+    for label, k in list(picks.items())[:n_examples]:
+        for votes, count in enumerate(hist[k]):
+            rows.append({"bag": label, "test_bag": int(result.test_idx[stab.bag_index[k]]), "votes": votes,
+                         "instances": int(count), "S_APJ": float(apj[k]),
+                         "S_S": float(stab.per_bag("spearman")[k])})
+    return pd.DataFrame(rows)
+
+
+def difficulty_grid(P: Params) -> dict[str, dict]:
+    """CXR specs for the Fig. 8 difficulty levels."""
+    base = dataset_specs(P.model_copy(update={"data_source": "phantoms"}))["cxr"]
+    return {f"cxr@{d:g}": {**base, "difficulty": float(d)} for d in P.difficulty_levels}
+
+
+def stability_vs_auc(results: dict[str, ProtocolResult], P: Params) -> pd.DataFrame:
+    """Fig. 8: per dataset/level and operator, mean bag AUC of the subset models vs mean stability."""
+    rows = []
+    for name, res in results.items():
+        labels = res.data.bag_labels[res.test_idx]
+        for op in res.predictions:
+            s = stability_of(res, op, P).summary().set_index("score")
+            rows.append({"dataset": name, "operator": op,
+                         "bag_auc": float(np.mean([_auc(labels, sc) for sc in res.subset_bag_scores[op]])),
+                         "S_APJ": s.loc["adjusted_positive_jaccard", "mean"], "S_S": s.loc["spearman", "mean"]})
+    return pd.DataFrame(rows)
