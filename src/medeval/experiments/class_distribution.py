@@ -15,6 +15,7 @@ split (balanced) through :mod:`medeval.data.readers`; it fails with a message na
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -295,7 +296,9 @@ def argmax_precision_ttests(summary: dict[str, dict], comparisons=COMPARISONS) -
         pb = np.array([m["argmax_precision"] for m in summary[b]["runs"]])
         ok = ~np.isnan(pa).any() and ~np.isnan(pb).any() and pa.size > 1 and pb.size > 1
         if ok and (pa.std() > 0 or pb.std() > 0):
-            res = C.argmax_precision_ttest(pa, pb)
+            with warnings.catch_warnings():  # nearly identical runs: scipy warns, the p-value is still valid
+                warnings.filterwarnings("ignore", message="Precision loss", category=RuntimeWarning)
+                res = C.argmax_precision_ttest(pa, pb)
             t, p = float(res.statistic), float(res.pvalue)
         else:
             t, p = float("nan"), float("nan")

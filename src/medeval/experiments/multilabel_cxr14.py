@@ -70,7 +70,7 @@ class Params(ChapterParams):
     data_source: Literal["phantoms", "real"] = Field(
         "phantoms", description="CNN data: chest phantoms with the real label distribution, or the real ChestX-ray14 images (dataset chestxray14-images)"
     )
-    n_images: int = Field(1600, ge=60, le=500_000, description="phantoms generated for the CNN (split 70/10/20 at patient level)")
+    n_images: int = Field(1200, ge=60, le=500_000, description="phantoms generated for the CNN (split 70/10/20 at patient level)")
     image_size: int = Field(64, ge=64, le=512, description="image side in pixels (phantoms are rendered, real images resized, to this)")
     input_size: int | None = Field(
         32, ge=16, le=512, description="side of the CNN input: images are block-averaged from image_size (must divide it); null = image_size"
@@ -78,7 +78,7 @@ class Params(ChapterParams):
     difficulty: float = Field(1.0, gt=0, le=1.0, description="phantom conspicuity in (0, 1]; smaller is harder")
     backbone: Literal["small_cnn", "resnet18", "resnet50"] = Field("small_cnn", description="CNN backbone (medeval.models.backbones)")
     weights_path: str | None = Field(None, description="local torch state dict to initialise a ResNet backbone (optional)")
-    epochs: int = Field(6, ge=0, le=500, description="training epochs")
+    epochs: int = Field(4, ge=0, le=500, description="training epochs")
     batch_size: int = Field(32, ge=1, le=4096, description="training batch size")
     learning_rate: float = Field(1e-3, gt=0, le=1.0, description="Adam learning rate")
     n_bootstrap: int = Field(1000, ge=10, le=100_000, description="patient-clustered bootstrap replicates for the CIs")
@@ -318,7 +318,9 @@ def summarise_split_experiment(frame: pd.DataFrame) -> pd.DataFrame:
     stats = [c for c in frame.columns if c not in ("method", "repetition", "split_seconds")]
     long = frame.melt(id_vars=["method"], value_vars=stats, var_name="statistic")
     out = long.groupby(["statistic", "method"], sort=False)["value"].agg(["mean", "std"]).unstack("method")
-    out.columns = [f"{b} {a}" for a, b in out.columns]
+    methods = list(dict.fromkeys(frame["method"]))
+    out = out[[(a, m) for m in methods for a in ("mean", "std")]]
+    out.columns = [f"{m} {a}" for a, m in out.columns]
     return out.reindex(stats)
 
 
@@ -701,9 +703,10 @@ def run_real_cnn(params: Params, seed: int, protocol: Literal["holdout_70_10_20"
     else:
         raise ValueError(f"protocol must be 'holdout_70_10_20' or 'kfold_5', got {protocol!r}")
     runs = []
+    size = params.input_size or params.image_size  # real images are resized straight to the CNN input
     for j, (train, val, test) in enumerate(splits):
-        ds_train = _RealImages(reader, train, params.image_size)
-        ds_val, ds_test = _RealImages(reader, val, params.image_size), _RealImages(reader, test, params.image_size)
+        ds_train = _RealImages(reader, train, size)
+        ds_val, ds_test = _RealImages(reader, val, size), _RealImages(reader, test, size)
         (p_val, p_test), history, seconds = _train_and_score(
             ds_train, ds_train.y, [ds_val.chunks, ds_test.chunks], params, seed + j
         )

@@ -40,7 +40,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from medeval.models.backbones import SmallCNN, build_backbone

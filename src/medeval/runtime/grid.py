@@ -17,7 +17,11 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
+try:  # notebook progress bars need ipywidgets; without it tqdm.auto warns on stderr in every executed page
+    import ipywidgets  # noqa: F401
+    from tqdm.auto import tqdm
+except ImportError:
+    from tqdm.std import tqdm
 
 
 def run_key(fn: Callable, kwargs: dict[str, Any], code_digest: str = "") -> str:

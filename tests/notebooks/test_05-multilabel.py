@@ -1,0 +1,97 @@
+"""Chapter 5 executes under the smoke profile and records the label facts, the toy table, the split
+statistics, the patient overlap, the CNN evaluation and the scorecard."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
+
+CHAPTER = "05-multilabel"
+
+
+@pytest.fixture(scope="module")
+def results(run_chapter_smoke):
+    return run_chapter_smoke(CHAPTER).results
+
+
+def test_records_exist(results):
+    for key in ("N", "n_patients", "label_frequency", "label_count_histogram", "LCard", "LDens", "LDiv", "PLDiv",
+                "PMax", "max_corr_pair", "toy_metrics", "split_summary", "patient_overlap", "cnn_evaluation",
+                "cnn_eve", "threshold_comparison", "paper_vs_us", "provenance"):
+        assert key in results, key
+
+
+def test_dataset_facts(results):
+    assert results["N"] == 112120 and results["K"] == 14 and results["n_patients"] == 30805
+    assert results["LDiv"] == 801
+    assert results["LCard"] == pytest.approx(0.72401, abs=1e-5)
+    assert results["PMax"] == pytest.approx(60361 / 112120)
+    assert results["pmax_is_empty_set"] is True
+    assert results["max_labels"] == 9 and results["max_labels_count"] == 2
+    assert [r["count"] for r in results["label_count_histogram"]] == [60361, 30963, 14306, 4856, 1247, 301, 67, 16, 1, 2]
+    assert sorted(results["max_corr_pair"]) == ["Emphysema", "Pneumothorax"]
+    assert results["max_corr"] == pytest.approx(0.17818, abs=1e-5)
+    assert results["p_eff_given_card"] > results["p_card_given_eff"]
+    assert results["hloss_all_zero"] == results["LDens"]
+    assert results["phi2_chi2_max_abs_diff"] < 1e-10
+
+
+def test_toy_table(results):
+    rows = {r["metric"]: r for r in results["toy_metrics"]}
+    assert rows["hloss"]["h1"] == rows["hloss"]["h2"] == rows["hloss"]["h3"] == pytest.approx(0.2)
+    assert rows["AP example (mldr ties 'last')"]["h1"] == pytest.approx(0.9625)
+    assert rows["F1 macro (mldr 0.4.0: F of macro P, R)"]["h1"] == pytest.approx(0.84706, abs=1e-5)
+    assert rows["F1 macro (text: mean of per-label F1)"]["h3"] == pytest.approx(0.8)
+    assert results["toy_claims_all_hold_mldr"] is True
+    assert results["toy_claim_f1_macro_text"] is False
+    assert results["toy_hloss_h2_printed"] == pytest.approx(2 / 15)
+
+
+def test_split_statistics(results):
+    assert results["split_n_images"] == 20000  # smoke subsample
+    assert 0 < results["LD_mean"] < 0.02
+    assert results["ED_max"] == 0.0
+    assert results["FZ_max"] >= 0 and results["FLZ_max"] >= 0
+    stats = {r["statistic"] for r in results["split_summary"]}
+    assert {"LD", "LPD", "LPD (code, 1/K)", "FZ", "FLZ", "FLPZ", "FLPZ (code, proportion)"} <= stats
+    assert results["LD_iterative_mean"] >= 0
+
+
+def test_patient_overlap(results):
+    assert results["patient_level_shared"] == 0
+    assert results["later_followup_rule_violations"] == 0
+    assert results["random_rule_violations"] > 0
+    assert 50 < results["random_test_images_shared_pct"] < 100
+    for r in results["patient_overlap"]:
+        assert abs(r["train_pct"] - 70) < 1 and abs(r["test_pct"] - 20) < 1
+
+
+def test_cnn_evaluation(results):
+    rows = {r["metric"]: r for r in results["cnn_evaluation"]}
+    assert len([m for m in rows if m.startswith("AUC ") and m != "AUC macro"]) == 14
+    for key in ("F1 micro", "F1 macro", "mAP", "AUC macro"):
+        v = rows[key]["value"]
+        assert v is None or 0.0 <= v <= 1.0
+    lo, hi = results["cnn_AUC_macro_ci"]
+    if lo is not None:
+        assert lo <= results["cnn_AUC_macro"] <= hi
+    assert results["cnn_n_test"] > 0 and results["cnn_n_train"] > results["cnn_n_test"]
+    for r in results["cnn_eve"]:
+        assert r["n_pairs_used"] <= 5
+        for k in ("eve_sd_half_test_set", "eve_sd_full_test_set"):
+            assert r[k] is None or r[k] >= 0
+    metrics = {r["metric"] for r in results["threshold_comparison"]}
+    assert {"F1 micro", "F1 macro", "Hamming loss"} <= metrics
+
+
+def test_scorecard(results):
+    card = results["paper_vs_us"]
+    assert {r["verdict"] for r in card} <= {"[Re]", "[¬Re]", "[n/a]"}
+    by_claim = {r["claim"]: r["verdict"] for r in card}
+    assert by_claim["N images / patients"] == "[Re]"
+    assert by_claim["highest pairwise correlation"] == "[Re]"
+    assert by_claim["toy: h1 = h3 in F1 macro"] == "[¬Re]"
+    assert not math.isnan(results["wall_time_s"])
