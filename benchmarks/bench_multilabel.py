@@ -32,7 +32,7 @@ from medeval.metrics import multilabel as ml
 
 def make_scores(y: np.ndarray, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    logits = 1.5 * (2 * y - 1) + rng.normal(0, 1.5, size=y.shape)
+    logits = 1.5 * (2 * y.astype(np.int64) - 1) + rng.normal(0, 1.5, size=y.shape)  # y is uint8: cast first
     return np.round(1 / (1 + np.exp(-logits)), 3)
 
 

@@ -30,8 +30,11 @@ def multi_box_dataset(n=200, seed=1):
     m = int(counts.sum())
     c = np.column_stack([rng.uniform(0.2, 0.8, (m, 2)), rng.uniform(0.05, 0.3, (m, 2))])
     return ImageBoxes.from_arrays(
-        convert_boxes(c, "cxcywh", "xywh"), rng.integers(0, K, m), np.repeat(np.arange(n), counts),
-        box_format="xywh", n_images=n,
+        convert_boxes(c, "cxcywh", "xywh"),
+        rng.integers(0, K, m),
+        np.repeat(np.arange(n), counts),
+        box_format="xywh",
+        n_images=n,
     )
 
 
@@ -100,7 +103,9 @@ def test_shape_size_aspect_keep_centre_and_match_closed_forms():
     ps = convert_boxes(C.size_noise(t, 0.5, 2).boxes, "xywh", "cxcywh")
     s = ps[:, 2] / tc[:, 2]
     np.testing.assert_allclose(ps[:, 3] / tc[:, 3], s)
-    assert rodeo(C.size_noise(t, 0.5, 2), t).shape_matching == pytest.approx(np.mean(np.minimum(s, 1 / s) ** 2))
+    assert rodeo(C.size_noise(t, 0.5, 2), t).shape_matching == pytest.approx(
+        np.mean(np.minimum(s, 1 / s) ** 2)
+    )
     pa = convert_boxes(C.aspect_ratio_noise(t, 0.5, 2).boxes, "xywh", "cxcywh")
     np.testing.assert_allclose(pa[:, 2] * pa[:, 3], tc[:, 2] * tc[:, 3])
     dlog = np.abs(np.log(pa[:, 2] / pa[:, 3]) - np.log(tc[:, 2] / tc[:, 3]))
@@ -130,7 +135,9 @@ def test_class_overprediction_adds_boxes_for_absent_classes_inside_image():
     np.testing.assert_array_equal(p.boxes[: len(t)], t.boxes)
     nb = p.boxes[new]
     np.testing.assert_allclose(nb[:, 2], 256) and np.testing.assert_allclose(nb[:, 3], 128)
-    assert (nb[:, 0] >= 0).all() and (nb[:, 0] + nb[:, 2] <= 1024).all() and (nb[:, 1] + nb[:, 3] <= 512).all()
+    assert (
+        (nb[:, 0] >= 0).all() and (nb[:, 0] + nb[:, 2] <= 1024).all() and (nb[:, 1] + nb[:, 3] <= 512).all()
+    )
     present = set(zip(t.image_ids.tolist(), t.labels.tolist(), strict=True))
     added = list(zip(p.image_ids[new].tolist(), p.labels[new].tolist(), strict=True))
     assert not present & set(added) and len(set(added)) == len(added)

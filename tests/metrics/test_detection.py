@@ -214,7 +214,10 @@ def test_readme_example_golden_values():
         assert r[key] == pytest.approx(value, abs=1e-12), key
     # hand check: loc = (2^-3.25 + 2^-1)/2 * 2/3
     assert r["RoDeO/localization"] == pytest.approx((2**-3.25 + 0.5) / 2 * 2 / 3, abs=1e-15)
-    assert class_weight_for_matching(README_PRED, README_TARGET, box_format="xywh", class_names=["a", "b"]) == 0.0
+    assert (
+        class_weight_for_matching(README_PRED, README_TARGET, box_format="xywh", class_names=["a", "b"])
+        == 0.0
+    )
 
 
 G2_T = [[[0.10, 0.40, 0.10, 0.10, 0], [0.30, 0.40, 0.10, 0.10, 1]]]
@@ -240,15 +243,24 @@ def test_g3_pixels_four_images():
     preds = [[[10, 20, 30, 40, 0], [100, 100, 20, 20, 2]], [], [[50, 50, 10, 30, 1]], [[0, 0, 5, 5, 1]]]
     targets = [[[12, 18, 28, 44, 0]], [[5, 5, 10, 10, 1]], [[55, 45, 12, 25, 1], [200, 200, 30, 30, 2]], []]
     names = ["x", "y", "z"]
-    assert class_weight_for_matching(preds, targets, box_format="xywh", class_names=names) == pytest.approx(0.25)
+    assert class_weight_for_matching(preds, targets, box_format="xywh", class_names=names) == pytest.approx(
+        0.25
+    )
     r = ours(preds, targets, names)
     assert (r.localization, r.shape_matching, r.classification, r.total) == pytest.approx(
         (0.29819293104621764, 0.2613240418118467, 0.3333333333333333, 0.2946906953102396), abs=1e-12
     )
     # class z: one unmatched prediction and one missed target, no matched pair -> 0 (our policy)
     z = {s: r.per_class[s][2] for s in (*SUBS, "n_matched", "n_overpredicted", "n_missed")}
-    assert z == {"localization": 0, "shape_matching": 0, "classification": 0, "total": 0,
-                 "n_matched": 0, "n_overpredicted": 1, "n_missed": 1}
+    assert z == {
+        "localization": 0,
+        "shape_matching": 0,
+        "classification": 0,
+        "total": 0,
+        "n_matched": 0,
+        "n_overpredicted": 1,
+        "n_missed": 1,
+    }
 
 
 def test_g4_swapped_classes():
@@ -277,7 +289,9 @@ def test_perfect_prediction_and_eps():
     assert one_box(T0, eps=0.0).total == 1.0  # A4
 
 
-@pytest.mark.parametrize("d, expected", [(0.25, 0.957603), (0.5, 0.840896), (1, 0.5), (1.5, 0.210224), (2, 0.0625), (3, 0.001953)])
+@pytest.mark.parametrize(
+    "d, expected", [(0.25, 0.957603), (0.5, 0.840896), (1, 0.5), (1.5, 0.210224), (2, 0.0625), (3, 0.001953)]
+)
 def test_shift_along_x(d, expected):
     p = T0.copy()
     p[0, 0] += d * T0[0, 2]
@@ -318,7 +332,15 @@ def test_aspect_ratio_at_constant_area(ratio, expected):
 
 @pytest.mark.parametrize(
     "k, acc, expected",
-    [(3, 0.75, 0.625), (3, 0.5, 0.25), (3, 0.25, 0.0), (8, 0.75, 0.714286), (8, 0.5, 0.428571), (8, 0.25, 0.142857), (2, 0.5, 0.0)],
+    [
+        (3, 0.75, 0.625),
+        (3, 0.5, 0.25),
+        (3, 0.25, 0.0),
+        (8, 0.75, 0.714286),
+        (8, 0.5, 0.428571),
+        (8, 0.25, 0.142857),
+        (2, 0.5, 0.0),
+    ],
 )
 def test_classification_closed_form(k, acc, expected):
     """cls = max(0, (K·acc − 1)/(K − 1)) for N matched pairs with accuracy acc (one pair per image)."""
@@ -341,9 +363,13 @@ def test_all_wrong_classes_total_near_zero():
 def test_duplicates_and_missed_count_factor():
     t = np.array([[0.1, 0.1, 0.2, 0.2, 0], [0.5, 0.5, 0.2, 0.3, 1]])
     dup = ours([np.concatenate([t, t])], [t], ["a", "b"])
-    assert (dup.localization, dup.shape_matching, dup.classification) == pytest.approx((0.5, 0.5, 0.5), abs=1e-12)
+    assert (dup.localization, dup.shape_matching, dup.classification) == pytest.approx(
+        (0.5, 0.5, 0.5), abs=1e-12
+    )
     missed = ours([t[:1]], [t], ["a", "b"])
-    assert (missed.localization, missed.shape_matching, missed.classification) == pytest.approx((0.5,) * 3, abs=1e-12)
+    assert (missed.localization, missed.shape_matching, missed.classification) == pytest.approx(
+        (0.5,) * 3, abs=1e-12
+    )
     no_penalty = ours([t[:1]], [t], ["a", "b"], w_missed=0.0)
     assert (no_penalty.localization, no_penalty.shape_matching, no_penalty.classification) == (1.0, 1.0, 1.0)
 
@@ -358,7 +384,9 @@ def test_count_factor_formula_on_random_data():
             t = np.column_stack([rng.uniform(0, 0.7, (nt, 2)), rng.uniform(0.1, 0.3, (nt, 2)), np.zeros(nt)])
             p = t[: int(rng.integers(0, nt + 1))]
             ne = int(rng.integers(0, 3)) if len(p) == nt else 0
-            p = np.concatenate([p, np.column_stack([rng.uniform(0, 0.7, (ne, 2)) + 5, np.full((ne, 2), 0.2), np.zeros(ne)])])
+            p = np.concatenate(
+                [p, np.column_stack([rng.uniform(0, 0.7, (ne, 2)) + 5, np.full((ne, 2), 0.2), np.zeros(ne)])]
+            )
             preds.append(p)
             targets.append(t)
         mins = sum(min(len(p), len(t)) for p, t in zip(preds, targets, strict=True))
@@ -449,8 +477,12 @@ def test_box_formats_give_identical_results():
     preds, targets = random_dataset(rng, 3, 10)
     base = ours(preds, targets, names)
     for fmt in ("xyxy", "cxcywh"):
-        conv = [np.column_stack([convert_boxes(a[:, :4].reshape(-1, 4), "xywh", fmt), a[:, 4]]) for a in preds]
-        convt = [np.column_stack([convert_boxes(a[:, :4].reshape(-1, 4), "xywh", fmt), a[:, 4]]) for a in targets]
+        conv = [
+            np.column_stack([convert_boxes(a[:, :4].reshape(-1, 4), "xywh", fmt), a[:, 4]]) for a in preds
+        ]
+        convt = [
+            np.column_stack([convert_boxes(a[:, :4].reshape(-1, 4), "xywh", fmt), a[:, 4]]) for a in targets
+        ]
         r = robust_detection_outcome(conv, convt, box_format=fmt, class_names=names)
         assert_same(base, r, 1e-9)
         acc_base = accuracy_at_iou(preds, targets, box_format="xywh", class_names=names, iou_threshold=0.3)
@@ -463,7 +495,11 @@ def test_image_boxes_input_equals_per_image_input():
     preds, targets = random_dataset(rng, 3, 10)
     p = ImageBoxes.from_per_image(preds, box_format="xywh")
     t = ImageBoxes.from_per_image(targets, box_format="xywh")
-    assert_same(ours(preds, targets, list("abc")), robust_detection_outcome(p, t, box_format="xywh", class_names=list("abc")), 0)
+    assert_same(
+        ours(preds, targets, list("abc")),
+        robust_detection_outcome(p, t, box_format="xywh", class_names=list("abc")),
+        0,
+    )
     back = p.to_per_image()
     assert all(np.array_equal(a.reshape(-1, 5), b) for a, b in zip(preds, back, strict=True))
     sub = p.subset_images([3, 3, 0])
@@ -517,7 +553,9 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="iou_threshold"):
         accuracy_at_iou(t, t, box_format="xywh", class_names=["a", "b"], iou_threshold=0)
     with pytest.raises(ValueError, match="interpolation"):
-        average_precision_at_iou(t, t, box_format="xywh", class_names=["a", "b"], iou_threshold=0.5, interpolation="x")
+        average_precision_at_iou(
+            t, t, box_format="xywh", class_names=["a", "b"], iou_threshold=0.5, interpolation="x"
+        )
     with pytest.raises(ValueError, match="image_ids"):
         ImageBoxes.from_arrays([[0, 0, 1, 1]], [0], [3], box_format="xywh", n_images=2)
 
@@ -536,9 +574,14 @@ def test_overlap_helpers_hand_values():
     far = np.array([[10.0, 0.0, 2.0, 2.0]])
     assert paired_iou(a, far, box_format="xywh")[0] == 0.0
     assert paired_generalized_iou(a, far, box_format="xywh")[0] == pytest.approx(0 - (24 - 8) / 24)
-    assert paired_centered_iou(a, np.array([[5.0, 5.0, 1.0, 4.0]]), box_format="xywh")[0] == pytest.approx(2 / 6)
+    assert paired_centered_iou(a, np.array([[5.0, 5.0, 1.0, 4.0]]), box_format="xywh")[0] == pytest.approx(
+        2 / 6
+    )
     xyxy = convert_boxes(np.vstack([a, b]), "xywh", "xyxy")
-    np.testing.assert_allclose(pairwise_iou(xyxy, xyxy, box_format="xyxy"), pairwise_iou(np.vstack([a, b]), np.vstack([a, b]), box_format="xywh"))
+    np.testing.assert_allclose(
+        pairwise_iou(xyxy, xyxy, box_format="xyxy"),
+        pairwise_iou(np.vstack([a, b]), np.vstack([a, b]), box_format="xywh"),
+    )
     with pytest.raises(ValueError, match="boxes1"):
         pairwise_iou(np.array([[0, 0, 0, 1.0]]), b, box_format="xywh")
 
@@ -650,7 +693,12 @@ def test_average_precision_against_naive_reference(interpolation):
         scored = [np.column_stack([p, np.round(rng.uniform(0, 1, len(p)), 1)]) for p in dup]
         for thr in (0.1, 0.5):
             got = average_precision_at_iou(
-                scored, targets, box_format="xywh", class_names=list("abc"), iou_threshold=thr, interpolation=interpolation
+                scored,
+                targets,
+                box_format="xywh",
+                class_names=list("abc"),
+                iou_threshold=thr,
+                interpolation=interpolation,
             ).per_class
             np.testing.assert_allclose(got, naive_ap(scored, targets, 3, thr, interpolation), atol=1e-12)
 
@@ -660,7 +708,9 @@ def test_ap_without_scores_is_precision_times_recall_and_map_geometry():
     for dx in (0.0, 0.1, 0.3, 0.6, 0.9):
         p = t + [dx, 0, 0, 0, 0]
         iou = (1 - dx) / (1 + dx)
-        ap50 = average_precision_at_iou([p], [t], box_format="xywh", class_names=["a", "b"], iou_threshold=0.5)
+        ap50 = average_precision_at_iou(
+            [p], [t], box_format="xywh", class_names=["a", "b"], iou_threshold=0.5
+        )
         assert ap50.per_class[0] == (1.0 if iou >= 0.5 else 0.0) and np.isnan(ap50.per_class[1])
         assert ap50.n_undefined == 1 and ap50.mean == ap50.per_class[0]
         m = mean_average_precision([p], [t], box_format="xywh", class_names=["a", "b"])

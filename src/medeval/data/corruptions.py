@@ -101,7 +101,9 @@ def _centre(boxes: ImageBoxes) -> np.ndarray:
     return convert_boxes(boxes.boxes, boxes.box_format, "cxcywh")
 
 
-def _with(boxes: ImageBoxes, cxcywh=None, labels=None, image_ids=None, n_images=None, keep=None) -> ImageBoxes:
+def _with(
+    boxes: ImageBoxes, cxcywh=None, labels=None, image_ids=None, n_images=None, keep=None
+) -> ImageBoxes:
     """A new ImageBoxes in ``boxes``' format (validated)."""
     c = _centre(boxes) if cxcywh is None else cxcywh
     lab = boxes.labels if labels is None else labels
@@ -110,7 +112,11 @@ def _with(boxes: ImageBoxes, cxcywh=None, labels=None, image_ids=None, n_images=
         c, lab, img = c[keep], lab[keep], img[keep]
     coords = convert_boxes(c, "cxcywh", boxes.box_format) if len(lab) else np.zeros((0, 4))
     return ImageBoxes.from_arrays(
-        coords, lab, img, box_format=boxes.box_format, n_images=boxes.n_images if n_images is None else n_images,
+        coords,
+        lab,
+        img,
+        box_format=boxes.box_format,
+        n_images=boxes.n_images if n_images is None else n_images,
         name="corrupted boxes",
     )
 
@@ -288,5 +294,6 @@ def random_boxes_of_size(
     img, lab = np.nonzero(positive)
     new = _uniform_boxes_inside(g, img.size, s * width, s * height, width, height)
     coords = convert_boxes(new, "cxcywh", boxes.box_format) if img.size else np.zeros((0, 4))
-    return ImageBoxes.from_arrays(coords, lab, img, box_format=boxes.box_format, n_images=boxes.n_images,
-                                  name="random boxes")
+    return ImageBoxes.from_arrays(
+        coords, lab, img, box_format=boxes.box_format, n_images=boxes.n_images, name="random boxes"
+    )

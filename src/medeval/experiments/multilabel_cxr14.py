@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 from pydantic import Field
+from torch.utils.data import Dataset
 
 from medeval.metrics import multilabel as ml
 from medeval.metrics import split_quality as sq
@@ -51,6 +52,7 @@ __all__ = [
     "threshold_comparison",
     "CnnRun",
     "run_phantom_cnn",
+    "require_real_images",
     "run_real_cnn",
     "published_auc_comparison",
     "paper_vs_us_table",
@@ -649,7 +651,7 @@ def run_phantom_cnn(params: Params, seed: int) -> CnnRun:
     )
 
 
-class _RealImages:
+class _RealImages(Dataset):
     """Lazily loaded, resized real images as a torch Dataset (x: (1, s, s) float32, y: (14,) float32)."""
 
     def __init__(self, reader, indices, size):
@@ -671,6 +673,13 @@ class _RealImages:
             yield np.stack([self.reader.image(int(j), size=self.size)[None] for j in idx])
 
 
+def require_real_images():
+    """The local folder of dataset ``chestxray14-images``, or DatasetUnavailableError naming it and how to get it."""
+    from medeval.data.manifest import require
+
+    return require("chestxray14-images")
+
+
 def run_real_cnn(params: Params, seed: int, protocol: Literal["holdout_70_10_20", "kfold_5"]) -> list[CnnRun]:
     """The CNN on the real ChestX-ray14 images (dataset ``chestxray14-images``), full profile.
 
@@ -682,11 +691,10 @@ def run_real_cnn(params: Params, seed: int, protocol: Literal["holdout_70_10_20"
     absent; nothing is substituted.
     """
     from medeval.data.chestxray14 import LABELS
-    from medeval.data.manifest import require
     from medeval.data.readers import ChestXray14Images
     from medeval.data.splits import later_followup_split, patient_kfold
 
-    root = require("chestxray14-images")
+    root = require_real_images()
     reader = ChestXray14Images(root / "images", require_all=True)
     table = reader.table
     pid = table["patient_id"].to_numpy()

@@ -113,6 +113,4 @@ def paired_centered_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
     positions, symmetric. For a uniform scale ``s`` it is ``min(s, 1/s)²``; for an aspect change
     ``(w·r, h/r)`` at constant area (r ≥ 1) it is ``1 / (2r − 1)``.
     """
-    return _centered_iou_xywh(
-        _as_xywh(boxes1, box_format, "boxes1"), _as_xywh(boxes2, box_format, "boxes2")
-    )
+    return _centered_iou_xywh(_as_xywh(boxes1, box_format, "boxes1"), _as_xywh(boxes2, box_format, "boxes2"))

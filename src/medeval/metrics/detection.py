@@ -180,7 +180,9 @@ class ImageBoxes:
             raise ValueError(f"n_images must be a non-negative integer, got {n_images!r}")
         img = _integer_array(image_ids, n, f"{name} image_ids")
         if n and (img.min() < 0 or img.max() >= n_images):
-            raise ValueError(f"{name} image_ids must lie in [0, n_images={n_images}), got {img.min()}..{img.max()}")
+            raise ValueError(
+                f"{name} image_ids must lie in [0, n_images={n_images}), got {img.min()}..{img.max()}"
+            )
         sc = None
         if scores is not None:
             sc = np.asarray(_to_numpy(scores), dtype=np.float64).reshape(-1)
@@ -278,7 +280,9 @@ def _integer_array(values, n: int, name: str) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     as_float = arr.astype(np.float64)
     if not np.isfinite(as_float).all() or (as_float != np.round(as_float)).any():
-        raise ValueError(f"{name} must be integers, got e.g. {arr[~(as_float == np.round(as_float))][:3].tolist()}")
+        raise ValueError(
+            f"{name} must be integers, got e.g. {arr[~(as_float == np.round(as_float))][:3].tolist()}"
+        )
     return as_float.astype(np.int64)
 
 
@@ -448,7 +452,9 @@ def _hungarian(preds: ImageBoxes, targs: ImageBoxes, class_weight: float):
     txywh = targs.xywh()[t_order]
     plab = preds.labels[p_order]
     tlab = targs.labels[t_order]
-    cost = -_generalized_iou_xywh(pxywh[pair_p], txywh[pair_t]) - class_weight * (plab[pair_p] == tlab[pair_t])
+    cost = -_generalized_iou_xywh(pxywh[pair_p], txywh[pair_t]) - class_weight * (
+        plab[pair_p] == tlab[pair_t]
+    )
 
     sizes = p_counts * t_counts
     block_start = np.cumsum(sizes) - sizes
@@ -471,7 +477,9 @@ def _hungarian(preds: ImageBoxes, targs: ImageBoxes, class_weight: float):
         matched_p.append(pair_p[best])
         matched_t.append(pair_t[best])
     # general blocks
-    for m, k, s in zip(m_all[~simple].tolist(), n_all[~simple].tolist(), s_all[~simple].tolist(), strict=True):
+    for m, k, s in zip(
+        m_all[~simple].tolist(), n_all[~simple].tolist(), s_all[~simple].tolist(), strict=True
+    ):
         rows, cols = linear_sum_assignment(cost[s : s + m * k].reshape(m, k))
         best = s + rows * k + cols
         matched_p.append(pair_p[best])
@@ -506,7 +514,9 @@ def _resolve_class_weight(preds, targs, k, class_weight_matching):
         return _class_weight(preds, targs, k)
     w = float(class_weight_matching)
     if not np.isfinite(w) or w < 0:
-        raise ValueError(f"class_weight_matching must be a finite number >= 0 or None, got {class_weight_matching!r}")
+        raise ValueError(
+            f"class_weight_matching must be a finite number >= 0 or None, got {class_weight_matching!r}"
+        )
     return w
 
 
@@ -549,7 +559,8 @@ class RoDeOResult:
             raise ValueError("per-class scores were not computed (per_class=False)")
         keys = (*_SUBS, "n_matched", "n_overpredicted", "n_missed")
         rows = [
-            {"class": c, **{k: self.per_class[k][i].item() for k in keys}} for i, c in enumerate(self.class_names)
+            {"class": c, **{k: self.per_class[k][i].item() for k in keys}}
+            for i, c in enumerate(self.class_names)
         ]
         rows.append({"class": "Total", **{k: getattr(self, k) for k in keys}})
         return rows
@@ -610,7 +621,11 @@ def robust_detection_outcome(
     RoDeOResult; ``.as_dict()`` gives the reference code's keys.
     """
     preds, targs, names = _prepare(predictions, targets, box_format, class_names)
-    for nm, v, lo_ok in (("w_matched", w_matched, False), ("w_overpred", w_overpred, True), ("w_missed", w_missed, True)):
+    for nm, v, lo_ok in (
+        ("w_matched", w_matched, False),
+        ("w_overpred", w_overpred, True),
+        ("w_missed", w_missed, True),
+    ):
         if not np.isfinite(v) or v < 0 or (v == 0 and not lo_ok):
             raise ValueError(f"{nm} must be a finite number {'>= 0' if lo_ok else '> 0'}, got {v!r}")
     if not np.isfinite(eps) or eps < 0:
@@ -645,7 +660,11 @@ def robust_detection_outcome(
     if n_m == 0:
         warnings.warn(
             "RoDeO: no matched box pairs "
-            + (f"({n_o} predictions, {n_u} targets); every score is 0" if n_o + n_u else "and no boxes at all; scores are NaN"),
+            + (
+                f"({n_o} predictions, {n_u} targets); every score is 0"
+                if n_o + n_u
+                else "and no boxes at all; scores are NaN"
+            ),
             UserWarning,
             stacklevel=2,
         )
@@ -794,7 +813,9 @@ def _threshold_counts(preds, targs, k, thr, pairs=None):
     tp = np.bincount(preds.labels[pp[ok][sel]], minlength=k)
     n_pred = np.bincount(preds.labels, minlength=k)
     n_targ = np.bincount(targs.labels, minlength=k)
-    occupied = np.unique(np.concatenate([preds.image_ids * k + preds.labels, targs.image_ids * k + targs.labels]))
+    occupied = np.unique(
+        np.concatenate([preds.image_ids * k + preds.labels, targs.image_ids * k + targs.labels])
+    )
     tn = preds.n_images - np.bincount(occupied % k, minlength=k)
     return {"tp": tp, "fp": n_pred - tp, "fn": n_targ - tp, "tn": tn}
 
@@ -854,7 +875,9 @@ def _ap_per_class(preds, targs, k, thr, interpolation, pairs):
             if n_pred[c] == 0:
                 ap[c] = 0.0
                 continue
-            ap[c] = _interpolated_ap(np.array([tp[c] / n_pos[c]]), np.array([tp[c] / n_pred[c]]), interpolation)
+            ap[c] = _interpolated_ap(
+                np.array([tp[c] / n_pos[c]]), np.array([tp[c] / n_pred[c]]), interpolation
+            )
         return ap
     # Confidence sweep. The greedy matching decomposes over (image, class) cells, so TP(τ) is the
     # sum over cells of TP_cell(number of the cell's predictions with score ≥ τ).
@@ -917,7 +940,9 @@ def average_precision_at_iou(
     _check_interpolation(interpolation)
     preds, targs, names = _prepare(predictions, targets, box_format, class_names)
     k = len(names)
-    ap = _ap_per_class(preds, targs, k, _check_threshold(iou_threshold), interpolation, _same_class_pairs(preds, targs, k))
+    ap = _ap_per_class(
+        preds, targs, k, _check_threshold(iou_threshold), interpolation, _same_class_pairs(preds, targs, k)
+    )
     mean, n_undef = _class_mean(ap)
     return PerClassScore(ap, mean, names, n_undef)
 

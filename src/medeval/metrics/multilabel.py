@@ -398,8 +398,14 @@ def _tie_group_stats(y: np.ndarray, p: np.ndarray) -> dict[str, np.ndarray]:
     """
     n = p.shape[-1]
     order = np.argsort(p, axis=-1)
-    ps = np.take_along_axis(p, order, -1)
-    ys = np.take_along_axis(y, order, -1)
+    # gathers along the last axis through flat indices (several times faster than take_along_axis)
+    offsets = (np.arange(p.size // n, dtype=np.intp) * n).reshape(p.shape[:-1] + (1,))
+
+    def gather(a, index):
+        return np.take(a.ravel(), (index + offsets).ravel()).reshape(p.shape)
+
+    ps = gather(p, order)
+    ys = gather(y, order)
     idx = np.arange(n)
     new_group = np.empty(ps.shape, dtype=bool)
     new_group[..., 0] = True
@@ -411,8 +417,8 @@ def _tie_group_stats(y: np.ndarray, p: np.ndarray) -> dict[str, np.ndarray]:
     end = np.minimum.accumulate(np.where(is_end, idx, n - 1)[..., ::-1], axis=-1)[..., ::-1]
     cpos = np.cumsum(ys, axis=-1, dtype=np.int64)
     cpos_excl = cpos - ys
-    pos_before = np.take_along_axis(cpos_excl, start, -1)
-    pos_through = np.take_along_axis(cpos, end, -1)
+    pos_before = gather(cpos_excl, start)
+    pos_through = gather(cpos, end)
     return {
         "ys": ys,
         "start": start,

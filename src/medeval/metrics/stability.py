@@ -40,6 +40,7 @@ only), so it can be lifted out on its own. Torch tensors are accepted and conver
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -168,6 +169,17 @@ def _check_counts(n00, n01, n10, n11) -> tuple[np.ndarray, ...]:
     return tuple(arrays)
 
 
+def _count_score(fn):
+    """Validate the four counts (see :func:`_check_counts`) before a count-based score; the unvalidated
+    formula stays available as ``fn.__wrapped__`` for callers whose counts are valid by construction."""
+
+    @functools.wraps(fn)
+    def wrapper(n00, n01, n10, n11, **kwargs):
+        return fn(*_check_counts(n00, n01, n10, n11), **kwargs)
+
+    return wrapper
+
+
 def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """``numerator / denominator`` with NaN exactly where the denominator is 0 (the 0/0 cases)."""
     numerator, denominator = np.broadcast_arrays(
@@ -223,6 +235,7 @@ def agreement_counts(pred_a, pred_b, *, threshold: float = 0.5, strict: bool = F
 # --------------------------------------------------------------------------------------------
 # binary stability scores (Sec. III-A)
 # --------------------------------------------------------------------------------------------
+@_count_score
 def positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     """Positive Jaccard stability of Cheplygina et al. (2015), Eq. 7.
 
@@ -230,10 +243,10 @@ def positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     positive instance). Not corrected for chance: two independent maps with half of the
     instances positive score 1/3 on average.
     """
-    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     return _divide(n11, n01 + n10 + n11)
 
 
+@_count_score
 def positive_overlap(n00, n01, n10, n11) -> np.ndarray:
     """Positive overlap (Szymkiewicz-Simpson coefficient), Eq. 15.
 
@@ -241,10 +254,10 @@ def positive_overlap(n00, n01, n10, n11) -> np.ndarray:
     other (the flaw for which the paper discards it). NaN iff ``n11 = 0`` and
     ``min(n10, n01) = 0`` (a model with no positive instance: its overlap is 0 / 0).
     """
-    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     return _divide(n11, np.minimum(n10, n01) + n11)
 
 
+@_count_score
 def adjusted_positive_overlap(n00, n01, n10, n11) -> np.ndarray:
     """Adjusted positive overlap, Eq. 16.
 
@@ -253,12 +266,12 @@ def adjusted_positive_overlap(n00, n01, n10, n11) -> np.ndarray:
     arithmetic). Range ``[1 - N, 1]``: ``1 - N`` at ``n01 = N - 1, n10 = 1`` (paper). NaN iff
     ``min(n1*, n*1) = 0`` or ``max(n1*, n*1) = N`` (one model predicts no, or only, positives).
     """
-    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     n = n00 + n01 + n10 + n11
     row, col = n10 + n11, n01 + n11
     return _divide(n * n11 - row * col, n * np.minimum(row, col) - row * col)
 
 
+@_count_score
 def heuristic_adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     """Heuristic adjustment of positive Jaccard, Eq. 17.
 
@@ -268,12 +281,12 @@ def heuristic_adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     in [0, 1], and equals :func:`positive_jaccard` whenever ``n1* + n*1 <= N``. NaN iff
     ``n00 = N`` or ``n11 = N`` (both models predict every instance as the same class).
     """
-    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     n = n00 + n01 + n10 + n11
     forced = np.maximum((n01 + n11) + (n10 + n11) - n, 0.0)
     return _divide(n11 - forced, n10 + n01 + n11 - forced)
 
 
+@_count_score
 def adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     """Adjusted positive Jaccard S_APJ, Eq. 18 (the binary score the paper keeps).
 
@@ -291,12 +304,12 @@ def adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     ``S_APJ = S_AJ / (2 - S_AJ)`` (the Jaccard-Dice relation), which is why the paper finds the two
     interchangeable (Sec. IV-F).
     """
-    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     n = n00 + n01 + n10 + n11
     numerator = n11 * n00 - n01 * n10
     return _divide(numerator, numerator + (n10 + n01) * n)
 
 
+@_count_score
 def adjusted_jaccard(n00, n01, n10, n11) -> np.ndarray:
     """Adjusted Jaccard S_AJ, Eq. 19; identical to Cohen's kappa.
 
@@ -306,7 +319,6 @@ def adjusted_jaccard(n00, n01, n10, n11) -> np.ndarray:
     ``n00 = N`` or ``n11 = N``; 0 when exactly one model is constant or the two are opposite
     constants. Invariant to complementing both maps (swapping n00 and n11).
     """
-    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     n = n00 + n01 + n10 + n11
     numerator = 2.0 * (n11 * n00 - n01 * n10)
     return _divide(numerator, numerator + (n01 + n10) * n)
@@ -315,6 +327,7 @@ def adjusted_jaccard(n00, n01, n10, n11) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # kappa-paradox indicators (Sec. III-C)
 # --------------------------------------------------------------------------------------------
+@_count_score
 def total_agreement_ratio(n00, n01, n10, n11, *, positive_only: bool = False) -> np.ndarray:
     """Total agreement ratio TAR (Eq. 20; Cicchetti & Feinstein 1990).
 
@@ -322,20 +335,19 @@ def total_agreement_ratio(n00, n01, n10, n11, *, positive_only: bool = False) ->
     printed, ``n11 / N``, drops ``n00`` (an erratum: it is neither "total" nor the cited index);
     ``positive_only=True`` returns the printed form. Never NaN (N >= 1).
     """
-    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     n = n00 + n01 + n10 + n11
     return _divide(n11 if positive_only else n11 + n00, n)
 
 
+@_count_score
 def positive_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
     """Positive agreement ratio, Eq. 21: ``PAR = 2 n11 / (2 n11 + n01 + n10)``; NaN iff ``n00 = N``."""
-    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     return _divide(2.0 * n11, 2.0 * n11 + n01 + n10)
 
 
+@_count_score
 def negative_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
     """Negative agreement ratio, Eq. 22: ``NAR = 2 n00 / (2 n00 + n01 + n10)``; NaN iff ``n11 = N``."""
-    n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     return _divide(2.0 * n00, 2.0 * n00 + n01 + n10)
 
 
@@ -393,7 +405,7 @@ def _inverse_permutation(order: np.ndarray) -> np.ndarray:
     """Row-wise inverse of permutations along the last axis (via one integer key sort)."""
     n = order.shape[-1]
     key = np.left_shift(order.astype(np.uint64), np.uint64(32)) | np.arange(n, dtype=np.uint64)
-    return (np.sort(key, axis=-1) & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    return (np.sort(key, axis=-1) & np.uint64(0xFFFFFFFF)).astype(np.int32)
 
 
 def _sorted_structure(x: np.ndarray):
@@ -407,21 +419,21 @@ def _sorted_structure(x: np.ndarray):
     if x.dtype == np.float32:
         key = np.left_shift(x.view(np.uint32).astype(np.uint64), np.uint64(32)) | np.arange(n, dtype=np.uint64)
         key = np.sort(key, axis=-1)
-        order = (key & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        order = (key & np.uint64(0xFFFFFFFF)).astype(np.int32)
         xs = np.right_shift(key, np.uint64(32))
     else:
         order = np.argsort(x, axis=-1)
         xs = np.sort(x, axis=-1)
-    pos = np.broadcast_to(np.arange(n), x.shape)
+    pos = np.broadcast_to(np.arange(n, dtype=np.int32), x.shape)
     new_group = np.ones(x.shape, dtype=bool)
     np.not_equal(xs[..., 1:], xs[..., :-1], out=new_group[..., 1:])
     if new_group.all():  # no ties anywhere: every group is a single instance
         start = end = pos
     else:
-        start = np.maximum.accumulate(np.where(new_group, pos, 0), axis=-1)
+        start = np.maximum.accumulate(np.where(new_group, pos, np.int32(0)), axis=-1)
         last = np.ones(x.shape, dtype=bool)
         last[..., :-1] = new_group[..., 1:]
-        end = np.minimum.accumulate(np.where(last, pos, n)[..., ::-1], axis=-1)[..., ::-1]
+        end = np.minimum.accumulate(np.where(last, pos, np.int32(n))[..., ::-1], axis=-1)[..., ::-1]
     return order, start, end, _inverse_permutation(order)
 
 
@@ -496,12 +508,21 @@ def _dense_ranks(x: np.ndarray, order, start, inverse) -> np.ndarray:
     return np.take_along_axis(dense_sorted, inverse, axis=-1)
 
 
+def _tied_pairs_of_sorted(xs: np.ndarray) -> np.ndarray:
+    """Pairs tied within each row of row-sorted values: sum over runs of equal values of C(run, 2)."""
+    n = xs.shape[-1]
+    pos = np.arange(n, dtype=np.int32)
+    new_group = np.ones(xs.shape, dtype=bool)
+    np.not_equal(xs[..., 1:], xs[..., :-1], out=new_group[..., 1:])
+    start = np.maximum.accumulate(np.where(new_group, pos, np.int32(0)), axis=-1)
+    return (pos - start).sum(axis=-1, dtype=np.int64)
+
+
 def _jointly_tied_pairs(dense_a: np.ndarray, dense_b: np.ndarray) -> np.ndarray:
-    """Pairs tied in both maps (rows of equal shape ``(R, N)``)."""
+    """Pairs tied in both maps (rows of equal shape ``(R, N)``), from one integer key sort per row."""
     n = dense_a.shape[-1]
-    key = np.sort(dense_a.astype(np.int64) * n + dense_b, axis=-1)
-    _, start, _, _ = _sorted_structure(key)
-    return _tied_pairs(start)
+    key = dense_a.astype(np.int64) * n + dense_b
+    return _tied_pairs_of_sorted(np.sort(key, axis=-1))
 
 
 def _kendall_from_parts(concordant, n_pairs, untied_a, untied_b, tied_b_only, variant):
@@ -678,9 +699,9 @@ def _check_bag_mask(bag_mask, n_bags: int) -> np.ndarray:
 
 
 def _pair_dot(x: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """``sum_n x[i, b, n] * x[j, b, n]`` for each pair (i, j): ``(n_pairs, n_bags)`` via a Gram matrix."""
-    stacked = np.ascontiguousarray(np.moveaxis(x, 0, 1))  # (bags, models, n)
-    gram = np.matmul(stacked, np.swapaxes(stacked, 1, 2))  # (bags, models, models)
+    """``sum_n x[b, i, n] * x[b, j, n]`` for each pair (i, j) of ``x`` shaped (bags, models, n):
+    ``(n_pairs, n_bags)``, through one batched Gram matrix (bags, models, models)."""
+    gram = np.matmul(x, np.swapaxes(x, 1, 2))
     return gram[:, pairs[:, 0], pairs[:, 1]].T
 
 
@@ -718,19 +739,19 @@ def pairwise_stability(
     need_binary = any(s in names for s in BINARY_SCORES + AGREEMENT_INDICATORS)
     step = _rows_per_chunk(n, copies=n_models + 4) if "kendall" in names else 4096
     for s0 in range(0, n_bags, step):
-        chunk = p[:, s0 : s0 + step]
-        sl = slice(s0, s0 + chunk.shape[1])
+        chunk = np.ascontiguousarray(np.swapaxes(p[:, s0 : s0 + step], 0, 1))  # (bags, models, n)
+        sl = slice(s0, s0 + chunk.shape[0])
         if need_binary:
             y = (chunk > t if strict else chunk >= t).astype(np.float64)
             n11 = _pair_dot(y, pairs)
-            positives = y.sum(axis=-1)
+            positives = y.sum(axis=-1).T  # (models, bags)
             n10 = positives[pairs[:, 0]] - n11
             n01 = positives[pairs[:, 1]] - n11
             n00 = n - n11 - n10 - n01
             counts = (n00, n01, n10, n11)
             for name in names:
                 if name in BINARY_SCORES or name in AGREEMENT_INDICATORS:
-                    out[name][:, sl] = _COUNT_SCORES[name](*counts)
+                    out[name][:, sl] = _COUNT_SCORES[name].__wrapped__(*counts)
         if "pearson" in names:
             out["pearson"][:, sl] = _clip_correlation(_pair_dot(_standardize(chunk), pairs))
         if "spearman" in names or "kendall" in names:
@@ -745,19 +766,19 @@ def pairwise_stability(
 
 def _kendall_pairs(x, pairs, order, start, inverse, variant) -> np.ndarray:
     n = x.shape[-1]
-    bits = _less_than_bitsets(x, order, start, inverse)  # (words, models, bags, n)
+    bits = _less_than_bitsets(x, order, start, inverse)  # (words, bags, models, n)
     i, j = pairs[:, 0], pairs[:, 1]
-    concordant = np.empty((len(pairs), x.shape[1]), dtype=np.int64)
+    concordant = np.empty((len(pairs), x.shape[0]), dtype=np.int64)
     for k, (a, b) in enumerate(pairs):  # one pair at a time keeps the temporaries small
-        concordant[k] = _count_concordant(bits[:, a], bits[:, b])
+        concordant[k] = _count_concordant(bits[:, :, a], bits[:, :, b])
     n_pairs = n * (n - 1) // 2
-    tied = _tied_pairs(start)  # (models, bags)
-    tied_both = np.zeros((len(pairs), x.shape[1]), dtype=np.int64)
+    tied = _tied_pairs(start).T  # (models, bags)
+    tied_both = np.zeros((len(pairs), x.shape[0]), dtype=np.int64)
     both = (tied[i] > 0) & (tied[j] > 0)
     if np.any(both):
-        dense = _dense_ranks(x, order, start, inverse)
+        dense = _dense_ranks(x, order, start, inverse)  # (bags, models, n)
         pair_idx, bag_idx = np.nonzero(both)
-        tied_both[both] = _jointly_tied_pairs(dense[i[pair_idx], bag_idx], dense[j[pair_idx], bag_idx])
+        tied_both[both] = _jointly_tied_pairs(dense[bag_idx, i[pair_idx]], dense[bag_idx, j[pair_idx]])
     return _kendall_from_parts(
         concordant, n_pairs, n_pairs - tied[i], n_pairs - tied[j], tied[j] - tied_both, variant
     )

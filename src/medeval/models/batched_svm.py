@@ -124,7 +124,7 @@ def batched_linear_svm(
     subset_index : (P,) ints, the subset each problem belongs to (default: problem p ↔ subset p).
     C : box constraint. A large C gives the hard-margin limit on separable training sets.
     tol : stopping tolerance on the maximal KKT violation (LIBSVM's ``eps``; scikit-learn's ``tol``).
-    max_iter : SMO iterations per problem (default max(10 000, 100 m)); problems that hit it are
+    max_iter : SMO iterations per problem (default max(100 000, 100 m)); problems that hit it are
         reported in ``converged`` (never silently accepted as converged).
     device : "cpu", "cuda", "auto" or a torch.device (via ``medeval.runtime.device``).
     chunk_size : problems solved together (bounds memory at ~chunk_size·m numbers besides K).
@@ -137,7 +137,7 @@ def batched_linear_svm(
         raise ValueError(f"tol must be > 0, got {tol}")
     X, y_pm, mask, sidx = _validate(features, labels, train_mask, subset_index)
     m = X.shape[1]
-    max_iter = int(max_iter) if max_iter is not None else max(10_000, 100 * m)
+    max_iter = int(max_iter) if max_iter is not None else max(100_000, 100 * m)
     dev = resolve_torch_device(device)
 
     Xt = torch.as_tensor(X, dtype=dtype, device=dev)

@@ -1,0 +1,191 @@
+"""Chapter 3 machinery: subset pairs, LIBSVM folds, strategies, metrics, known-truth unbiasedness."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from medeval.data.phantoms.adni import ADNI_N_AD, ADNI_N_HC, adni_phantom_model, generate_adni_pool
+from medeval.data.splits import libsvm_stratified_kfold
+from medeval.experiments import eve
+from medeval.validation import (
+    draw_balanced_subsets,
+    draw_disjoint_subset_pairs,
+    draw_parent,
+    libsvm_fold_ids,
+    max_disjoint_subset_size,
+    parse_strategy,
+    run_validation,
+    score_decisions,
+    strategy_fold_ids,
+)
+
+Y = np.r_[np.zeros(370, int), np.ones(252, int)]
+
+
+def test_pairs_are_disjoint_with_right_class_counts():
+    pairs = draw_disjoint_subset_pairs(Y, 60, 200, rng=0)
+    assert pairs.shape == (200, 2, 120)
+    for a, b in pairs:
+        assert not set(a) & set(b)
+        assert len(set(a)) == len(set(b)) == 120
+        assert Y[a].sum() == Y[b].sum() == 60
+    # within a parent, pairs stay inside the parent
+    parent = draw_parent(Y, 60, rng=1)
+    assert Y[parent].sum() == 60 and parent.size == 120
+    pairs = draw_disjoint_subset_pairs(Y, 30, 50, rng=2, pool=parent)
+    assert set(pairs.ravel()) <= set(parent)
+
+
+def test_pairs_are_uniform_over_subjects():
+    counts = np.bincount(draw_disjoint_subset_pairs(Y, 10, 4000, rng=3).ravel(), minlength=Y.size)
+    # each AD subject is used 4000*20/252 ~ 317 times on average; no positional bias
+    ad = counts[Y == 1]
+    assert abs(ad[:126].mean() - ad[126:].mean()) < 10
+
+
+def test_too_large_subsets_raise_or_give_nan():
+    assert max_disjoint_subset_size(Y) == 126
+    with pytest.raises(ValueError, match="too large for disjoint subset pairs"):
+        draw_disjoint_subset_pairs(Y, 127, 5, rng=0)
+    with pytest.raises(ValueError, match="exceeds"):
+        draw_balanced_subsets(Y, 253, 5, rng=0)
+    config = {"dataset": "wdbc", "classifier": "nearest_centroid", "engine": "batched", "C": 1e4, "tol": 1e-3,
+              "device": "cpu", "metric": "accuracy"}
+    row = eve.characterization_unit(config, subset_size=107, n_pairs=3, n_splits=10, seed=0).iloc[0]
+    assert np.isnan(row["eve"]) and "do not fit" in row["note"]
+    ds = eve.drawstring_unit(config, parent_size=40, subset_size=25, n_parents=2, n_pairs=3, n_splits=10, seed=0)
+    assert ds["eve"].isna().all() and ds["eve_note"].str.contains("no disjoint pair").all()
+    assert (ds["neve"] >= 0).all()
+
+
+def test_unbalanced_subsets_are_refused():
+    X = np.random.default_rng(0).normal(size=(Y.size, 3))
+    unbalanced = np.r_[np.arange(10), np.arange(370, 375)][None]
+    with pytest.raises(ValueError, match="not balanced"):
+        run_validation(X, Y, unbalanced, "3x1", rng=0, classifier="nearest_centroid")
+
+
+@pytest.mark.parametrize("n_c, k", [(25, 10), (10, 10), (7, 3), (4, 4), (6, 10), (125, 10)])
+def test_libsvm_fold_composition(n_c, k):
+    y = np.r_[np.zeros(n_c, int), np.ones(n_c + 1, int)]
+    expected = {c: [(i + 1) * n // k - i * n // k for i in range(k)] for c, n in ((0, n_c), (1, n_c + 1))}
+    folds = libsvm_fold_ids(np.tile(y, (20, 1)), k, rng=0)
+    for row in folds:
+        for c in (0, 1):
+            assert np.bincount(row[y == c], minlength=k).tolist() == expected[c]
+    # the data-layer splitter (LIBSVM's exact rule) has the same composition
+    for train, test in libsvm_stratified_kfold(y, k, seed=0):
+        assert len(set(train) & set(test)) == 0
+    their = [np.bincount(y[test], minlength=2).tolist() for _, test in libsvm_stratified_kfold(y, k, seed=0)]
+    ours = [[expected[0][i], expected[1][i]] for i in range(k)]
+    assert their == ours
+
+
+def test_twenty_five_per_class_gives_folds_of_four_or_six():
+    y = np.r_[np.zeros(25, int), np.ones(25, int)]
+    sizes = np.bincount(libsvm_fold_ids(y, 10, rng=1), minlength=10)
+    assert sizes.tolist() == [4, 6] * 5
+
+
+def test_strategies_and_loo_is_deterministic():
+    pool = generate_adni_pool(seed=0)
+    X, y = pool.model.standardize(pool.features), pool.labels
+    subsets = draw_disjoint_subset_pairs(y, 8, 3, rng=0).reshape(6, -1)
+    a = run_validation(X, y, subsets, "LOO", rng=1)
+    b = run_validation(X, y, subsets, "LOO", rng=99)
+    np.testing.assert_array_equal(a.scores["accuracy"], b.scores["accuracy"])
+    assert a.fold_scores["accuracy"].shape == (6, 16)
+    folds, n_eval = strategy_fold_ids(y[subsets], "3x10", rng=0)
+    assert folds.shape == (6, 10, 16) and n_eval == 3
+    assert not np.all(folds[:, 0] == folds[:, 1])  # repeats re-partition
+    folds, n_eval = strategy_fold_ids(y[subsets], "holdout0.25x2", rng=0)
+    assert n_eval == 1 and ((folds == 0).sum(-1) == 4).all()
+    assert parse_strategy("10x10").name == "10x10" and parse_strategy("loo").name == "LOO"
+    with pytest.raises(ValueError, match="strategy must look like"):
+        parse_strategy("ten-fold")
+
+
+def test_batched_engine_matches_sklearn_loop():
+    X, y, _ = eve.load_pool("wdbc")
+    subsets = draw_disjoint_subset_pairs(y, 10, 4, rng=0).reshape(8, -1)
+    kw = {"metrics": ("accuracy", "auc")}
+    a = run_validation(X, y, subsets, "5x1", rng=3, engine="batched", **kw)
+    b = run_validation(X, y, subsets, "5x1", rng=3, engine="sklearn", **kw)
+    assert np.mean(a.scores["accuracy"] == b.scores["accuracy"]) >= 0.75
+    assert np.max(np.abs(a.scores["auc"] - b.scores["auc"])) < 0.05
+
+
+def test_score_decisions_against_sklearn():
+    rng = np.random.default_rng(0)
+    f = rng.normal(size=(5, 30)).round(1)  # ties included
+    y = rng.integers(0, 2, size=(5, 30))
+    mask = rng.random((5, 30)) < 0.8
+    auc = score_decisions(f, y, mask, "auc")
+    acc = score_decisions(f, y, mask, "accuracy")
+    sens = score_decisions(f, y, mask, "sensitivity")
+    spec = score_decisions(f, y, mask, "specificity")
+    for r in range(5):
+        m = mask[r]
+        assert auc[r] == pytest.approx(roc_auc_score(y[r, m], f[r, m]))
+        assert acc[r] == pytest.approx(np.mean((f[r, m] > 0) == y[r, m]))
+        assert sens[r] == pytest.approx(np.mean(f[r, m][y[r, m] == 1] > 0))
+        assert spec[r] == pytest.approx(np.mean(f[r, m][y[r, m] == 0] <= 0))
+    assert np.isnan(score_decisions(f[:1], np.ones((1, 30)), mask[:1], "auc")[0])
+
+
+def test_adni_phantom():
+    pool = generate_adni_pool(seed=0)
+    assert pool.features.shape == (ADNI_N_HC + ADNI_N_AD, 80)
+    assert (pool.labels == 1).sum() == 252 and (pool.features > 0).all()
+    model = adni_phantom_model(seed=0)
+    corr = np.corrcoef(model.standardize(model.sample(4000, 0, 1)[0]).T)
+    off = corr[~np.eye(80, dtype=bool)]
+    assert 0.25 < off.mean() < 0.6  # strongly correlated regions
+    X, y = model.sample(3000, 3000, 2)
+    assert (X[y == 1][:, model.medial_temporal].mean(0) < X[y == 0][:, model.medial_temporal].mean(0)).all()
+    a, _ = generate_adni_pool(seed=0).features, None
+    np.testing.assert_array_equal(a, pool.features)
+
+
+@pytest.mark.slow
+def test_known_truth_unbiasedness_within_three_se():
+    config = {"dataset": "adni_phantom", "classifier": "svm", "engine": "batched", "C": 1e4, "tol": 1e-3,
+              "device": "cpu", "metric": "accuracy", "data_seed": 0, "effect_size": 1.5, "n_features": 80}
+    row = eve.known_truth_unit(config, subset_size=10, n_pools=10, pairs_per_pool=20, n_draws=400, n_splits=10, seed=0).iloc[0]
+    assert abs(row["z"]) <= 3, row.to_dict()
+    assert abs(row["z_half"]) <= 3, row.to_dict()
+    assert row["eve"] > 0 and row["true_variance"] > 0
+
+
+def test_params_validation():
+    with pytest.raises(ValueError, match="LOO"):
+        eve.Params(strategies=["10x1", "3x1"])
+    with pytest.raises(ValueError):
+        eve.Params(drawstring_n_pairs=1)
+    with pytest.raises(ValueError, match="dataset must be"):
+        eve.load_pool("mnist")
+
+
+def test_full_profile_without_adni_data_fails_clearly(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDEVAL_DATA", str(tmp_path))
+    from medeval.data.manifest import DatasetUnavailableError
+
+    with pytest.raises(DatasetUnavailableError, match="adni"):
+        eve.load_pool("adni")
+    with pytest.raises(DatasetUnavailableError, match="adni"):
+        eve.load_pool("adni", adni_csv=str(tmp_path / "missing.csv"))
+
+
+def test_adni_csv_reader_path(tmp_path):
+    model = adni_phantom_model(n_features=12, seed=1)
+    X, y = model.sample(30, 30, 0)
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=[f"r{i}" for i in range(12)])
+    frame.insert(0, "diagnosis", np.where(y == 1, "AD", "HC"))
+    frame.insert(0, "subject_id", [f"s{i}" for i in range(60)])
+    path = tmp_path / "adni_regional_volumes.csv"
+    frame.to_csv(path, index=False)
+    Xs, ys, _ = eve.load_pool("adni", adni_csv=str(path))
+    assert Xs.shape == (60, 12) and ys.sum() == 30
+    np.testing.assert_allclose(Xs.mean(0), 0, atol=1e-12)

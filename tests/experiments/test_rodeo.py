@@ -1,0 +1,141 @@
+"""Tests of medeval.experiments.rodeo (chapter 2's pure experiment functions)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pydantic
+import pytest
+
+from medeval.experiments import rodeo as R
+from medeval.metrics.detection import ImageBoxes
+
+
+@pytest.fixture(scope="module")
+def oracle_targets():
+    return R.load_oracle_targets(0.5, 0)
+
+
+def test_box_list_and_oracle_split(oracle_targets):
+    s = R.box_list_summary()
+    assert s["n_boxes"] == 984 and s["n_images"] == 880
+    assert sum(s["boxes_per_class"].values()) == 984
+    targets, table = oracle_targets
+    assert 400 <= targets.n_images <= 480 and len(targets) == len(table)
+    assert (targets.boxes >= 0).all() and (targets.boxes[:, :2] + targets.boxes[:, 2:] <= 1.0 + 1e-9).all()
+    assert set(np.unique(targets.image_ids)) == set(range(targets.n_images))  # every test image has a box
+
+
+def test_perfect_oracle_scores(oracle_targets):
+    targets, _ = oracle_targets
+    m = R.evaluate_detections(R.oracle_predictions(targets, 0), targets)
+    assert m["RoDeO"] == pytest.approx(1.000001, abs=1e-9)
+    assert m["RoDeO loc"] == m["RoDeO cls"] == 1.0
+    for k in ("acc@10", "acc@30", "acc@50", "AP@10", "AP@30", "AP@50", "mAP"):
+        assert m[k] == pytest.approx(1.0), k
+
+
+def test_underprediction_raises_acc_but_lowers_rodeo_and_ap(oracle_targets):
+    """Fig. 4 / spec E6: with σ_pos = 0.5, dropping boxes raises acc@50 (TNs) and lowers AP@50, RoDeO."""
+    targets, _ = oracle_targets
+    lo = R.evaluate_detections(R.oracle_predictions(targets, 1, sigma_pos=0.5), targets)
+    hi = R.evaluate_detections(R.oracle_predictions(targets, 1, sigma_pos=0.5, p_underpred=0.8), targets)
+    assert hi["acc@50"] > lo["acc@50"]
+    assert hi["RoDeO"] < lo["RoDeO"] and hi["AP@50"] < lo["AP@50"]
+
+
+def test_run_oracle_figure_records(oracle_targets):
+    params = R.Params(n_runs=2, p_values=[0, 1.0])
+    rows = R.run_oracle_figure("fig11", params.model_dump(mode="json"), seed=0)
+    assert len(rows) == 2 * 2
+    assert {"figure", "setting", "run", "p_confuse", "sigma_pos", "RoDeO", "mAP"} <= set(rows[0])
+    summary = R.summarise_runs(rows, ["p_confuse"])
+    assert set(summary["metric"]) >= {"RoDeO", "acc@30"} and (summary["min"] <= summary["max"]).all()
+    for fig in R.FIGURES:
+        assert R.figure_settings(fig, R.Params())
+    with pytest.raises(ValueError, match="figure"):
+        R.figure_settings("fig6", R.Params())
+
+
+def test_analytic_curves_match_spec_values():
+    a = R.analytic_curves(np.array([0.25, 0.5, 1.0]))
+    np.testing.assert_allclose(a["loc_position_noise"], [0.9203, 0.7426, 0.4191], atol=1e-4)
+    np.testing.assert_allclose(a["loc_position_bias"], [2**-0.0625, 2**-0.25, 0.5])
+    np.testing.assert_allclose(
+        R.shape_noise_expectation([0.25, 0.5, 1.0]), [0.6946, 0.5073, 0.2982], atol=5e-4
+    )  # MC: 2e6 draws; spec §4.4 (N=4000): 0.694, 0.510, 0.301
+    # Monte Carlo check of the size-noise expectation
+    rng = np.random.default_rng(0)
+    s = np.exp(0.5 * rng.standard_normal(200_000))
+    assert R.analytic_curves(np.array([0.5]))["shape_size_noise"][0] == pytest.approx(
+        np.mean(np.minimum(s, 1 / s) ** 2), abs=3e-3
+    )
+    assert R.confusion_accuracy(np.array([0.0]))[0] == 1.0
+    np.testing.assert_allclose(R.classification_closed_form([1 / 8, 0.5, 1.0]), [0.0, 3 / 7, 1.0])
+
+
+def test_shift_map_geometry():
+    m = R.shift_map(5, 1.0)  # offsets -1, -0.5, 0, 0.5, 1
+    assert m["RoDeO loc"][2, 2] == 1.0 and m["IoU"][2, 2] == 1.0 and m["AP@50"][2, 2] == 1.0
+    assert m["RoDeO loc"][2, 4] == pytest.approx(0.5) and m["IoU"][2, 4] == 0.0 and m["mAP"][2, 4] == 0.0
+    assert m["IoU"][2, 3] == pytest.approx(1 / 3) and m["mAP"][2, 3] == pytest.approx(3 / 7)
+    np.testing.assert_allclose(m["RoDeO loc"], m["RoDeO loc"].T)
+
+
+def test_cam_boxes_connected_components_and_joint_normalisation():
+    cams = np.zeros((1, 2, 20, 20))
+    cams[0, 0, 2:6, 3:9] = 10.0  # strong blob of class 0 -> box at both thresholds
+    cams[0, 0, 12:14, 12:14] = 3.0  # weaker blob: above 60/255 of the max only
+    cams[0, 1, 10:12, 1:4] = 1.0  # class 1 weak relative to the image maximum: below 60
+    b = R.cam_boxes(cams, (60, 180), scores=np.array([[0.9, 0.2]]))
+    rows = sorted(map(tuple, np.column_stack([b.boxes, b.labels]).astype(int).tolist()))
+    assert rows == [(3, 2, 6, 4, 0), (3, 2, 6, 4, 0), (12, 12, 2, 2, 0)]
+    assert b.scores.tolist() == [0.9, 0.9, 0.9]
+    with pytest.raises(ValueError, match="cams"):
+        R.cam_boxes(np.zeros((2, 20, 20)))
+
+
+def test_paper_table1_consistency_finds_atelectasis():
+    check = R.paper_table1_consistency()
+    assert check.loc[~check["consistent"], "class"].tolist() == ["Atelectasis"]
+    atel = check.set_index("class").loc["Atelectasis"]
+    assert atel["total_recomputed"] == pytest.approx(12.0, abs=0.05)
+    totals = R.paper_total_rows()
+    assert totals["acc@30_mean_of_classes"] == pytest.approx(55.1, abs=0.01)
+    assert totals["mAP_mean_of_classes"] == pytest.approx(5.8, abs=0.02)
+    assert totals["classification_mean_of_classes"] == pytest.approx(21.7, abs=0.05)  # != 19.8: pooled
+
+
+def test_detector_table_and_bootstrap_on_oracle(oracle_targets):
+    targets, _ = oracle_targets
+    preds = R.oracle_predictions(targets, 3, sigma_pos=0.3)
+    scored = ImageBoxes(
+        preds.boxes,
+        preds.labels,
+        preds.image_ids,
+        preds.n_images,
+        preds.box_format,
+        np.random.default_rng(0).random(len(preds)),
+    )
+    table = R.detector_table(scored, targets)
+    assert table["class"].tolist() == [*R.CLASSES, "Total"]
+    check = R.paper_table1_consistency(table, tolerance=1e-3)
+    assert check["consistent"].all()  # our totals are the harmonic means of our sub-scores
+    ci = R.bootstrap_table(scored, targets, 5, 0)
+    assert (ci["low"] <= ci["high"]).all() and len(ci) == 9 * 6
+
+
+def test_params_validation():
+    with pytest.raises(pydantic.ValidationError):
+        R.Params(n_runs=0)
+    with pytest.raises(pydantic.ValidationError):
+        R.Params(p_values=[0, 1.5])
+    with pytest.raises(pydantic.ValidationError):
+        R.Params(unknown=1)
+
+
+def test_full_profile_without_images_names_the_dataset(monkeypatch, tmp_path):
+    from medeval.data.manifest import DatasetUnavailableError
+
+    monkeypatch.setenv("MEDEVAL_DATA", str(tmp_path))
+    with pytest.raises(DatasetUnavailableError, match="chestxray14-images"):
+        R.chestxray14_detection_data(R.Params(detector_data="chestxray14"), 0)
