@@ -162,6 +162,8 @@ def test_params_validation():
         eve.Params(strategies=["10x1", "3x1"])
     with pytest.raises(ValueError):
         eve.Params(drawstring_n_pairs=1)
+    with pytest.raises(ValueError, match="at least one subset"):
+        eve.Params(drawstring_parent_sizes=[10, 50])
     with pytest.raises(ValueError, match="dataset must be"):
         eve.load_pool("mnist")
 

@@ -73,8 +73,9 @@ class Params(ChapterParams):
     effect_size: float = Field(1.5, gt=0, le=5, description="AD atrophy in medial temporal regions (HC SDs), phantom only")
     n_features: int = Field(80, ge=6, le=200, description="regions of the ADNI-like phantom")
     classifier: Literal["svm", "nearest_centroid"] = Field("svm", description="main learner (the paper: hard-margin linear SVM)")
-    engine: Literal["batched", "sklearn"] = Field(
-        "batched", description="SVM fitting: 'batched' torch solver (CPU/GPU) or a scikit-learn SVC loop"
+    engine: Literal["auto", "batched", "sklearn"] = Field(
+        "auto", description="SVM fitting: 'batched' torch solver (CPU/GPU), a scikit-learn SVC loop, or 'auto' "
+        "(batched on CUDA, scikit-learn on the CPU, where the loop is faster; see benchmarks/results/eve.md)"
     )
     svm_c: float = Field(1e4, gt=0, le=1e9, description="SVM box constraint C (verified to be in the hard-margin limit)")
     svm_tol: float = Field(1e-3, gt=0, le=0.1, description="SVM stopping tolerance (LIBSVM eps)")
@@ -120,6 +121,12 @@ class Params(ChapterParams):
             raise ValueError("strategies must include 'LOO' (the reference of the comparison)")
         for s in self.strategies:
             parse_strategy(s)
+        small = [p for p in self.drawstring_parent_sizes if p < self.drawstring_subset_size]
+        if small:
+            raise ValueError(
+                f"drawstring_parent_sizes {small} are below drawstring_subset_size={self.drawstring_subset_size}: "
+                "a parent must hold at least one subset"
+            )
         return self
 
 
@@ -183,9 +190,14 @@ def _pool_from_config(config: dict):
 
 def make_config(P: Params, **changes) -> dict:
     """The JSON-serialisable settings every unit needs, taken from the chapter parameters."""
+    engine = P.engine
+    if engine == "auto":
+        from medeval.runtime.device import resolve_device
+
+        engine = "batched" if resolve_device(P.device).type == "cuda" else "sklearn"
     config = {
         "dataset": P.dataset, "adni_csv": P.adni_csv, "effect_size": P.effect_size, "n_features": P.n_features,
-        "data_seed": P.seed, "classifier": P.classifier, "engine": P.engine, "C": P.svm_c, "tol": P.svm_tol,
+        "data_seed": P.seed, "classifier": P.classifier, "engine": engine, "C": P.svm_c, "tol": P.svm_tol,
         "device": P.device, "metric": P.metric,
     }
     config.update(changes)
