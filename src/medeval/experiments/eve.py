@@ -87,16 +87,16 @@ class Params(ChapterParams):
         [25, 35, 50, 70, 100, 155], min_length=2, max_length=100, description="parent sizes P (per class); paper 25..155 step 2"
     )
     drawstring_subset_size: PerClass = Field(25, description="subjects per class in each drawstring subset (paper 25)")
-    drawstring_n_parents: int = Field(8, ge=2, le=10_000, description="parents per P (paper 500)")
-    drawstring_n_pairs: int = Field(12, ge=2, le=100_000, description="disjoint pairs per parent (paper 500); NEVE uses 2x this many subsets")
+    drawstring_n_parents: int = Field(16, ge=2, le=10_000, description="parents per P (paper 500)")
+    drawstring_n_pairs: int = Field(16, ge=2, le=100_000, description="disjoint pairs per parent (paper 500); NEVE uses 2x this many subsets")
 
     characterization_sizes: list[PerClass] = Field(
         [10, 25, 50, 100], min_length=2, max_length=100, description="subset sizes per class (paper 10..125)"
     )
-    characterization_n_pairs: int = Field(40, ge=2, le=1_000_000, description="disjoint pairs per size (paper 10,000)")
+    characterization_n_pairs: int = Field(100, ge=2, le=1_000_000, description="disjoint pairs per size (paper 10,000)")
 
     strategy_sizes: list[PerClass] = Field([10, 25], min_length=1, max_length=20, description="subset sizes for the strategy comparison")
-    strategy_n_pairs: int = Field(30, ge=2, le=100_000, description="disjoint pairs per size (paper 2,500)")
+    strategy_n_pairs: int = Field(60, ge=2, le=100_000, description="disjoint pairs per size (paper 2,500)")
     strategies: list[str] = Field(
         ["10x1", "10x10", "3x1", "3x10", "LOO"], min_length=2, description="strategies compared with leave-one-out (must include LOO)"
     )
@@ -107,7 +107,7 @@ class Params(ChapterParams):
     truth_n_draws: int = Field(300, ge=10, le=1_000_000, description="fresh draws for the Monte Carlo true variance")
 
     setting_sizes: list[PerClass] = Field([10, 25, 50], min_length=1, max_length=20, description="sizes of the learner x data comparison")
-    setting_n_pairs: int = Field(30, ge=2, le=100_000, description="disjoint pairs per size in the learner x data comparison")
+    setting_n_pairs: int = Field(60, ge=2, le=100_000, description="disjoint pairs per size in the learner x data comparison")
 
     comparison_size: PerClass = Field(25, description="subset size (per class) of the worked CI / comparison example")
     comparison_n_pairs: int = Field(40, ge=2, le=100_000, description="pairs in the worked CI / comparison example")
