@@ -4,11 +4,11 @@ Three conventions are used across the chapters:
 
 ``"xywh"``
     ``(x, y, w, h)``: top-left corner ``(x, y)``, width ``w``, height ``h``. This is the
-    convention of the NIH ChestX-ray14 box list (``BBox_List_2017.csv``: ``Bbox [x, y, w, h]``)
-    and of the phantom generators.
+    convention of the NIH ChestX-ray14 box list (``BBox_List_2017.csv``: ``Bbox [x, y, w, h]``),
+    of the phantom generators and of RoDeO's reference code (rodeometric).
 ``"xyxy"``
     ``(x1, y1, x2, y2)``: top-left and bottom-right corners, ``x2 = x + w``, ``y2 = y + h``
-    (the convention of torchvision, torchmetrics and RoDeO/rodeometric).
+    (the convention of torchvision and torchmetrics).
 ``"cxcywh"``
     ``(cx, cy, w, h)``: centre ``cx = x + w / 2``, ``cy = y + h / 2`` plus width and height.
 
