@@ -38,7 +38,7 @@
 # 4. *Unbiasedness*, checked here against a known truth (the paper could only argue it indirectly).
 #
 # **Prerequisites:** cross-validation, bias and variance of an estimator. **Time to run:** about a minute
-# (smoke), about 4 minutes (default, 2-core CPU), tens of minutes (gpu), hours on a GPU or a cluster (full).
+# (smoke), a few minutes (default, 2-core CPU), tens of minutes (gpu), hours on a GPU or a cluster (full).
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"
