@@ -673,12 +673,14 @@ def _fill_polygon(mask: np.ndarray, xy: np.ndarray, value: int) -> None:
                 mask[r, c0:c1] = value
 
 
-def rasterize_asap_annotations(path_or_polygons, level_size, downsample: float) -> np.ndarray:
+def rasterize_asap_annotations(path_or_polygons, level_size, downsample: float, origin=(0, 0)) -> np.ndarray:
     """Rasterise tumour annotations to a (height, width) uint8 mask at one pyramid level.
 
     ``level_size`` = (width, height) of the level (``slide.level_dimensions[level]``) and
     ``downsample`` = its factor (``slide.level_downsamples[level]``); level-0 coordinates are divided
-    by it. Tumour groups (:data:`ASAP_TUMOUR_GROUPS`) are filled with 1, then exclusion groups
+    by it. With ``origin`` = (x, y) in pixels of that level, the mask is the window whose top-left pixel
+    is ``origin`` and whose size is ``level_size`` (window rasterisation of a large slide, band by band);
+    a window equals the same crop of the whole-level mask. Tumour groups (:data:`ASAP_TUMOUR_GROUPS`) are filled with 1, then exclusion groups
     (:data:`ASAP_EXCLUSION_GROUPS`) are cleared to 0 (CAMELYON16 convention: ``_2`` marks non-tumour
     tissue inside a tumour outline). An unknown group raises ValueError (no silent guess).
     Pixel (r, c) is inside a polygon when its centre (c + 0.5, r + 0.5) is (even-odd rule, half-open
@@ -699,11 +701,12 @@ def rasterize_asap_annotations(path_or_polygons, level_size, downsample: float) 
         raise ValueError(
             f"annotation groups {unknown} are neither tumour {ASAP_TUMOUR_GROUPS} nor exclusion {ASAP_EXCLUSION_GROUPS}"
         )
+    shift = np.asarray(origin, dtype=np.float64).reshape(1, 2)
     mask = np.zeros((height, width), dtype=np.uint8)
     for value, groups in ((1, ASAP_TUMOUR_GROUPS), (0, ASAP_EXCLUSION_GROUPS)):
         for p in polys:
             if p.group in groups:
-                _fill_polygon(mask, np.asarray(p.coords, dtype=np.float64) / downsample, value)
+                _fill_polygon(mask, np.asarray(p.coords, dtype=np.float64) / downsample - shift, value)
     return mask
 
 

@@ -9,13 +9,17 @@ Experiments (each a grid of runs through :func:`medeval.runtime.grid.run_grid`):
 * ``classification``: E2.a/b/c on a PCam-like binary patch task, evaluated on a balanced test set and on a large
   1:12 imbalanced one (Figs 4.13-4.14).
 
-``data_source="real"`` (profile ``full``) trains the classifier on the PCam HDF5 files and scores the PCam test
-split (balanced) through :mod:`medeval.data.readers`; it fails with a message naming the dataset when absent.
+``data_source="real"`` (profile ``full``) trains the classifier on the PCam HDF5 training split and scores the PCam
+test split (balanced) and, as the large imbalanced test set, every test patch of the CAMELYON16 test slides
+(:mod:`medeval.data.camelyon16`: Otsu at level 2, 96 px patches, stride 32, 32 px central region; all runs scored
+in one streaming pass) when they are present, otherwise a 1:``imbalance`` subsample of the PCam test split
+(``cls_imbalanced_test``). Missing files raise the data layer's error naming the dataset.
 """
 
 from __future__ import annotations
 
 import warnings
+import zlib
 from typing import Literal
 
 import numpy as np
@@ -80,6 +84,14 @@ class Params(ChapterParams):
     cls_epochs: int = Field(6, ge=1, le=200, description="patch classifier epochs")
     cls_unit_cap: int | None = Field(150, ge=1, description="cap on U for the classification study")
     cls_runs: int = Field(2, ge=2, le=50, description="runs per E2 distribution in the classification study")
+    cls_imbalanced_test: Literal["auto", "camelyon16", "pcam_subsample"] = Field(
+        "auto", description="data_source=real: large imbalanced test set; auto = CAMELYON16 test patches when "
+                            "present, else a 1:imbalance subsample of the PCam test split")
+    c16_slides: list[str] | None = Field(None, description="CAMELYON16 test slides to use (null = all)")
+    c16_level: int = Field(2, ge=0, le=9, description="CAMELYON16 pyramid level of the patches (PCam: 2)")
+    c16_min_tissue_fraction: float = Field(
+        0.5, ge=0, le=1, description="CAMELYON16: tissue fraction (Otsu) a patch's central region needs")
+    c16_tissue_channel: Literal["grey", "saturation"] = Field("grey", description="CAMELYON16: Otsu channel")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -122,6 +134,10 @@ def validate(P: Params) -> None:
         from medeval.data.manifest import require
 
         require("pcam")
+        if P.patch_size != 96 or P.cls_central_size != 32:
+            raise ValueError(f"data_source=real uses PCam's 96 px patches with a 32 px central region; got "
+                             f"patch_size={P.patch_size}, cls_central_size={P.cls_central_size}")
+        imbalanced_test_source(P)  # raises when cls_imbalanced_test = camelyon16 and it is absent
 
 
 def preliminary_grid(P: Params) -> list[dict]:
@@ -363,45 +379,167 @@ def hypothesis_verdicts(aucs: pd.DataFrame, tests: pd.DataFrame, alpha: float = 
 
 
 # --------------------------------------------------------------------------------------------------
-# real data (profile full): PCam
+# real data (profile full): PCam for training, PCam test and CAMELYON16 test patches for evaluation
+
+
+def imbalanced_test_source(P) -> str:
+    """Which large imbalanced test set the classification study uses: ``phantom`` (the phantom test slides at
+    1:``imbalance``), ``camelyon16`` (every test patch of the CAMELYON16 test slides, the thesis's set) or
+    ``pcam_subsample`` (a 1:``imbalance`` subsample of the PCam test split). ``cls_imbalanced_test="auto"`` picks
+    CAMELYON16 when its files are present and says so; ``"camelyon16"`` requires them."""
+    from medeval.data.manifest import DatasetUnavailableError, require
+
+    if P.data_source == "phantom":
+        return "phantom"
+    if P.cls_imbalanced_test == "pcam_subsample":
+        return "pcam_subsample"
+    try:
+        require("camelyon16")
+    except DatasetUnavailableError:
+        if P.cls_imbalanced_test == "camelyon16":
+            raise
+        return "pcam_subsample"
+    return "camelyon16"
+
+
+def camelyon16_geometry(P):
+    """The PCam patch procedure with this chapter's sizes: level ``c16_level``, ``patch_size``, stride
+    ``cls_test_stride``, central region ``cls_central_size`` (full profile: 2, 96, 32, 32 as in the thesis)."""
+    from medeval.data.camelyon16 import PatchGeometry
+
+    return PatchGeometry(level=P.c16_level, patch_size=P.patch_size, stride=P.cls_test_stride,
+                         central_size=P.cls_central_size, min_tissue_fraction=P.c16_min_tissue_fraction,
+                         tissue_channel=P.c16_tissue_channel)
+
+
+def _state_to_numpy(net) -> dict:
+    return {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
+
+
+def rebuild_patch_classifier(run: dict):
+    """The trained :class:`medeval.models.unet.PatchClassifier` of a classification run (from its saved state)."""
+    import torch
+
+    from medeval.models.unet import PatchClassifier
+
+    if "model_state" not in run:
+        raise KeyError(f"run {run.get('distribution')}/{run.get('run')} has no saved model_state")
+    net = PatchClassifier(**run["model_config"])
+    net.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in run["model_state"].items()})
+    return net
 
 
 def pcam_classification_run(*, distribution: str, run: int, data: dict, cls: dict, device: str = "cpu") -> dict:
-    """E2.a/b/c on the real PCam training split (U = floor(#positives / 3) = 43,690), scored on the PCam test
-    split (balanced) and a 1:``imbalance`` subsample of it. The CAMELYON16 1:12 test set (Otsu/level-2 extraction
-    of 10.5 M patches from the 129 test WSIs) is not implemented here (see the chapter's notes). Raises the data layer's
-    ``DatasetUnavailableError`` naming ``pcam`` when the files are absent.
+    """One classifier trained on the real PCam training split with a binary distribution (E2.a/b/c, En, Ep;
+    U = floor(#positives / 3) = 43,690 as in the thesis), scored on the PCam test split (balanced 1:1) and on a
+    1:``imbalance`` subsample of it (every negative, a fixed subset of positives). The trained weights are
+    returned (``model_state``) so that :func:`attach_camelyon16` can score the CAMELYON16 test patches of all runs
+    in one pass. Raises the data layer's ``DatasetUnavailableError`` naming ``pcam`` when the files are absent.
     """
     import torch
 
     from medeval.data.manifest import require
     from medeval.data.readers import PCamH5
     from medeval.models.training import predict, train_model
-    from medeval.models.unet import PatchClassifier, classification_loss, softmax_probabilities
+    from medeval.models.unet import PatchClassifier, classification_loss
 
+    dist = ts.BINARY_DISTRIBUTIONS.get(distribution)
+    if dist is None:
+        raise ValueError(f"distribution must be one of {list(ts.BINARY_DISTRIBUTIONS)}, got {distribution!r}")
     root = require("pcam")
+    H._limit_threads(device)
     train = PCamH5.from_dir(root, "train")
     test = PCamH5.from_dir(root, "test")
     labels = train.labels()
     cats = np.where(labels == 1, "C", "notC")
     unit = ts.unit_size(ts.category_counts(cats))
+    unit = min(unit, cls["unit_cap"]) if cls.get("unit_cap") else unit
     seed = int(data["seed"]) * 1_000 + 500 + int(run)
-    rng = np.random.default_rng(seed)
-    tset = ts.build_training_set(cats, ts.BINARY_DISTRIBUTIONS[distribution], unit, seed=rng)
+    rng = np.random.default_rng([seed, zlib.crc32(distribution.encode())])
+    tset = ts.build_training_set(cats, dist, unit, seed=rng)
     idx = np.sort(tset.indices)
     x, y = train[idx]
     torch.manual_seed(seed)
-    net = PatchClassifier(base_channels=cls["base_channels"], n_blocks=cls["n_blocks"])
-    train_model(net, (H._to_tensor_images(x), y.astype(np.int64)), classification_loss, epochs=cls["epochs"],
-                batch_size=cls["batch_size"], lr=cls["lr"], device=device, seed=seed)
+    config = {"base_channels": int(cls["base_channels"]), "n_blocks": int(cls["n_blocks"])}
+    net = PatchClassifier(**config)
+    history = train_model(net, H.UInt8PatchDataset(x, y), classification_loss, epochs=cls["epochs"],
+                          batch_size=cls["batch_size"], lr=cls["lr"], device=device, seed=seed)
+    del x
     xt, yt = test[:]
-    probs = predict(net, H._to_tensor_images(xt), device=device, batch_size=512, forward=softmax_probabilities)
+    probs = predict(net, H.uint8_nchw(xt), device=device, batch_size=512, forward=H.uint8_softmax_probabilities)
     yt = yt.astype(bool)
-    balanced = {"y_true": yt, "score_c": probs[:, 1], "argmax_c": probs.argmax(1) == 1}
-    # 1:imbalance subsample of the PCam test split (every negative, a fixed random subset of positives)
+    balanced = {"y_true": yt, "score_c": probs[:, 1].astype(np.float32), "argmax_c": probs.argmax(1) == 1}
     sub_rng = np.random.default_rng(int(data["seed"]) + 17)
     neg, pos = np.flatnonzero(~yt), np.flatnonzero(yt)
     keep = np.sort(np.r_[neg, sub_rng.choice(pos, min(pos.size, neg.size // int(cls["imbalance"])), replace=False)])
     imbalanced = {k: v[keep] for k, v in balanced.items()}
     return {"distribution": distribution, "run": int(run), "unit": unit, "taken": tset.taken,
-            "train_size": int(idx.size), "balanced": balanced, "imbalanced": imbalanced}
+            "train_size": int(idx.size), "loss_history": history, "balanced": balanced, "imbalanced": imbalanced,
+            "imbalanced_source": "pcam_subsample", "model_config": config, "model_state": _state_to_numpy(net)}
+
+
+def _scores_key(runs: list[dict], geometry, table: pd.DataFrame) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    h.update(repr(sorted(vars(geometry).items())).encode())
+    h.update(pd.util.hash_pandas_object(table[["x", "y", "label"]], index=False).values.tobytes())
+    h.update(np.asarray(table["slide"].astype(str)).astype("U").tobytes())
+    for r in runs:
+        h.update(repr(r["model_config"]).encode())
+        for k in sorted(r["model_state"]):
+            h.update(k.encode())
+            h.update(np.ascontiguousarray(r["model_state"][k]).tobytes())
+    return h.hexdigest()[:24]
+
+
+def attach_camelyon16(runs: list[dict], P, cache_dir=None, batch_size: int = 512):
+    """Score every run's classifier on the CAMELYON16 test patches (one streaming pass for all runs) and make
+    those patches each run's ``imbalanced`` test set (``imbalanced_source = "camelyon16"``).
+
+    Returns ``(runs, table, summary)``: new run dicts, the patch table (slide, x, y, label, tissue_fraction) and
+    the per-slide summary of :func:`medeval.data.camelyon16.camelyon16_test_patch_table`. With ``cache_dir`` the
+    per-slide extraction and the score matrix (float32, runs x patches) are cached, keyed by the weights, the
+    geometry and the table.
+    """
+    from pathlib import Path
+
+    from medeval.data.camelyon16 import camelyon16_test_patch_table, iter_patch_batches
+
+    geometry = camelyon16_geometry(P)
+    cache = Path(cache_dir) if cache_dir is not None else None
+    table, summary = camelyon16_test_patch_table(
+        geometry=geometry, slides=P.c16_slides, cache_dir=cache / "slides" if cache else None,
+        scheduler=P.scheduler, max_workers=P.max_workers)
+    if table.empty:
+        raise ValueError("no CAMELYON16 test patch passed the background filter; check c16_min_tissue_fraction")
+    path = cache / f"scores-{_scores_key(runs, geometry, table)}.npy" if cache else None
+    if path is not None and path.exists():
+        scores = np.load(path)
+    else:
+        models = [rebuild_patch_classifier(r) for r in runs]
+        batches = iter_patch_batches(table, dict(zip(summary["slide"], summary["path"], strict=True)), geometry,
+                                     batch_size=batch_size)
+        scores = H.score_patch_stream(models, batches, len(table), device=P.device)
+        if path is not None:
+            tmp = path.with_suffix(".tmp.npy")
+            np.save(tmp, scores)
+            tmp.replace(path)
+    y = table["label"].to_numpy(dtype=bool)
+    out = []
+    for k, r in enumerate(runs):
+        r = dict(r)
+        r["imbalanced"] = {"y_true": y, "score_c": scores[k], "argmax_c": scores[k] > 0.5}
+        r["imbalanced_source"] = "camelyon16"
+        out.append(r)
+    return out, table, summary
+
+
+def with_imbalanced_test(runs: list[dict], P, cache_dir=None):
+    """The classification runs with the imbalanced test set :func:`imbalanced_test_source` chooses, and a
+    description of it: ``(runs, source, table, summary)`` (table/summary only for CAMELYON16)."""
+    source = imbalanced_test_source(P)
+    if source == "camelyon16":
+        runs, table, summary = attach_camelyon16(runs, P, cache_dir=cache_dir)
+        return runs, source, table, summary
+    return runs, source, None, None
