@@ -44,12 +44,40 @@ PAPER_TABLE_4_4 = {
 }
 
 
-class Params(ChapterParams):
-    """Parameters of chapter 4a (``medeval params 04a-class-distribution`` prints them with their ranges)."""
+class RealHistologyParams(ChapterParams):
+    """The real-data switches shared by chapters 4a and 4b (profile ``full``)."""
 
     data_source: Literal["phantom", "real"] = Field(
-        "phantom", description="phantom: slide phantoms for everything; real: PCam HDF5 for the classification study"
+        "phantom", description="phantom: slide phantoms (4b: and digits); real: PCam for training, PCam and "
+                               "CAMELYON16 for testing (4b: and CIFAR-10)"
     )
+    cls_imbalanced_test: Literal["auto", "camelyon16", "pcam_subsample"] = Field(
+        "auto", description="data_source=real: large imbalanced test set; auto = CAMELYON16 test patches when "
+                            "present, else a 1:imbalance subsample of the PCam test split")
+    c16_slides: list[str] | None = Field(None, description="CAMELYON16 test slides to use (null = all)")
+    c16_level: int = Field(2, ge=0, le=9, description="CAMELYON16 pyramid level of the patches (PCam: 2)")
+    c16_min_tissue_fraction: float = Field(
+        0.5, ge=0, le=1, description="CAMELYON16: tissue fraction (Otsu) a patch's central region needs")
+    c16_tissue_channel: Literal["grey", "saturation"] = Field("grey", description="CAMELYON16: Otsu channel")
+
+
+def validate_real_histology(P) -> None:
+    """Cross-field checks of :class:`RealHistologyParams` (before any compute): PCam present, PCam's patch
+    geometry, and CAMELYON16 present when required."""
+    if P.data_source != "real":
+        return
+    from medeval.data.manifest import require
+
+    require("pcam")
+    if P.patch_size != 96 or P.cls_central_size != 32:
+        raise ValueError(f"data_source=real uses PCam's 96 px patches with a 32 px central region; got "
+                         f"patch_size={P.patch_size}, cls_central_size={P.cls_central_size}")
+    imbalanced_test_source(P)  # raises when cls_imbalanced_test = camelyon16 and it is absent
+
+
+class Params(RealHistologyParams):
+    """Parameters of chapter 4a (``medeval params 04a-class-distribution`` prints them with their ranges)."""
+
     slide_size: int = Field(384, ge=64, le=8192, description="side of each slide phantom (pixels)")
     n_train_slides: int = Field(8, ge=1, le=500, description="training slide phantoms")
     n_test_slides: int = Field(4, ge=1, le=500, description="test slide phantoms")
@@ -84,14 +112,6 @@ class Params(ChapterParams):
     cls_epochs: int = Field(6, ge=1, le=200, description="patch classifier epochs")
     cls_unit_cap: int | None = Field(150, ge=1, description="cap on U for the classification study")
     cls_runs: int = Field(2, ge=2, le=50, description="runs per E2 distribution in the classification study")
-    cls_imbalanced_test: Literal["auto", "camelyon16", "pcam_subsample"] = Field(
-        "auto", description="data_source=real: large imbalanced test set; auto = CAMELYON16 test patches when "
-                            "present, else a 1:imbalance subsample of the PCam test split")
-    c16_slides: list[str] | None = Field(None, description="CAMELYON16 test slides to use (null = all)")
-    c16_level: int = Field(2, ge=0, le=9, description="CAMELYON16 pyramid level of the patches (PCam: 2)")
-    c16_min_tissue_fraction: float = Field(
-        0.5, ge=0, le=1, description="CAMELYON16: tissue fraction (Otsu) a patch's central region needs")
-    c16_tissue_channel: Literal["grey", "saturation"] = Field("grey", description="CAMELYON16: Otsu channel")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -130,14 +150,7 @@ def validate(P: Params) -> None:
         raise ValueError(f"hypothesis_experiments: unknown {bad}; valid: {list(HYPOTHESIS_NAMES)}")
     if P.evaluation_tile not in P.tile_sizes:
         raise ValueError(f"evaluation_tile ({P.evaluation_tile}) must be one of tile_sizes {P.tile_sizes}")
-    if P.data_source == "real":
-        from medeval.data.manifest import require
-
-        require("pcam")
-        if P.patch_size != 96 or P.cls_central_size != 32:
-            raise ValueError(f"data_source=real uses PCam's 96 px patches with a 32 px central region; got "
-                             f"patch_size={P.patch_size}, cls_central_size={P.cls_central_size}")
-        imbalanced_test_source(P)  # raises when cls_imbalanced_test = camelyon16 and it is absent
+    validate_real_histology(P)
 
 
 def preliminary_grid(P: Params) -> list[dict]:

@@ -8,6 +8,10 @@ Units:
   bundled real-image stand-in for the CIFAR-10 automobile task); negatives drawn equally from the 9 other
   digits as in §5.5.3;
 * En/Ep on slide-phantom patches reuse :func:`medeval.experiments.histology.classification_run`;
+* ``data_source="real"`` (profile ``full``) runs the thesis's own tasks instead: En/Ep trained on PCam and tested
+  on the CAMELYON16 test patches (:func:`medeval.experiments.class_distribution.pcam_classification_run`,
+  :func:`~medeval.experiments.class_distribution.with_imbalanced_test`) and CIFAR-10 automobile vs rest
+  (:func:`medeval.experiments.cifar10_binary.cifar10_run`, ResNet50 with the Keras augmentation);
 * :func:`metric_comparison`, :func:`score_histograms`: the analyses of §5.6-5.9.
 """
 
@@ -20,8 +24,8 @@ import pandas as pd
 from pydantic import Field
 
 from medeval.experiments import class_distribution as cd
+from medeval.experiments import histology as H
 from medeval.metrics import curves as C
-from medeval.runtime.params import ChapterParams
 
 #: Thesis Table 5.1 (TP, FN, FP, TN).
 TABLE_5_1 = {
@@ -34,7 +38,7 @@ TABLE_5_1 = {
 TABLE_5_2_PRINTED = {"Large": (0.003, 0.000, 0.024), "Small": (0.024, 0.019, 0.005)}
 
 
-class Params(ChapterParams):
+class Params(cd.RealHistologyParams):
     """Parameters of chapter 4b (``medeval params 04b-evaluation-measures``)."""
 
     n_trials: int = Field(4, ge=2, le=50, description="trial-models per En/Ep on the phantom patches (thesis: 10)")
@@ -59,6 +63,18 @@ class Params(ChapterParams):
     cls_unit_cap: int | None = Field(150, ge=1, description="cap on U (null = from the data)")
     batch_size: int = Field(32, ge=1, le=1024, description="mini-batch size")
     lr: float = Field(3e-3, gt=0, le=1, description="Adam learning rate")
+    n_cifar_trials: int = Field(10, ge=2, le=100, description="data_source=real: trial-models per En/Ep on CIFAR-10")
+    cifar_model: Literal["resnet50", "resnet18", "small_cnn"] = Field(
+        "resnet50", description="CIFAR-10 classifier (thesis: ResNet50 pre-trained on ImageNet)")
+    cifar_weights: str | None = Field(
+        None, description="local torchvision ImageNet state dict for the ResNet (null = train from scratch)")
+    cifar_max_epochs: int = Field(100, ge=1, le=1000, description="CIFAR-10 epoch limit (early stopping decides)")
+    cifar_batch_size: int = Field(32, ge=1, le=4096, description="CIFAR-10 mini-batch (thesis: 32)")
+    cifar_lr: float = Field(1e-4, gt=0, le=1, description="CIFAR-10 starting Adam learning rate (thesis: 1e-4)")
+    cifar_lr_patience: int = Field(10, ge=1, le=1000, description="epochs without improvement before lr x 0.3")
+    cifar_early_stopping_patience: int = Field(
+        20, ge=1, le=1000, description="epochs without validation improvement before stopping (thesis: not given)")
+    cifar_augment: bool = Field(True, description="Keras-style rotation 15, shift 5/32, horizontal flip")
 
 
 def phantom_configs(P: Params) -> tuple[dict, dict]:
@@ -68,14 +84,46 @@ def phantom_configs(P: Params) -> tuple[dict, dict]:
                   cls_test_stride=P.cls_test_stride, cls_extra_test_slides=P.cls_extra_test_slides,
                   imbalance=P.imbalance, cls_base_channels=P.cls_base_channels, cls_n_blocks=P.cls_n_blocks,
                   cls_epochs=P.cls_epochs, cls_unit_cap=P.cls_unit_cap, batch_size=P.batch_size, lr=P.lr,
-                  depth=1)
+                  depth=1, data_source=P.data_source)
     return cd.data_config(q), cd.cls_config(q)
 
 
+def validate(P: Params) -> None:
+    """Cross-field checks before any compute (real data present, PCam geometry)."""
+    phantom_configs(P)
+    cd.validate_real_histology(P)
+    if P.data_source == "real":
+        from medeval.data.manifest import require
+
+        require("cifar10")
+        if P.cifar_weights is not None:
+            from pathlib import Path
+
+            if not Path(P.cifar_weights).expanduser().is_file():
+                raise ValueError(f"cifar_weights: {P.cifar_weights} is not a file (a local torch state dict)")
+            if P.cifar_model == "small_cnn":
+                raise ValueError("cifar_weights needs cifar_model resnet50 or resnet18")
+
+
+def histology_fn(P: Params):
+    """The En/Ep histology run: slide-phantom patches or, with real data, PCam."""
+    return cd.pcam_classification_run if P.data_source == "real" else H.classification_run
+
+
 def phantom_grid(P: Params) -> list[dict]:
+    """En/Ep trials of the histology task (phantom patches, or PCam with ``data_source=real``)."""
     data, cls = phantom_configs(P)
     return [{"distribution": d, "run": r, "data": data, "cls": cls, "device": P.device}
             for d in ("En", "Ep") for r in range(P.n_trials)]
+
+
+def cifar10_grid(P: Params) -> list[dict]:
+    """En/Ep trials of the CIFAR-10 automobile-vs-rest task (``data_source=real``)."""
+    return [{"distribution": d, "run": r, "seed": P.seed, "model": P.cifar_model, "weights_path": P.cifar_weights,
+             "max_epochs": P.cifar_max_epochs, "batch_size": P.cifar_batch_size, "lr": P.cifar_lr,
+             "lr_patience": P.cifar_lr_patience, "early_stopping_patience": P.cifar_early_stopping_patience,
+             "augment": P.cifar_augment, "device": P.device}
+            for d in ("En", "Ep") for r in range(P.n_cifar_trials)]
 
 
 def digits_grid(P: Params) -> list[dict]:
@@ -174,22 +222,19 @@ def digits_run(*, distribution: str, run: int, positive_digit: int, seed: int, t
     from sklearn.model_selection import train_test_split
     from sklearn.neural_network import MLPClassifier
 
+    from medeval.data.one_vs_rest import biased_subset
+    from medeval.data.training_sets import train_validation_split
+
     if distribution not in ("En", "Ep"):
         raise ValueError(f"distribution must be 'En' or 'Ep', got {distribution!r}")
     digits = load_digits()
     x, d = digits.data / 16.0, digits.target
     x_tr, x_te, d_tr, d_te = train_test_split(x, d, test_size=test_fraction, stratify=d, random_state=seed)
     rng = np.random.default_rng([seed, run, 0 if distribution == "En" else 1])
-    pos = np.flatnonzero(d_tr == positive_digit)
-    unit = pos.size // 3
-    n_pos, n_neg = (unit, 3 * unit) if distribution == "En" else (3 * unit, unit)
-    others = [c for c in range(10) if c != positive_digit]
-    per_class = np.full(len(others), n_neg // len(others))
-    per_class[: n_neg - per_class.sum()] += 1
-    neg = np.concatenate([rng.choice(np.flatnonzero(d_tr == c), k, replace=False) for c, k in zip(others, per_class,
-                                                                                                  strict=True)])
-    idx = rng.permutation(np.r_[rng.choice(pos, n_pos, replace=False), neg])
-    idx = idx[: int(round(0.8 * idx.size))]  # 20 % validation held out (thesis §5.5.3)
+    subset = biased_subset(d_tr, distribution, positive_class=positive_digit, seed=rng)
+    train, _ = train_validation_split(subset.size, seed=rng)  # 20 % validation held out (thesis §5.5.3)
+    idx = subset.indices[train]
+    unit, n_pos, n_neg = subset.unit, subset.n_pos, subset.n_neg
     y = (d_tr[idx] == positive_digit).astype(int)
     if model == "logistic":
         clf = LogisticRegression(C=1.0, max_iter=2000)
