@@ -138,8 +138,8 @@ def otsu_threshold(histogram) -> int:
 
 
 def tissue_channel(rgb: np.ndarray, channel: str = "grey") -> np.ndarray:
-    """The uint8 channel that is high on tissue: inverted grey ``255 - round(0.299 R + 0.587 G + 0.114 B)``
-    (ITU-R BT.601 luma), with pure black (0, 0, 0) -- what the readers return outside the scanned area or for
+    """The uint8 channel that is high on tissue: inverted grey ``255 - floor((299 R + 587 G + 114 B + 500) / 1000)``
+    (ITU-R BT.601 luma, rounded half up, in integers), with pure black (0, 0, 0) -- what the readers return outside the scanned area or for
     transparent pixels -- mapped to 0 (background); or HSV saturation ``round(255 (max - min) / max)`` (0 where
     max = 0)."""
     rgb = np.asarray(rgb)
@@ -153,9 +153,9 @@ def tissue_channel(rgb: np.ndarray, channel: str = "grey") -> np.ndarray:
         out[nz] = ((mx[nz] - mn[nz]) * 255 * 2 + mx[nz]) // (2 * mx[nz])  # round half up
         return out.astype(np.uint8)
     if channel == "grey":
-        luma = rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
-        out = (255 - np.rint(luma)).astype(np.uint8)
-        out[~rgb.any(axis=-1)] = 0
+        r, g, b = (rgb[..., k].astype(np.int32) for k in range(3))
+        out = (255 - (299 * r + 587 * g + 114 * b + 500) // 1000).astype(np.uint8)
+        out[(rgb[..., 0] | rgb[..., 1] | rgb[..., 2]) == 0] = 0
         return out
     raise ValueError(f"channel must be one of {TISSUE_CHANNELS}, got {channel!r}")
 

@@ -655,9 +655,11 @@ def _fill_polygon(mask: np.ndarray, xy: np.ndarray, value: int) -> None:
     """Set ``mask`` pixels whose centre (c + 0.5, r + 0.5) lies inside polygon ``xy`` (even-odd rule)."""
     h, w = mask.shape
     x1, y1 = xy[:, 0], xy[:, 1]
-    x2, y2 = np.roll(x1, -1), np.roll(y1, -1)
     r0 = max(int(np.floor(y1.min() - 0.5)), 0)
     r1 = min(int(np.ceil(y1.max() - 0.5)), h - 1)
+    if r0 > r1 or x1.max() < 0 or x1.min() > w:  # outside the mask (window rasterisation)
+        return
+    x2, y2 = np.roll(x1, -1), np.roll(y1, -1)
     for r in range(r0, r1 + 1):
         yc = r + 0.5
         crosses = ((y1 <= yc) & (yc < y2)) | ((y2 <= yc) & (yc < y1))
