@@ -2,7 +2,9 @@
 
 * :func:`write_camelyon16_like`: CAMELYON16 test slides (pyramidal TIFF + ASAP XML) from slide phantoms;
 * :func:`write_pcam_like`: PatchCamelyon HDF5 splits cut from slide phantoms (96 px, central-32 label rule);
-* :func:`write_cifar10_like`: CIFAR-10 python batches of class-dependent random textures.
+* :func:`write_cifar10_like`: CIFAR-10 python batches of class-dependent random textures;
+* :func:`write_chestxray14_like`: a ChestX-ray14 ``images/`` folder of chest phantoms named after real table rows
+  with the same label set (so the shipped label table joins with them).
 
 None of these is a stand-in for a result: they exercise the real readers and code paths end to end.
 
@@ -31,6 +33,7 @@ from medeval.data.phantoms.slide import SLIDE_CLASSES, generate_slide
 __all__ = [
     "mask_runs_to_asap_xml",
     "write_camelyon16_like",
+    "write_chestxray14_like",
     "write_cifar10_like",
     "write_pcam_like",
     "write_pyramidal_tiff",
@@ -199,3 +202,48 @@ def write_cifar10_like(root, *, n_train_per_class: int = 50, n_test_per_class: i
         pickle.dump({b"label_names": [c.encode() for c in CIFAR10_CLASSES]}, fh)
     (Path(root) / "cifar-10-python.tar.gz.unpacked").write_text("phantom CIFAR-10 written by write_cifar10_like\n")
     return folder
+
+
+def write_chestxray14_like(root, n_images: int = 40, image_size: int = 128, *, seed: int = 0,
+                           boxed_images: int = 0) -> list[str]:
+    """A ChestX-ray14-layout folder ``root/images/<Image Index>.png`` (8-bit grey PNGs) plus the data layer's
+    twelve ``images_0NN.tar.gz.unpacked`` presence markers.
+
+    Each of the ``n_images`` chest phantoms (:func:`medeval.data.phantoms.chest.generate_chest_phantoms`) is saved
+    under the Image Index of an unused row of the shipped label table with exactly the phantom's label set, so the
+    table's labels describe the pixels. ``boxed_images`` more phantoms are saved under the first Image Indexes of
+    the NIH box list (for detection code paths; their pixels do not match those boxes). Returns the names written.
+    """
+    from PIL import Image
+
+    from medeval.data import manifest
+    from medeval.data.chestxray14 import LABELS, load_boxes, load_labels
+    from medeval.data.phantoms.chest import generate_chest_phantoms
+
+    if n_images < 0 or boxed_images < 0 or n_images + boxed_images < 1:
+        raise ValueError(f"need n_images + boxed_images >= 1, got {n_images} + {boxed_images}")
+    table = load_labels()
+    folder = Path(root) / "images"
+    folder.mkdir(parents=True, exist_ok=True)
+    phantoms = generate_chest_phantoms(n_images + boxed_images, image_size, seed=seed)
+    rng = np.random.default_rng(seed)
+    keys = table[list(LABELS)].to_numpy(dtype=np.uint8) @ (1 << np.arange(len(LABELS), dtype=np.int64))
+    used: set[str] = set()
+    boxed = list(dict.fromkeys(load_boxes()["image_index"]))[:boxed_images]
+    names = []
+    for i in range(n_images + boxed_images):
+        if i < n_images:
+            key = int(phantoms.labels[i].astype(np.int64) @ (1 << np.arange(len(LABELS), dtype=np.int64)))
+            candidates = [n for n in table["image_index"].to_numpy()[keys == key] if n not in used]
+            if not candidates:
+                raise RuntimeError(f"no unused table row has the label set of phantom {i}")
+            name = str(candidates[int(rng.integers(len(candidates)))])
+        else:
+            name = str(boxed[i - n_images])
+        used.add(name)
+        Image.fromarray(np.rint(phantoms.images[i] * 255).astype(np.uint8), mode="L").save(folder / name)
+        names.append(name)
+    entry = manifest.get_dataset("chestxray14-images")
+    for f in entry.files:
+        (Path(root) / (f.path + ".unpacked")).write_text("phantom images written by write_chestxray14_like\n")
+    return names
