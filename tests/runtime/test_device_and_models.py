@@ -89,3 +89,25 @@ def test_training_loop_learns_and_is_reproducible_on_cpu():
     assert h1[-1] < h1[0]
     assert h1 == h2 and np.array_equal(p1, p2)
     assert p1.shape == (64, 1)
+
+
+def test_prefetch_keeps_order_and_reraises():
+    from medeval.runtime.device import prefetch
+
+    assert list(prefetch(iter(range(50)), 3)) == list(range(50))
+    assert list(prefetch(range(5), 0)) == list(range(5))
+
+    def broken():
+        yield 1
+        raise OSError("slide unreadable")
+
+    it = prefetch(broken(), 2)
+    assert next(it) == 1
+    with pytest.raises(OSError, match="slide unreadable"):
+        next(it)
+    with pytest.raises(ValueError, match="depth"):
+        list(prefetch([], -1))
+    # abandoning the consumer stops the producer thread
+    gen = prefetch(iter(range(10**6)), 2)
+    assert next(gen) == 0
+    gen.close()

@@ -391,22 +391,24 @@ def uint8_nchw(images: np.ndarray):
     return torch.from_numpy(np.asarray(images)).permute(0, 3, 1, 2)
 
 
-def score_patch_stream(models: list, batches, n: int, device: str = "auto", amp: bool = True) -> np.ndarray:
+def score_patch_stream(models: list, batches, n: int, device: str = "auto", amp: bool = True,
+                       prefetch_batches: int = 2) -> np.ndarray:
     """C-probabilities of every model on every streamed patch, reading the patches once.
 
     ``batches`` yields ``(positions (B,), images (B, H, W, 3) uint8)`` (e.g.
     :func:`medeval.data.camelyon16.iter_patch_batches`); returns float32 ``(len(models), n)`` with row ``k`` the
-    softmax probability of class 1 under ``models[k]``. Raises if a position is never scored.
+    softmax probability of class 1 under ``models[k]``. Reading runs ``prefetch_batches`` ahead in a background
+    thread (:func:`medeval.runtime.device.prefetch`). Raises if a position is never scored.
     """
     import torch
 
-    from medeval.runtime.device import autocast, prepare_batch, prepare_model, resolve_device
+    from medeval.runtime.device import autocast, prefetch, prepare_batch, prepare_model, resolve_device
 
     dev = resolve_device(device)
     nets = [prepare_model(m, dev).eval() for m in models]
     out = np.full((len(nets), int(n)), np.nan, dtype=np.float32)
     with torch.no_grad():
-        for idx, imgs in batches:
+        for idx, imgs in prefetch(batches, prefetch_batches):
             x = prepare_batch(uint8_nchw(imgs).float().div_(255.0), dev)
             with autocast(dev, amp):
                 for k, net in enumerate(nets):

@@ -63,3 +63,52 @@ def dataloader_kwargs(device: torch.device, num_workers: int | None = None) -> d
         workers = num_workers if num_workers is not None else min(8, os.cpu_count() or 1)
         return {"pin_memory": True, "num_workers": workers, "persistent_workers": workers > 0}
     return {"pin_memory": False, "num_workers": num_workers or 0}
+
+
+def prefetch(iterable, depth: int = 2):
+    """Iterate ``iterable`` in a background thread, keeping up to ``depth`` items ready.
+
+    Overlaps reading (slide decoding and HDF5 reads release the GIL) with computation on the GPU or in torch's
+    CPU kernels. Items come out in the original order; an exception raised by the producer is re-raised here.
+    ``depth = 0`` iterates in the calling thread.
+    """
+    import queue
+    import threading
+
+    if depth < 0:
+        raise ValueError(f"depth must be >= 0, got {depth}")
+    if depth == 0:
+        yield from iterable
+        return
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def produce():
+        try:
+            for item in iterable:
+                while not stop.is_set():
+                    try:
+                        q.put(("item", item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(("done", done))
+        except BaseException as exc:  # handed to the consumer
+            q.put(("error", exc))
+
+    thread = threading.Thread(target=produce, name="medeval-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, item = q.get()
+            if kind == "done":
+                return
+            if kind == "error":
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join(timeout=5)
