@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -55,6 +56,10 @@ PAPER_TABLES = {
     "III a (symmetric imbalance)": ((20, 20, 20, 40), 0.17, 0.09),
     "III b (asymmetric imbalance)": ((20, 35, 5, 40), 0.24, 0.14),
 }
+#: Table V: bag AUC of the NOR baseline on X-Ray, MURA and PASCAL (keys: our dataset names of the full profile)
+PAPER_TABLE_V_AUC = {"chestxray14": 0.90, "mura": 0.84, "voc2005": 0.99}
+#: largest |ours - paper| bag AUC counted as reproduced in the paper-versus-us table (our choice, not the paper's)
+TABLE_V_AUC_TOLERANCE = 0.05
 
 
 class Params(ChapterParams):
@@ -105,7 +110,7 @@ class Params(ChapterParams):
         if any(not (0 < d <= 1) for d in self.difficulty_levels):
             raise ValueError("difficulty_levels must lie in (0, 1]")
         stride = 32 if self.backbone != "small_cnn" else 2 ** len(self.small_cnn_widths)
-        if self.data_source == "phantoms" and self.image_size // stride < self.grid_size:
+        if self.image_size // stride < self.grid_size:
             raise ValueError(
                 f"image_size {self.image_size} with a stride-{stride} backbone gives a "
                 f"{self.image_size // stride} x {self.image_size // stride} map, smaller than grid_size {self.grid_size}"
@@ -184,7 +189,8 @@ def chance_level(n_bags: int, n_instances: int, seed: int, n_models: int = 2) ->
 class MILData:
     """Bags for the protocol. ``images`` (n, H, W) float32 in [0, 1]; ``instance_labels`` (n, P*P) bool (the
     truth where known); ``truth_known`` (n,) which bags have instance labels for evaluation; ``annotated``
-    (n,) which bags may be used with supervised pooling in training; ``patient_id`` (n,)."""
+    (n,) which bags may be used with supervised pooling in training; ``patient_id`` (n,); ``names`` (n,) str, the
+    source file of each bag (real data: Image Index / path relative to the dataset folder), None for phantoms."""
 
     name: str
     images: np.ndarray
@@ -195,6 +201,7 @@ class MILData:
     patient_id: np.ndarray
     grid_size: int
     distractor: np.ndarray | None = None  # (n, P*P) bool: confounder instances, if any
+    names: np.ndarray | None = None  # (n,) str: source file of each bag (real data)
 
 
 def make_cxr_bags(
@@ -299,6 +306,14 @@ def _letterbox(image: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+def _grey(path) -> np.ndarray:
+    """An image file as grey levels, float32 in [0, 1] (RGB / palette / grey PNGs alike)."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return np.asarray(im.convert("L"), np.float32) / 255.0
+
+
 def load_real_bags(dataset: str, image_size: int, grid_size: int, *, seed: int, max_images: int | None = None) -> MILData:
     """The paper's datasets through the data layer (``data_source="real"``; nothing is substituted).
 
@@ -308,8 +323,6 @@ def load_real_bags(dataset: str, image_size: int, grid_size: int, *, seed: int, 
     PASCAL VOC 2005, cars vs the rest, letterboxed; instance labels from the car boxes.
     Raises :class:`medeval.data.manifest.DatasetUnavailableError` naming the dataset when it is absent.
     """
-    from PIL import Image
-
     from medeval.data import bagging, readers
     from medeval.data.manifest import require
 
@@ -333,30 +346,39 @@ def load_real_bags(dataset: str, image_size: int, grid_size: int, *, seed: int, 
         known = np.zeros(len(table), bool)
         known[frame["image"].to_numpy(dtype=int)] = True
         y = table["Cardiomegaly"].to_numpy(np.uint8)
-        return MILData("chestxray14", images, y, inst, known, known.copy(), table["patient_id"].to_numpy(), grid_size)
+        return MILData("chestxray14", images, y, inst, known, known.copy(), table["patient_id"].to_numpy(), grid_size,
+                       names=table["image_index"].to_numpy(str))
     if dataset == "mura":
         root = require("mura")
         table = pd.concat([readers.read_mura(root, s, "XR_SHOULDER") for s in ("train", "valid")], ignore_index=True)
         if max_images is not None:
             table = table.iloc[:max_images]
-        images = np.stack([_letterbox(np.asarray(Image.open(p).convert("L"), np.float32) / 255.0, image_size)
-                           for p in table["path"]])
+        if not len(table):
+            raise ValueError(f"MURA under {root} lists no XR_SHOULDER image in train_image_paths.csv / valid_image_paths.csv")
+        images = np.stack([_letterbox(_grey(p), image_size) for p in table["path"]])
         n = len(table)
+        names = np.asarray([Path(p).relative_to(root).as_posix() if Path(p).is_relative_to(root) else str(p)
+                            for p in table["path"]], dtype=str)
         return MILData("mura", images, table["label"].to_numpy(np.uint8), np.zeros((n, grid_size**2), bool),
-                       np.zeros(n, bool), np.zeros(n, bool), table["patient_id"].to_numpy(), grid_size)
+                       np.zeros(n, bool), np.zeros(n, bool), table["patient_id"].to_numpy(), grid_size, names=names)
     if dataset == "voc2005":
         root = require("pascal-voc-2005")
         images_df, objects = readers.read_voc2005_folder(root)
         if max_images is not None:
             images_df = images_df.iloc[:max_images]
+        if not len(objects):  # no file has a box: no car can be found (and no 'filename' column to match)
+            objects = pd.DataFrame(columns=["filename", "label", "x", "y", "w", "h"])
         imgs, inst, y = [], [], []
         for _, row in images_df.iterrows():
-            ann = root / row["annotation"] if not str(row["annotation"]).startswith("/") else row["annotation"]
+            ann = row["annotation"]
             candidates = [p for p in (root / row["filename"], root.parent / row["filename"]) if p.exists()]
             if not candidates:
                 raise FileNotFoundError(f"PASCAL VOC 2005 image {row['filename']} (annotation {ann}) not found under {root}")
-            raw = np.asarray(Image.open(candidates[0]).convert("L"), np.float32) / 255.0
+            raw = _grey(candidates[0])
             h, w = raw.shape
+            if (w, h) != (row["width"], row["height"]):  # the boxes are in the annotation's pixel frame
+                raise ValueError(f"PASCAL VOC 2005 image {candidates[0]} is {w} x {h} pixels but its annotation {ann} "
+                                 f"declares {row['width']} x {row['height']}")
             scale = min(1.0, image_size / max(h, w))
             top, left = (image_size - round(h * scale)) // 2, (image_size - round(w * scale)) // 2
             imgs.append(_letterbox(raw, image_size))
@@ -367,7 +389,7 @@ def load_real_bags(dataset: str, image_size: int, grid_size: int, *, seed: int, 
             y.append(int(len(cars) > 0))
         y = np.asarray(y, np.uint8)
         return MILData("voc2005", np.stack(imgs), y, np.stack(inst), y == 1, np.zeros(len(y), bool),
-                       np.arange(len(y)), grid_size)
+                       np.arange(len(y)), grid_size, names=images_df["filename"].to_numpy(str))
     raise ValueError(f"dataset must be 'chestxray14', 'mura' or 'voc2005', got {dataset!r}")
 
 
