@@ -79,6 +79,7 @@ from medeval import plots
 from medeval.experiments import multilabel_cxr14 as ex
 from medeval.metrics import multilabel as ml
 from medeval.runtime import notebook
+from medeval.runtime.device import resolve_device
 
 warnings.filterwarnings("ignore", category=ml.UndefinedMetricWarning)  # counts are reported in the tables
 pd.set_option("display.precision", 4)
@@ -104,6 +105,7 @@ P
 # `chestxray14-images`, `medeval data fetch chestxray14-images`).
 
 # %%
+resolve_device(P.device)  # fail now, naming `device` (e.g. 'cuda' without CUDA), rather than at the CNN
 if P.data_source == "real":  # fail now, naming the dataset, rather than after the label analyses
     ex.require_real_images()
 table, Y, LABELS = ex.load_label_matrix()
@@ -353,6 +355,12 @@ if P.data_source == "phantoms":
 else:
     cnn_runs = {protocol: ex.run_real_cnn(P, P.seed, protocol) for protocol in P.real_protocols}
 first = next(iter(cnn_runs.values()))[0]
+if P.data_source == "real":  # the images found and the size of every split
+    notebook.record_table("cnn_real_runs", pd.DataFrame(
+        [{"protocol": r.info["protocol"], "fold": r.info["fold"], "n_images": r.info["n_images"],
+          "n_patients": r.info["n_patients"], "n_train": r.n_train, "n_validation": r.info["n_validation"],
+          "n_test": r.info["n_test"], "n_test_patients": int(np.unique(r.patient_test).size)}
+         for runs in cnn_runs.values() for r in runs]))
 rec("cnn_n_train", first.n_train)
 rec("cnn_n_test", int(len(first.y_test)))
 rec("cnn_train_seconds", first.train_seconds)

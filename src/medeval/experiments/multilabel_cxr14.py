@@ -687,16 +687,30 @@ def run_real_cnn(params: Params, seed: int, protocol: Literal["holdout_70_10_20"
     patient rule (a patient's validation/test images are later than its training images). ``kfold_5``:
     5-fold CV; with the thesis rule every image must be a test image once, so folds are patient-level
     (no patient in two folds), and 1/8 of each training part (later follow-ups) tunes thresholds.
+    The images are those of the label table present in the folder (all 112,120 in the release; a warning
+    gives the count when some are missing, and ``info["n_images"]`` records it).
     Raises :class:`medeval.data.manifest.DatasetUnavailableError` naming the dataset when the images are
-    absent; nothing is substituted.
+    absent, and the ``device`` error (e.g. ``device='cuda'`` without CUDA) before any image is read;
+    nothing is substituted.
     """
-    from medeval.data.chestxray14 import LABELS
+    from medeval.data.chestxray14 import LABELS, load_labels
     from medeval.data.readers import ChestXray14Images
     from medeval.data.splits import later_followup_split, patient_kfold
+    from medeval.runtime.device import resolve_device
 
+    resolve_device(params.device)
     root = require_real_images()
-    reader = ChestXray14Images(root / "images", require_all=True)
+    image_dir = root / "images" if (root / "images").is_dir() else root
+    labels = load_labels()
+    reader = ChestXray14Images(image_dir, labels)  # the label table restricted to the images present
     table = reader.table
+    n_listed = len(labels)
+    if len(table) < n_listed:
+        warnings.warn(
+            f"{n_listed - len(table)} of the {n_listed} ChestX-ray14 images are missing from {image_dir}; "
+            f"the CNN uses the {len(table)} present",
+            stacklevel=2,
+        )
     pid = table["patient_id"].to_numpy()
     fu = table["follow_up"].to_numpy()
     rng = np.random.default_rng([seed, 7])
@@ -721,7 +735,8 @@ def run_real_cnn(params: Params, seed: int, protocol: Literal["holdout_70_10_20"
         runs.append(CnnRun(
             labels=tuple(LABELS), y_val=ds_val.y.astype(np.uint8), p_val=p_val, y_test=ds_test.y.astype(np.uint8),
             p_test=p_test, patient_test=pid[test], loss_history=history, train_seconds=seconds, n_train=len(train),
-            info={"protocol": protocol, "fold": j, "n_validation": len(val), "n_test": len(test), "data": "real"},
+            info={"protocol": protocol, "fold": j, "n_validation": len(val), "n_test": len(test), "data": "real",
+                  "n_images": len(table), "n_patients": int(np.unique(pid).size)},
         ))
     return runs
 

@@ -77,7 +77,8 @@ class Params(ChapterParams):
         0.5,
         gt=0,
         lt=1,
-        description="fraction of boxed NIH images (by patient) forming the oracle test set (paper: 0.5)",
+        description="fraction of boxed NIH images (by patient) forming the oracle test set, also the detector's "
+        "test set with detector_data=chestxray14 (paper: 0.5)",
     )
     sigma_pos: FloatList = Field(
         [0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
@@ -122,7 +123,12 @@ class Params(ChapterParams):
         "phantoms",
         description="data of the Table-1 detector: CXR phantoms, or the real ChestX-ray14 images (full)",
     )
-    n_train: int = Field(800, ge=16, le=200_000, description="training images of the weakly supervised CNN")
+    n_train: int = Field(
+        800,
+        ge=16,
+        le=200_000,
+        description="training images of the weakly supervised CNN (chestxray14: drawn from patients without boxes)",
+    )
     n_test: int = Field(
         300, ge=8, le=50_000, description="phantom test images (those with boxes are evaluated)"
     )
@@ -525,8 +531,8 @@ def cam_boxes(
 def phantom_detection_data(params: Params, seed: int):
     """Phantoms of the 8 classes, split by patient into training and test images.
 
-    Returns ``(train_images, train_labels, test_images, test_targets)``; the test set keeps only the
-    images that have at least one box (as the paper evaluates on the boxed images).
+    Returns ``(train_images, train_labels, test_images, test_targets, info)``; the test set keeps only the
+    images that have at least one box (as the paper evaluates on the boxed images); ``info`` counts them.
     """
     from medeval.data.chestxray14 import LABELS
     from medeval.data.phantoms.chest import generate_chest_phantoms
@@ -550,13 +556,39 @@ def phantom_detection_data(params: Params, seed: int):
         n_images=len(boxed),
         name="phantom boxes",
     )
-    return ph.images[train_idx], labels[train_idx], ph.images[boxed], targets
+    info = {
+        "data": "phantoms",
+        "n_train": len(train_idx),
+        "n_train_patients": int(np.unique(ph.patient_id[train_idx]).size),
+        "n_test": len(boxed),
+        "n_test_patients": int(np.unique(ph.patient_id[boxed]).size),
+        "n_test_boxes": len(tb),
+    }
+    return ph.images[train_idx], labels[train_idx], ph.images[boxed], targets, info
+
+
+def _read_images(reader, size: int) -> np.ndarray:
+    """All images of a :class:`~medeval.data.readers.ChestXray14Images` reader, resized, as (N, size, size)."""
+    out = np.empty((len(reader), size, size), dtype=np.float32)
+    for i in range(len(reader)):
+        out[i] = reader.image(i, size)
+    return out
 
 
 def chestxray14_detection_data(params: Params, seed: int):
-    """Real ChestX-ray14 (full profile): weakly supervised training on images without boxes, evaluation on
-    the test half (by patient) of the boxed images, resized to ``image_size``. Raises
-    ``DatasetUnavailableError`` naming ``chestxray14-images`` and how to fetch it when absent."""
+    """Real ChestX-ray14 (full profile), resized to ``image_size``.
+
+    Test set: the boxed images of the oracle test part (the patient-level split of the whole NIH box list
+    with ``oracle_test_fraction`` and ``seed``, as :func:`load_oracle_targets`) that are present in the image
+    folder, with their NIH boxes rescaled from 1024 px to ``image_size``. Training set: ``n_train`` images
+    drawn at random (``seed``) from the images present of patients without any boxed image (weak supervision:
+    image-level labels of the 8 classes only), so no test patient is trained on.
+
+    Returns ``(x_train, y_train, x_test, targets, info)``; ``info`` counts the images and patients used and
+    the listed test images missing from the folder (a warning names them; the full release has them all).
+    Raises ``DatasetUnavailableError`` naming ``chestxray14-images`` and how to fetch it when absent,
+    ``ValueError`` naming ``n_train`` when fewer training images are present.
+    """
     from medeval.data.chestxray14 import IMAGE_SIZE, load_boxes, load_labels, patient_id_of
     from medeval.data.manifest import require
     from medeval.data.readers import ChestXray14Images
@@ -566,21 +598,37 @@ def chestxray14_detection_data(params: Params, seed: int):
     image_dir = root / "images" if (root / "images").is_dir() else root
     labels = load_labels()
     boxes = load_boxes(box_format="xywh")
+    present = ChestXray14Images(image_dir, labels).table  # the label table restricted to the images found
     boxed_names = np.array(sorted(boxes["image_index"].unique()))
     boxed_patients = set(patient_id_of(boxed_names).tolist())
-    train_table = labels[~labels["patient_id"].isin(boxed_patients)]
-    rng = np.random.default_rng(seed)
-    train_table = train_table.iloc[np.sort(rng.permutation(len(train_table))[: params.n_train])]
-    ((_, test_idx),) = patient_train_test_split(patient_id_of(boxed_names), test_size=0.5, seed=seed)
+    ((_, test_idx),) = patient_train_test_split(
+        patient_id_of(boxed_names), test_size=params.oracle_test_fraction, seed=seed
+    )
     test_names = boxed_names[np.sort(test_idx)]
-    test_table = labels[labels["image_index"].isin(test_names)]
-    train_reader = ChestXray14Images(image_dir, train_table, require_all=True)
-    test_reader = ChestXray14Images(image_dir, test_table, require_all=True)
+    test_table = present[present["image_index"].isin(test_names)].reset_index(drop=True)
+    n_missing = len(test_names) - len(test_table)
+    if len(test_table) == 0:
+        raise FileNotFoundError(
+            f"none of the {len(test_names)} boxed test images (e.g. {test_names[0]}) is in {image_dir}"
+        )
+    if n_missing:
+        warnings.warn(
+            f"{n_missing} of the {len(test_names)} boxed test images are missing from {image_dir}; "
+            f"the detector is evaluated on the {len(test_table)} present",
+            stacklevel=2,
+        )
+    pool = present[~present["patient_id"].isin(boxed_patients)]
+    if len(pool) < params.n_train:
+        raise ValueError(
+            f"n_train={params.n_train} but only {len(pool)} images of patients without boxes are in {image_dir}"
+        )
+    rng = np.random.default_rng(seed)
+    train_table = pool.iloc[np.sort(rng.permutation(len(pool))[: params.n_train])].reset_index(drop=True)
     size = params.image_size
-    x_train = np.stack([train_reader.image(i, size) for i in range(len(train_reader))])
-    y_train = train_reader.table[list(CLASSES)].to_numpy(np.float32)
-    x_test = np.stack([test_reader.image(i, size) for i in range(len(test_reader))])
-    order = {name: i for i, name in enumerate(test_reader.table["image_index"])}
+    x_train = _read_images(ChestXray14Images(image_dir, train_table, require_all=True), size)
+    y_train = train_table[list(CLASSES)].to_numpy(np.float32, copy=True)  # writable (pandas copy-on-write)
+    x_test = _read_images(ChestXray14Images(image_dir, test_table, require_all=True), size)
+    order = {name: i for i, name in enumerate(test_table["image_index"])}
     tb = boxes[boxes["image_index"].isin(order)]
     targets = ImageBoxes.from_arrays(
         tb[["x", "y", "w", "h"]].to_numpy() * (size / IMAGE_SIZE),
@@ -590,15 +638,30 @@ def chestxray14_detection_data(params: Params, seed: int):
         n_images=len(order),
         name="NIH boxes",
     )
-    return x_train, y_train, x_test, targets
+    info = {
+        "data": "chestxray14",
+        "n_images_found": len(present),
+        "n_train": len(train_table),
+        "n_train_patients": int(train_table["patient_id"].nunique()),
+        "n_train_pool": len(pool),
+        "n_test": len(test_table),
+        "n_test_patients": int(test_table["patient_id"].nunique()),
+        "n_test_listed": len(test_names),
+        "n_test_missing": int(n_missing),
+        "n_test_boxes": len(tb),
+        "train_image_index": train_table["image_index"].tolist(),
+        "test_image_index": test_table["image_index"].tolist(),
+    }
+    return x_train, y_train, x_test, targets, info
 
 
 def train_cam_detector(params: Params, seed: int) -> dict:
     """Train the weakly supervised multi-label CNN (image-level labels only) and predict CAM boxes.
 
-    Returns ``{"predictions", "targets", "probabilities", "history", "auc"}``: CAM boxes (with the
+    Returns ``{"predictions", "targets", "probabilities", "history", "auc", "data"}``: CAM boxes (with the
     image-level class probability as confidence), the test targets, test probabilities (N, 8), the
-    per-epoch training loss and the per-class test AUC of the classifier.
+    per-epoch training loss, the per-class test AUC of the classifier and the data counts (``info`` of
+    :func:`phantom_detection_data` / :func:`chestxray14_detection_data`).
     """
     import torch
     from sklearn.metrics import roc_auc_score
@@ -607,17 +670,20 @@ def train_cam_detector(params: Params, seed: int) -> dict:
     from medeval.models.training import predict, train_model
     from medeval.runtime.device import resolve_device
 
+    device = resolve_device(params.device)  # before loading: a bad device fails at once, naming `device`
     if params.detector_data == "phantoms":
-        x_train, y_train, x_test, targets = phantom_detection_data(params, seed)
+        x_train, y_train, x_test, targets, info = phantom_detection_data(params, seed)
     else:
-        x_train, y_train, x_test, targets = chestxray14_detection_data(params, seed)
+        x_train, y_train, x_test, targets, info = chestxray14_detection_data(params, seed)
     mean, std = float(x_train.mean()), float(x_train.std()) or 1.0  # training-set statistics (App. B)
-    device = resolve_device(params.device)
+    x_train = x_train.astype(np.float32, copy=False)
+    x_train -= mean  # in place: the full profile holds n_train images of image_size² float32 in memory
+    x_train /= std
     torch.manual_seed(seed)
     model = MultiLabelCNN(len(CLASSES), backbone=params.backbone)
     history = train_model(
         model,
-        (((x_train - mean) / std)[:, None].astype(np.float32), y_train),
+        (x_train[:, None], y_train),
         torch.nn.BCEWithLogitsLoss(),
         epochs=params.epochs,
         batch_size=params.batch_size,
@@ -638,7 +704,14 @@ def train_cam_detector(params: Params, seed: int) -> dict:
         else float("nan")
         for j, c in enumerate(CLASSES)
     }
-    return {"predictions": preds, "targets": targets, "probabilities": probs, "history": history, "auc": auc}
+    return {
+        "predictions": preds,
+        "targets": targets,
+        "probabilities": probs,
+        "history": history,
+        "auc": auc,
+        "data": info,
+    }
 
 
 def detector_table(predictions: ImageBoxes, targets: ImageBoxes) -> pd.DataFrame:
