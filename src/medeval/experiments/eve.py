@@ -127,12 +127,44 @@ class Params(ChapterParams):
                 f"drawstring_parent_sizes {small} are below drawstring_subset_size={self.drawstring_subset_size}: "
                 "a parent must hold at least one subset"
             )
+        if max(self.drawstring_parent_sizes) < 2 * self.drawstring_subset_size:
+            raise ValueError(
+                f"drawstring_parent_sizes {self.drawstring_parent_sizes}: at least one must be >= 2 x "
+                f"drawstring_subset_size = {2 * self.drawstring_subset_size}, where a disjoint pair (EVE) fits"
+            )
         return self
 
 
 # ----------------------------------------------------------------------------------------------
 # data
 # ----------------------------------------------------------------------------------------------
+def adni_csv_path(adni_csv: str | None = None):
+    """The ADNI regional-volume CSV: ``adni_csv`` if given, else the manifest location
+    ``$MEDEVAL_DATA/adni/adni_regional_volumes.csv``. A missing file raises ``DatasetUnavailableError``
+    with instructions (never replaced by the phantom)."""
+    from pathlib import Path
+
+    from medeval.data.manifest import DatasetUnavailableError, require
+
+    if adni_csv is None:
+        return require("adni") / "adni_regional_volumes.csv"
+    path = Path(adni_csv).expanduser()
+    if not path.is_file():
+        raise DatasetUnavailableError(
+            f"adni: the regional-volume CSV given as adni_csv={adni_csv!r} ({path.resolve()}) does not exist; "
+            "see `medeval data list` (id 'adni') for how to obtain ADNI access and build it"
+        )
+    return path
+
+
+def adni_csv_digest(adni_csv: str | None = None) -> str:
+    """SHA-256 of the ADNI CSV's bytes: part of every unit's config, so that cached grid results are
+    never reused for a changed CSV (and a worker reading a different file fails instead of mixing data)."""
+    import hashlib
+
+    return hashlib.sha256(adni_csv_path(adni_csv).read_bytes()).hexdigest()
+
+
 def load_pool(dataset: str, *, seed: int = 0, effect_size: float = 1.5, n_features: int = 80, adni_csv: str | None = None):
     """(features standardised, labels in {0, 1} with 1 = AD / malignant, phantom model or None).
 
@@ -140,8 +172,8 @@ def load_pool(dataset: str, *, seed: int = 0, effect_size: float = 1.5, n_featur
       z-scored with the model's HC population mean and SD (the same map for fresh draws);
     * "wdbc": scikit-learn's breast-cancer data (212 malignant / 357 benign), z-scored on the pool;
     * "adni": your regional-volume CSV through ``medeval.data.readers.read_regional_volumes``
-      (``adni_csv`` or the manifest location; a missing file raises ``DatasetUnavailableError`` with
-      instructions — never replaced by the phantom), z-scored on the pool.
+      (``adni_csv`` or the manifest location, see :func:`adni_csv_path`; one row per subject, so
+      duplicate subject ids, e.g. follow-up scans, are refused by the reader), z-scored on the pool.
     Standardisation is our choice: the paper does not mention one.
     """
     if dataset == "adni_phantom":
@@ -149,39 +181,64 @@ def load_pool(dataset: str, *, seed: int = 0, effect_size: float = 1.5, n_featur
 
         pool = generate_adni_pool(seed=seed, effect_size=effect_size, n_features=n_features)
         return pool.model.standardize(pool.features), pool.labels, pool.model
+    names = None
     if dataset == "wdbc":
         from sklearn.datasets import load_breast_cancer
 
         X, target = load_breast_cancer(return_X_y=True)
         y = (target == 0).astype(np.int64)  # scikit-learn codes malignant as 0
     elif dataset == "adni":
-        from pathlib import Path
-
         from medeval.data.readers import read_regional_volumes, regional_volume_arrays
 
-        if adni_csv is not None:
-            path = Path(adni_csv)
-            if not path.is_file():
-                from medeval.data.manifest import DatasetUnavailableError
-
-                raise DatasetUnavailableError(
-                    f"adni: the regional-volume CSV {path} does not exist; see `medeval data list` (id 'adni') "
-                    "for how to obtain ADNI access and build it"
-                )
-        else:
-            from medeval.data.manifest import require
-
-            path = require("adni") / "adni_regional_volumes.csv"
-        X, y = regional_volume_arrays(read_regional_volumes(path))
+        path = adni_csv_path(adni_csv)
+        table = read_regional_volumes(path)
+        X, y = regional_volume_arrays(table)
+        names = [c for c in table.columns if c not in ("subject_id", "diagnosis")]
+        missing = [name for c, name in enumerate(("HC", "AD")) if not np.any(y == c)]
+        if missing:
+            raise ValueError(f"{path}: no subject with diagnosis {missing[0]!r}; chapter 3 needs both HC and AD")
     else:
         raise ValueError(f"dataset must be one of {DATASETS}, got {dataset!r}")
     sd = X.std(axis=0)
     if np.any(sd == 0):
-        raise ValueError(f"dataset {dataset!r}: feature(s) {np.flatnonzero(sd == 0)[:5]} are constant")
+        const = np.flatnonzero(sd == 0)[:5]
+        raise ValueError(f"dataset {dataset!r}: feature(s) {[names[i] for i in const] if names else const} are constant")
     return (X - X.mean(axis=0)) / sd, y, None
 
 
+def check_pool_fits(P: Params, labels) -> None:
+    """Refuse, before any compute, sizes that the main pool cannot hold (e.g. the paper's sizes on a
+    smaller ADNI CSV), naming the parameter and the largest value that fits."""
+    y = np.asarray(labels)
+    smallest = int(min(np.sum(y == 0), np.sum(y == 1)))
+    pair_max = smallest // 2
+    where = f"the {P.dataset!r} pool ({int(np.sum(y == 0))} negatives, {int(np.sum(y == 1))} positives)"
+    problems = []
+    too_big = [p for p in P.drawstring_parent_sizes if p > smallest]
+    if too_big:
+        problems.append(f"drawstring_parent_sizes {too_big} exceed the smaller class (at most {smallest} per class)")
+    too_big = [n for n in P.strategy_sizes if n > pair_max]
+    if too_big:
+        problems.append(f"strategy_sizes {too_big} too large for two disjoint subsets (at most {pair_max} per class)")
+    if P.comparison_size > pair_max:
+        problems.append(f"comparison_size={P.comparison_size} too large for two disjoint subsets "
+                        f"(at most {pair_max} per class)")
+    fitting = [n for n in P.characterization_sizes if n <= pair_max]
+    if len(fitting) < 2:
+        problems.append(f"characterization_sizes {P.characterization_sizes}: fewer than two sizes fit two disjoint "
+                        f"subsets (at most {pair_max} per class; larger sizes are omitted, as in the paper)")
+    if problems:
+        raise ValueError(f"{where}: " + "; ".join(problems))
+
+
 def _pool_from_config(config: dict):
+    if config["dataset"] == "adni" and config.get("data_digest") is not None:
+        digest = adni_csv_digest(config.get("adni_csv"))
+        if digest != config["data_digest"]:
+            raise ValueError(
+                f"adni: the CSV {adni_csv_path(config.get('adni_csv'))} changed since the run was configured "
+                f"(sha256 {digest[:12]} != {config['data_digest'][:12]}); re-run the chapter"
+            )
     return load_pool(
         config["dataset"], seed=config.get("data_seed", 0), effect_size=config.get("effect_size", 1.5),
         n_features=config.get("n_features", 80), adni_csv=config.get("adni_csv"),
@@ -189,7 +246,11 @@ def _pool_from_config(config: dict):
 
 
 def make_config(P: Params, **changes) -> dict:
-    """The JSON-serialisable settings every unit needs, taken from the chapter parameters."""
+    """The JSON-serialisable settings every unit needs, taken from the chapter parameters.
+
+    For ``dataset == "adni"`` it holds ``data_digest``, the SHA-256 of the CSV: the grid cache keys on
+    it, so a changed CSV is never answered with cached results.
+    """
     engine = P.engine
     if engine == "auto":
         from medeval.runtime.device import resolve_device
@@ -201,6 +262,8 @@ def make_config(P: Params, **changes) -> dict:
         "device": P.device, "metric": P.metric,
     }
     config.update(changes)
+    if config["dataset"] == "adni":
+        config["data_digest"] = adni_csv_digest(config["adni_csv"])
     return config
 
 
