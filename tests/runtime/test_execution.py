@@ -134,3 +134,28 @@ def test_scorecard_and_reproducibility_pages_come_from_records():
     assert "| c | 0.5 | 0.49 | [Re] | r\\|s |" in card and "1 [Re]" in card
     repro = execution.reproducibility_markdown([res])
     assert "`x` | smoke | `kkkkkkkkkkkk` | 1.5 |" in repro and json.dumps({"a": 1}) in repro
+
+
+def test_local_data_digest_follows_the_data_files(tmp_path, monkeypatch):
+    """Fetching, placing or replacing a dataset's files changes the key of the chapters that list it."""
+    import os
+
+    from medeval.data.phantoms.formats import write_cifar10_like
+    from medeval.runtime.execution import local_data_digest
+
+    monkeypatch.setenv("MEDEVAL_DATA", str(tmp_path))
+    absent = local_data_digest(("cifar10", "chestxray14-labels", "digits"))
+    assert absent == local_data_digest(("cifar10",))  # shipped and bundled datasets do not enter
+    write_cifar10_like(tmp_path / "cifar10", n_train_per_class=2, n_test_per_class=1)
+    present = local_data_digest(("cifar10",))
+    assert present != absent
+    assert present == local_data_digest(("cifar10",))
+    batch = tmp_path / "cifar10" / "cifar-10-batches-py" / "test_batch"
+    st = batch.stat()
+    os.utime(batch, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert local_data_digest(("cifar10",)) != present
+    chapter = get_chapter("04b-evaluation-measures")
+    key_now, parts = cache_key(chapter, "full", {})
+    assert parts["data"] == local_data_digest(chapter.datasets)
+    (tmp_path / "cifar10" / "cifar-10-batches-py" / "extra").write_text("x")
+    assert cache_key(chapter, "full", {})[0] != key_now

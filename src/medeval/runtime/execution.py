@@ -96,6 +96,36 @@ def manifest_entries(dataset_ids: tuple[str, ...], root: Path | None = None) -> 
     return [by_id[d] for d in dataset_ids]
 
 
+def local_data_digest(dataset_ids) -> str:
+    """Fingerprint of the local files of a chapter's downloaded or hand-placed datasets.
+
+    Per dataset: "absent" when :func:`medeval.data.manifest.require` refuses it, else a sha256 over every file's
+    relative path, size and modification time under its folder (not the contents: ChestX-ray14 alone is 42 GB).
+    Shipped and bundled datasets are skipped (the manifest entry and the installed versions cover them). Fetching,
+    placing or replacing data therefore changes the key of every chapter that lists the dataset.
+    """
+    from medeval.data.manifest import DatasetUnavailableError, get_dataset, require
+
+    out: dict[str, str] = {}
+    for d in sorted(set(dataset_ids)):
+        if get_dataset(d).access in ("shipped", "bundled"):
+            continue
+        try:
+            root = Path(require(d))
+        except DatasetUnavailableError:
+            out[d] = "absent"
+            continue
+        h = hashlib.sha256()
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for name in sorted(filenames):
+                path = Path(dirpath) / name
+                st = path.stat()
+                h.update(f"{path.relative_to(root).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        out[d] = h.hexdigest()
+    return hashlib.sha256(json.dumps(out, sort_keys=True).encode()).hexdigest()
+
+
 def cache_key(chapter: Chapter, profile: str, params_json: dict) -> tuple[str, dict[str, str]]:
     """The cache key and its parts (so a stale cache can say what changed)."""
     root = project_root()
@@ -108,6 +138,7 @@ def cache_key(chapter: Chapter, profile: str, params_json: dict) -> tuple[str, d
             json.dumps(manifest_entries(chapter.datasets, root), sort_keys=True, default=str).encode()
         ).hexdigest(),
         "environment": environment_digest(),
+        "data": local_data_digest(chapter.datasets),
     }
     key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
     return key, parts

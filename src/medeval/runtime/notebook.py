@@ -154,9 +154,14 @@ def paper_vs_us(frame):
 
 
 def cache_dir(name: str) -> Path:
-    """A per-chapter, per-profile folder for resumable grid results (see :func:`medeval.runtime.grid.run_grid`)."""
+    """A per-chapter, per-profile folder for resumable grid results (see :func:`medeval.runtime.grid.run_grid`),
+    inside a sub-folder named after the chapter's local data (:func:`medeval.runtime.execution.local_data_digest`),
+    so runs computed on other data files are never reused."""
     _require_setup()
-    path = runs_dir() / "grid-cache" / _state["profile"] / _state["chapter"] / name
+    from medeval.runtime.execution import local_data_digest
+
+    data = local_data_digest(get_chapter(_state["chapter"]).datasets)[:12]  # new local data: fresh grid caches
+    path = runs_dir() / "grid-cache" / _state["profile"] / _state["chapter"] / f"data-{data}" / name
     path.mkdir(parents=True, exist_ok=True)
     return path
 
