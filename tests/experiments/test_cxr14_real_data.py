@@ -4,15 +4,13 @@ evaluate against, and their errors (too few images, no boxed test image, ``devic
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 import torch
 from PIL import Image
 
 from medeval.data.chestxray14 import load_boxes, load_labels, patient_id_of
-from medeval.data.phantoms.formats import write_chestxray14_like
+from medeval.data.phantoms.formats import add_chestxray14_copies, write_chestxray14_like
 from medeval.experiments import multilabel_cxr14 as ml5
 from medeval.experiments import rodeo as R
 from medeval.runtime.params import resolve_params
@@ -20,30 +18,11 @@ from medeval.runtime.params import resolve_params
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error raised without CUDA")
 
 
-def _add_images(image_dir, per_class: int, followups: int) -> list[str]:
-    """Copies of a phantom PNG named after the first ``per_class`` boxed images of each finding and after up to
-    2 unboxed follow-ups of ``followups`` boxed and ``followups`` unboxed patients already present."""
-    boxes, labels = load_boxes(), load_labels()
-    boxed = set(boxes["image_index"])
-    template = next(image_dir.glob("*.png"))
-    present = sorted(p.name for p in image_dir.glob("*.png"))
-    names = [n for _, g in boxes.groupby("finding", sort=False)
-             for n in list(dict.fromkeys(g["image_index"]))[:per_class]]
-    for group in ([n for n in present if n in boxed], [n for n in present if n not in boxed]):
-        for name in group[:followups]:
-            same = labels["image_index"][labels["patient_id"] == patient_id_of(name)[0]]
-            names += [n for n in same if n not in boxed and n not in present][:2]
-    names = [n for n in dict.fromkeys(names) if not (image_dir / n).exists()]
-    for name in names:
-        shutil.copyfile(template, image_dir / name)
-    return names
-
-
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     root = tmp_path_factory.mktemp("cxr14")
     names = write_chestxray14_like(root / "chestxray14-images", 30, 64, seed=1, boxed_images=3)
-    names += _add_images(root / "chestxray14-images" / "images", 2, 3)
+    names += add_chestxray14_copies(root / "chestxray14-images" / "images", 2, 3)
     mp = pytest.MonkeyPatch()
     mp.setenv("MEDEVAL_DATA", str(root))
     yield root / "chestxray14-images" / "images", names

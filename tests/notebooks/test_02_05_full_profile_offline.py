@@ -5,13 +5,12 @@ of the NIH box list), with the full profile's sizes shrunk through parameter ove
 from __future__ import annotations
 
 import math
-import shutil
 
 import numpy as np
 import pytest
 
 from medeval.data.chestxray14 import load_boxes, patient_id_of
-from medeval.data.phantoms.formats import write_chestxray14_like
+from medeval.data.phantoms.formats import add_chestxray14_copies, write_chestxray14_like
 from medeval.runtime.execution import run_chapter
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
@@ -29,33 +28,11 @@ SMALL_05 = {
 }
 
 
-def write_more_cxr14_images(image_dir, per_class: int, followups: int) -> list[str]:
-    """Copies of a phantom PNG named after (a) the first ``per_class`` boxed images of each of the 8 findings (the
-    box list is sorted by finding, so ``boxed_images`` alone gives Atelectasis only) and (b) up to 2 unboxed
-    follow-up images of ``followups`` patients already present, boxed and unboxed (patients with several images)."""
-    from medeval.data.chestxray14 import load_labels
-
-    boxes, labels = load_boxes(), load_labels()
-    boxed = set(boxes["image_index"])
-    template = next(image_dir.glob("*.png"))
-    present = sorted(p.name for p in image_dir.glob("*.png"))
-    names = [n for _, g in boxes.groupby("finding", sort=False)
-             for n in list(dict.fromkeys(g["image_index"]))[:per_class]]
-    for group in ([n for n in present if n in boxed], [n for n in present if n not in boxed]):
-        for name in group[:followups]:
-            same = labels["image_index"][labels["patient_id"] == patient_id_of(name)[0]]
-            names += [n for n in same if n not in boxed and n not in present][:2]
-    names = [n for n in dict.fromkeys(names) if not (image_dir / n).exists()]
-    for name in names:
-        shutil.copyfile(template, image_dir / name)
-    return names
-
-
 @pytest.fixture(scope="module")
 def cxr14_env(tmp_path_factory):
     root = tmp_path_factory.mktemp("cxr14-real-format")
     names = write_chestxray14_like(root / "chestxray14-images", N_UNBOXED, 64, seed=0, boxed_images=N_BOXED)
-    names += write_more_cxr14_images(root / "chestxray14-images" / "images", PER_CLASS, FOLLOWUPS)
+    names += add_chestxray14_copies(root / "chestxray14-images" / "images", PER_CLASS, FOLLOWUPS)
     mp = pytest.MonkeyPatch()
     mp.setenv("MEDEVAL_DATA", str(root))
     mp.setenv("MEDEVAL_RUNS", str(root / "_runs"))

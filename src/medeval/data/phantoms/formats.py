@@ -33,6 +33,7 @@ from medeval.data.phantoms.slide import SLIDE_CLASSES, generate_slide
 __all__ = [
     "mask_runs_to_asap_xml",
     "write_camelyon16_like",
+    "add_chestxray14_copies",
     "write_chestxray14_like",
     "write_cifar10_like",
     "write_pcam_like",
@@ -246,4 +247,33 @@ def write_chestxray14_like(root, n_images: int = 40, image_size: int = 128, *, s
     entry = manifest.get_dataset("chestxray14-images")
     for f in entry.files:
         (Path(root) / (f.path + ".unpacked")).write_text("phantom images written by write_chestxray14_like\n")
+    return names
+
+
+def add_chestxray14_copies(image_dir, per_finding: int, followups: int) -> list[str]:
+    """Add copies of one PNG of ``image_dir`` (a :func:`write_chestxray14_like` folder) named after (a) the first
+    ``per_finding`` boxed images of each of the 8 boxed findings (the NIH box list is sorted by finding, so
+    ``boxed_images`` alone covers Atelectasis only) and (b) up to 2 unboxed follow-up images of ``followups``
+    boxed and ``followups`` unboxed patients already present (patients with several images, for patient-level
+    splits). Existing files are kept; returns the names added. Their pixels do not match their labels or boxes.
+    """
+    import shutil
+
+    from medeval.data.chestxray14 import load_boxes, load_labels, patient_id_of
+
+    image_dir = Path(image_dir)
+    template = next(image_dir.glob("*.png"), None)
+    if template is None:
+        raise FileNotFoundError(f"{image_dir} holds no PNG to copy (write_chestxray14_like first)")
+    boxes, labels = load_boxes(), load_labels()
+    boxed = set(boxes["image_index"])
+    present = sorted(p.name for p in image_dir.glob("*.png"))
+    names = [n for _, g in boxes.groupby("finding", sort=False) for n in list(dict.fromkeys(g["image_index"]))[:per_finding]]
+    for group in ([n for n in present if n in boxed], [n for n in present if n not in boxed]):
+        for name in group[:followups]:
+            same = labels["image_index"][labels["patient_id"] == patient_id_of(name)[0]]
+            names += [n for n in same if n not in boxed and n not in present][:2]
+    names = [n for n in dict.fromkeys(names) if not (image_dir / n).exists()]
+    for name in names:
+        shutil.copyfile(template, image_dir / name)
     return names
