@@ -222,3 +222,22 @@ def test_runs_are_reproducible_and_trials_differ(fake_cifar):
     c = _tiny_run(run=2, distribution="Ep", augment=True, test_size=50)
     assert c["test_size"] == 50 and c["imbalanced"]["y_true"].sum() == 5
     assert not np.array_equal(a["imbalanced"]["score_c"][:50], c["imbalanced"]["score_c"])
+
+
+def test_weights_digest_keys_the_grid_and_guards_the_run(tmp_path):
+    import torch
+
+    from medeval.experiments import evaluation_measures as em
+    from medeval.experiments.cifar10_binary import cifar10_run, file_sha256
+    from medeval.models.backbones import resnet18
+
+    weights = tmp_path / "r18.pth"
+    torch.save(resnet18(in_channels=3).state_dict(), weights)
+    P = em.Params(cifar_weights=str(weights), cifar_model="resnet18", n_cifar_trials=2)
+    grid = em.cifar10_grid(P)
+    assert {g["weights_sha256"] for g in grid} == {file_sha256(weights)}
+    assert em.cifar10_grid(em.Params())[0]["weights_sha256"] is None
+    with pytest.raises(ValueError, match="changed since the run was configured"):
+        cifar10_run(distribution="En", run=0, model="resnet18", weights_path=weights, weights_sha256="0" * 64)
+    with pytest.raises(ValueError, match="without weights_path"):
+        cifar10_run(distribution="En", run=0, weights_sha256="0" * 64)

@@ -130,6 +130,17 @@ def build_classifier(
     )
 
 
+def file_sha256(path) -> str:
+    """sha256 of a file's bytes (the weights' identity in grid cache keys, which otherwise see only the path)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def run_rng(seed: int, run: int, distribution: str) -> np.random.Generator:
     """The generator of one trial-model, seeded by ``(seed, run, crc32(distribution))``: runs and distributions
     get distinct, reproducible streams (subset draw, validation split, torch init, shuffling, augmentation)."""
@@ -178,6 +189,7 @@ def cifar10_run(
     seed: int = 0,
     model: str = "resnet50",
     weights_path: str | Path | None = None,
+    weights_sha256: str | None = None,
     input_size: int | None = None,
     max_epochs: int = 100,
     batch_size: int = 32,
@@ -214,6 +226,8 @@ def cifar10_run(
        positive-class softmax probability, in float32 (no mixed precision for scoring, so scores are not
        rounded to bfloat16 and do not tie artificially).
 
+    ``weights_sha256``, when given, must equal :func:`file_sha256` of ``weights_path`` (the chapter's grid passes
+    it, so cached runs are keyed by the weights' bytes, not only their path; a changed file raises ValueError).
     ``amp`` enables mixed precision for training on CUDA only (no effect on the CPU). On the CPU the run uses
     one torch thread (runs execute one per process). Raises ``ValueError`` naming the parameter for an unknown
     ``distribution`` or ``model``.
@@ -234,6 +248,11 @@ def cifar10_run(
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     if int(run) != run or run < 0:
         raise ValueError(f"run must be a non-negative integer, got {run!r}")
+    if weights_sha256 is not None:
+        if weights_path is None:
+            raise ValueError("weights_sha256 given without weights_path")
+        if file_sha256(weights_path) != weights_sha256:
+            raise ValueError(f"weights_path {weights_path} changed since the run was configured (sha256 differs)")
     rng = run_rng(seed, run, distribution)
     _limit_cpu_threads(device)
 
