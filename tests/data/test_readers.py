@@ -442,3 +442,20 @@ def test_regional_volumes_validation(tmp_path, edit, match):
     edit(base).to_csv(p, index=False)
     with pytest.raises(ValueError, match=match):
         r.read_regional_volumes(p)
+
+
+def test_chestxray14_images_batch_equals_one_by_one(tmp_path):
+    from medeval.data.phantoms.formats import write_chestxray14_like
+
+    names = write_chestxray14_like(tmp_path, 9, 96, seed=2)
+    reader = r.ChestXray14Images(tmp_path / "images")
+    one_by_one = np.stack([reader.image(i, 64) for i in range(len(reader))])
+    for workers in (None, 1, 3):
+        np.testing.assert_array_equal(reader.images(size=64, workers=workers), one_by_one)
+    np.testing.assert_array_equal(reader.images([4, 0], 64), one_by_one[[4, 0]])
+    assert reader.images(size=None).shape == (len(names), 96, 96)
+    assert reader.images([], 32).shape == (0, 32, 32)
+    with pytest.raises(IndexError, match="indices"):
+        reader.images([len(names)], 32)
+    with pytest.raises(ValueError, match="workers"):
+        reader.images(size=32, workers=0)

@@ -230,6 +230,9 @@ class _FakeReader:
     def image(self, i, size=None):
         return np.random.default_rng(i).random((size, size)).astype(np.float32)
 
+    def images(self, indices, size=None, workers=None):
+        return np.stack([self.image(int(i), size) for i in indices])
+
     def labels(self):
         return self.table[list(self._labels)].to_numpy(dtype=np.uint8)
 

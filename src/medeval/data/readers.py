@@ -120,6 +120,38 @@ class ChestXray14Images:
                 im = im.resize((size, size), Image.BILINEAR)
             return np.asarray(im, dtype=np.float32) / 255.0
 
+    def images(self, indices=None, size: int | None = None, workers: int | None = None) -> np.ndarray:
+        """Images ``indices`` (default: all) as one (k, H, W) float32 array, decoded by ``workers`` threads
+        (default: the number of cores, at most 32; PNG decoding and resizing release the GIL, so this scales with
+        cores: 1.9x on 2 cores for 1024-px PNGs resized to 224). Same values as :meth:`image` one by one."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        idx = np.arange(len(self)) if indices is None else np.asarray(indices, dtype=np.int64).reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= len(self)):
+            raise IndexError(f"indices must be in [0, {len(self)}), got {idx.min()}..{idx.max()}")
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        if idx.size == 0:
+            return np.zeros((0, size or 0, size or 0), np.float32)
+        first = self.image(int(idx[0]), size)
+        out = np.empty((idx.size, *first.shape), dtype=np.float32)
+        out[0] = first
+
+        def load(k: int) -> None:
+            img = self.image(int(idx[k]), size)
+            if img.shape != first.shape:
+                raise ValueError(f"{self.path(int(idx[k]))}: shape {img.shape} differs from {first.shape}; pass size")
+            out[k] = img
+
+        n_workers = workers or min(32, os.cpu_count() or 1)
+        if n_workers == 1:
+            for k in range(1, idx.size):
+                load(k)
+        else:
+            with ThreadPoolExecutor(max_workers=n_workers) as pool:
+                list(pool.map(load, range(1, idx.size)))
+        return out
+
     def labels(self) -> np.ndarray:
         from medeval.data.chestxray14 import LABELS
 

@@ -335,7 +335,7 @@ def load_real_bags(dataset: str, image_size: int, grid_size: int, *, seed: int, 
         cohort = labels["patient_id"].isin(labels.loc[labels["Cardiomegaly"] == 1, "patient_id"])
         source = readers.ChestXray14Images(image_dir, labels.loc[cohort].reset_index(drop=True))
         table = source.table if max_images is None else source.table.iloc[:max_images]
-        images = np.stack([source.image(i, image_size) for i in range(len(table))])
+        images = source.images(np.arange(len(table)), image_size)
         boxes = load_boxes()
         boxes = boxes[(boxes["finding"] == "Cardiomegaly") & boxes["image_index"].isin(table["image_index"])]
         pos = {name: i for i, name in enumerate(table["image_index"])}

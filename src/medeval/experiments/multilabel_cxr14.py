@@ -670,7 +670,7 @@ class _RealImages(Dataset):
     def chunks(self, chunk: int = 512):
         for start in range(0, len(self.indices), chunk):
             idx = self.indices[start:start + chunk]
-            yield np.stack([self.reader.image(int(j), size=self.size)[None] for j in idx])
+            yield self.reader.images(idx, size=self.size)[:, None]
 
 
 def require_real_images():

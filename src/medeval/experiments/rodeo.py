@@ -567,14 +567,6 @@ def phantom_detection_data(params: Params, seed: int):
     return ph.images[train_idx], labels[train_idx], ph.images[boxed], targets, info
 
 
-def _read_images(reader, size: int) -> np.ndarray:
-    """All images of a :class:`~medeval.data.readers.ChestXray14Images` reader, resized, as (N, size, size)."""
-    out = np.empty((len(reader), size, size), dtype=np.float32)
-    for i in range(len(reader)):
-        out[i] = reader.image(i, size)
-    return out
-
-
 def chestxray14_detection_data(params: Params, seed: int):
     """Real ChestX-ray14 (full profile), resized to ``image_size``.
 
@@ -625,9 +617,9 @@ def chestxray14_detection_data(params: Params, seed: int):
     rng = np.random.default_rng(seed)
     train_table = pool.iloc[np.sort(rng.permutation(len(pool))[: params.n_train])].reset_index(drop=True)
     size = params.image_size
-    x_train = _read_images(ChestXray14Images(image_dir, train_table, require_all=True), size)
+    x_train = ChestXray14Images(image_dir, train_table, require_all=True).images(size=size)
     y_train = train_table[list(CLASSES)].to_numpy(np.float32, copy=True)  # writable (pandas copy-on-write)
-    x_test = _read_images(ChestXray14Images(image_dir, test_table, require_all=True), size)
+    x_test = ChestXray14Images(image_dir, test_table, require_all=True).images(size=size)
     order = {name: i for i, name in enumerate(test_table["image_index"])}
     tb = boxes[boxes["image_index"].isin(order)]
     targets = ImageBoxes.from_arrays(
