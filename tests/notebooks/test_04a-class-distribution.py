@@ -54,3 +54,10 @@ def test_classification_and_verdicts(results):
     assert {v["verdict"] for v in results["paper_vs_us"]} <= {"[Re]", "[¬Re]", "[n/a]"}
     assert len(results["hypothesis_verdicts"]) == 4
     assert not math.isnan(results["roc_auc_spread"])
+
+
+def test_camelyon16_extraction_demo(results):
+    demo = results["camelyon16_demo"]
+    assert demo["positions"] == 30 * 46  # level 2 of 1024 x 1536: (256 - 24) / 8 + 1 rows, (384 - 24) / 8 + 1 cols
+    assert 0 < demo["tumour"] < demo["kept"] < demo["positions"]
+    assert results["classification_imbalanced_test"] == "phantom"
