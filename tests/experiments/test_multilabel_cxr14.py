@@ -246,7 +246,8 @@ def test_real_cnn_code_path_with_a_stand_in_reader(monkeypatch, tmp_path, protoc
     monkeypatch.setattr(readers, "ChestXray14Images", _FakeReader)
     epochs = 1 if protocol == "holdout_70_10_20" else 0  # one training pass through the Dataset path is enough
     params = ex.Params(data_source="real", device="cpu", epochs=epochs, batch_size=32, input_size=32)
-    runs = ex.run_real_cnn(params, seed=0, protocol=protocol)
+    with pytest.warns(UserWarning, match="111880 of the 112120 ChestX-ray14 images are missing"):
+        runs = ex.run_real_cnn(params, seed=0, protocol=protocol)
     assert len(runs) == (1 if protocol == "holdout_70_10_20" else 5)
     table = _FakeReader(None).table
     pid, fu = table["patient_id"].to_numpy(), table["follow_up"].to_numpy()

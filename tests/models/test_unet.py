@@ -41,7 +41,7 @@ def test_losses_are_categorical_cross_entropy():
 
 def test_gaussian_init_std():
     net = UNet(base_channels=8, depth=1, init_std=0.05)
-    w = torch.cat([m.weight.flatten() for m in net.modules() if isinstance(m, torch.nn.Conv2d)])
+    w = torch.cat([m.weight.detach().flatten() for m in net.modules() if isinstance(m, torch.nn.Conv2d)])
     assert float(w.std()) == pytest.approx(0.05, rel=0.1)
 
 
