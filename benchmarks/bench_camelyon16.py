@@ -20,12 +20,10 @@ Usage: .venv/bin/python benchmarks/bench_camelyon16.py [--height 3072] [--width 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import tempfile
 import time
-from pathlib import Path
 
+import _report
 import numpy as np
 
 from medeval.data import camelyon16 as c16
@@ -116,7 +114,7 @@ def main(argv=None) -> int:
     t_peer = min(peer)
     n = len(table)
     per_patch = t_ours / n
-    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, {platform.system()}"
+    machine = _report.machine()
     lines = [
         "# CAMELYON16 test-patch extraction",
         "",
@@ -144,12 +142,9 @@ def main(argv=None) -> int:
         f"Read-ahead: on this CPU the models' forward passes dominate (reading the patches takes {t_stream:.2f} s of "
         f"the {t_score0:.2f} s), so overlapping the two gains little here; it is meant for the GPU, where reading "
         "dominates (not measured: no GPU was lent to this task).",
-        f"Load average (1, 5, 15 min) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}.",
+        f"Load average (1, 5, 15 min) at the end: {_report.load_average()}.",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    _report.write_report(lines, args.out)
     return 0
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
+import _report
 import numpy as np
 
 from medeval.data.phantoms.formats import write_chestxray14_like
@@ -46,7 +46,7 @@ def main(argv=None) -> int:
         assert np.array_equal(a, b), "threaded and one-by-one loading differ"
     t_loop, t_threads = min(loop), min(threads)
     cores = os.cpu_count()
-    machine = f"{platform.processor() or platform.machine()}, {cores} logical cores, {platform.system()}"
+    machine = _report.machine()
     lines = [
         "# ChestX-ray14 image loading",
         "",
@@ -61,12 +61,9 @@ def main(argv=None) -> int:
         f"Identical arrays (asserted). The pool has min(32, cores) = {min(32, cores or 1)} threads, so the ratio "
         "grows with the cores of the machine; at this rate the 50,000 training images of chapter 2's full profile "
         f"(1024 px, about 4x the pixels) take roughly {50_000 * 4 * t_threads / args.n / 60:.0f} min here.",
-        f"Load average (1, 5, 15 min) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}.",
+        f"Load average (1, 5, 15 min) at the end: {_report.load_average()}.",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    _report.write_report(lines, args.out)
     return 0
 
 

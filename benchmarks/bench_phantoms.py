@@ -14,11 +14,9 @@ Usage:  .venv/bin/python benchmarks/bench_phantoms.py [--n 1000] [--size 256] [-
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
-from pathlib import Path
 
+import _report
 import numpy as np
 
 from medeval.data.phantoms import chest
@@ -86,7 +84,7 @@ def main(argv=None) -> int:
     n_patches = sum(1 for _ in iter_slide_patches(2048, 2048, 384, 192, seed=0))
     t_stream = time.perf_counter() - t0
 
-    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, {platform.system()}"
+    machine = _report.machine()
     lines = [
         "# Phantom generation speed",
         "",
@@ -105,15 +103,12 @@ def main(argv=None) -> int:
         f"whole slide {t_slide:.2f} s | {t_stream / t_slide:.2f} |",
         "",
         f"Slide class fractions: {', '.join(f'{k} {v:.3f}' for k, v in slide.class_fractions.items())}.",
-        f"Load average (1, 5, 15 min) at the end of the run: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
+        f"Load average (1, 5, 15 min) at the end of the run: {_report.load_average()} "
         "on 2 cores: other engineers' jobs shared the CPU, so the times are upper bounds.",
         "The per-pixel loop is the peer for one rendering step only (the loop version of a whole phantom",
         "was not written); the headline comparison is the wall time against the 30 s budget.",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    _report.write_report(lines, args.out)
     return 0
 
 

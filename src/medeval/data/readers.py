@@ -123,7 +123,7 @@ class ChestXray14Images:
     def images(self, indices=None, size: int | None = None, workers: int | None = None) -> np.ndarray:
         """Images ``indices`` (default: all) as one (k, H, W) float32 array, decoded by ``workers`` threads
         (default: the number of cores, at most 32; PNG decoding and resizing release the GIL, so this scales with
-        cores: 1.5x on 2 cores, see ``benchmarks/bench_image_loading.py``). Same values as :meth:`image` one by
+        cores: 1.5-2x on 2 cores, see ``benchmarks/bench_image_loading.py``). Same values as :meth:`image` one by
         one."""
         from concurrent.futures import ThreadPoolExecutor
 
