@@ -23,6 +23,22 @@ def test_every_profile_of_every_chapter_validates():
             resolve_params(cid, profile)
 
 
+def test_cross_field_checks_pass_for_the_profiles_without_real_data():
+    """Chapters with a module-level ``validate(P)`` (checks across fields, run by the notebook before any compute)
+    accept their smoke, default and gpu profiles; full needs the real data and is tested offline elsewhere."""
+    import importlib
+
+    checked = []
+    for cid in chapters():
+        for profile in ("smoke", "default", "gpu"):
+            P = resolve_params(cid, profile)
+            validate = getattr(importlib.import_module(type(P).__module__), "validate", None)
+            if validate is not None:
+                validate(P)
+                checked.append(cid)
+    assert {"04a-class-distribution", "04b-evaluation-measures"} <= set(checked)
+
+
 def test_out_of_range_value_names_parameter_and_range():
     with pytest.raises(ParameterError) as err:
         resolve_params("A2-rerun", "default", {"n_repeats": 1})
