@@ -30,8 +30,9 @@
 #    PASCAL analogue: bags of digit tiles), Fig. 5 vote histograms, Fig. 6/7 scatters, Fig. 8 over difficulty.
 # 5. "Stable but wrong": a confounded digit variant.
 #
-# **Prerequisites.** MIL basics, Cohen's kappa, rank correlation. **Time to run.** smoke ≈ 1 min; default
-# (2-core CPU) ≈ 4 min; gpu: ResNet-18 on 256-px phantoms, tens of minutes on one GPU; full: real data, hours.
+# **Prerequisites.** MIL basics, Cohen's kappa, rank correlation. **Time to run** (measured on a 2-core CPU): smoke
+# about 10 s, default about 2 min; the `gpu` profile (ResNet-18 on 256-px phantoms) and `full` (real data) have not
+# been timed here (no GPU was available); every page states its own measured time at its top.
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"

@@ -33,8 +33,9 @@
 # 6. Table 1: per-class RoDeO, acc@30 and mAP of a weakly supervised detector (here trained on CXR phantoms),
 #    and the harmonic-mean consistency of the paper's own table.
 #
-# **Prerequisites.** Detection metrics (IoU, AP), the Hungarian method, MCC. **Time to run:** smoke ≈ 1 min,
-# default ≈ 3-4 min on a 2-core CPU, gpu ≈ 10 min on one GPU, full: hours (real ChestX-ray14 images).
+# **Prerequisites.** Detection metrics (IoU, AP), the Hungarian method, MCC. **Time to run** (measured on a 2-core
+# CPU): smoke about 10 s, default about 25 s; `gpu` and `full` (real ChestX-ray14 images) have not been timed here
+# (no GPU was available); every page states its own measured time at its top.
 #
 # ## Parameters
 #

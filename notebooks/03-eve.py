@@ -37,8 +37,9 @@
 #    repeated strategies have the lowest MSE; LOO is not the best estimator of its own expectation.
 # 4. *Unbiasedness*, checked here against a known truth (the paper could only argue it indirectly).
 #
-# **Prerequisites:** cross-validation, bias and variance of an estimator. **Time to run:** about a minute
-# (smoke), a few minutes (default, 2-core CPU), tens of minutes (gpu), hours on a GPU or a cluster (full).
+# **Prerequisites:** cross-validation, bias and variance of an estimator. **Time to run** (measured on a 2-core
+# CPU): smoke about 10 s, default about 1 min; `gpu` and `full` (paper-scale resampling, on a GPU or a cluster) have
+# not been timed here; every page states its own measured time at its top.
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"

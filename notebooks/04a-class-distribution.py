@@ -36,8 +36,9 @@
 # classification study on the real PCam HDF5 files (`medeval data fetch pcam`) and tests it on the CAMELYON16
 # test slides when they are in `$MEDEVAL_DATA/camelyon16` (`medeval data list` says how to get them).
 #
-# **Time to run.** smoke: about a minute; default: a few minutes on a 2-core CPU; gpu: about an hour;
-# full: many GPU-hours (PCam).
+# **Time to run** (measured on a 2-core CPU): smoke about 10 s, default about 1 min. `gpu` and `full` (30
+# classifiers trained on PCam, each scoring every CAMELYON16 test patch) have not been timed here (no GPU was
+# available); every page states its own measured time at its top.
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"

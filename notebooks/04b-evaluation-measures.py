@@ -30,7 +30,10 @@
 #
 # **Data.** By default the thesis's PCam→CAMELYON16 task is replaced by PCam-like binary patches from slide
 # phantoms (test set at C:¬C = 1:12); its CIFAR-10 automobile-vs-rest task by scikit-learn's bundled digits, one
-# digit vs the rest (1:9). The `full` profile runs the real PCam→CAMELYON16 and CIFAR-10 tasks. **Time to run.** smoke: ~30 s; default: a couple of minutes on a 2-core CPU.
+# digit vs the rest (1:9). The `full` profile runs the real PCam→CAMELYON16 and CIFAR-10 tasks.
+#
+# **Time to run** (measured on a 2-core CPU): smoke about 8 s, default about 20 s; `gpu` and `full` have not been
+# timed here (no GPU was available); every page states its own measured time at its top.
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"

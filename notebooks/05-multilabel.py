@@ -33,9 +33,9 @@
 #    F1 micro/macro and mAP with patient-clustered bootstrap CIs, chapter 3's empirical variance estimator,
 #    and fixed (0.5) versus tuned thresholds.
 #
-# **Prerequisites:** binary classification metrics (precision, recall, ROC AUC). **Time to run:** about a
-# minute (smoke), about four minutes on a 2-core CPU (default: the CNN dominates), tens of minutes on a GPU
-# (`gpu`), hours on a GPU with the 42 GB of real images (`full`).
+# **Prerequisites:** binary classification metrics (precision, recall, ROC AUC). **Time to run** (measured on a
+# 2-core CPU): smoke about 8 s, default about 25 s (the CNN dominates); `gpu` and `full` (the 42 GB of real images)
+# have not been timed here (no GPU was available); every page states its own measured time at its top.
 #
 # ## Parameters
 #
