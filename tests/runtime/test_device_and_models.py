@@ -111,3 +111,16 @@ def test_prefetch_keeps_order_and_reraises():
     gen = prefetch(iter(range(10**6)), 2)
     assert next(gen) == 0
     gen.close()
+
+
+def test_limit_cpu_threads_sets_one_thread_on_the_cpu():
+    import torch
+
+    from medeval.runtime.device import limit_cpu_threads
+
+    before = torch.get_num_threads()
+    try:
+        assert limit_cpu_threads("cpu", 1).type == "cpu"
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

@@ -35,6 +35,7 @@ from torch.nn import functional as F
 
 from medeval.data import training_sets as ts
 from medeval.data.one_vs_rest import OneVsRestSubset, biased_subset, equal_counts
+from medeval.runtime.device import limit_cpu_threads
 
 __all__ = [
     "IMAGENET_MEAN",
@@ -168,15 +169,6 @@ def scored_test_indices(labels, size: int | None, *, seed: int) -> np.ndarray:
     return np.sort(np.concatenate(parts))
 
 
-def _limit_cpu_threads(device, threads: int = 1) -> None:
-    """One intra-op thread per run on the CPU: chapter grids run one trial-model per process, and
-    oversubscribed threads slow every process down (same rule as the histology runs)."""
-    from medeval.runtime.device import resolve_device
-
-    if resolve_device(device).type == "cpu":
-        torch.set_num_threads(threads)
-
-
 def _nchw(images: np.ndarray) -> torch.Tensor:
     """(N, H, W, C) uint8 -> contiguous (N, C, H, W) uint8 tensor (pixels stay raw; the model normalises)."""
     return torch.from_numpy(np.ascontiguousarray(images.transpose(0, 3, 1, 2)))
@@ -254,7 +246,7 @@ def cifar10_run(
         if file_sha256(weights_path) != weights_sha256:
             raise ValueError(f"weights_path {weights_path} changed since the run was configured (sha256 differs)")
     rng = run_rng(seed, run, distribution)
-    _limit_cpu_threads(device)
+    limit_cpu_threads(device)
 
     root = require("cifar10")
     x_train, d_train = read_cifar10(root, "train")

@@ -29,6 +29,7 @@ from pydantic import Field
 from medeval.data import training_sets as ts
 from medeval.experiments import histology as H
 from medeval.metrics import curves as C
+from medeval.runtime.device import limit_cpu_threads
 from medeval.runtime.params import ChapterParams
 
 HYPOTHESIS_NAMES = tuple(ts.HYPOTHESIS_DISTRIBUTIONS)
@@ -44,8 +45,26 @@ PAPER_TABLE_4_4 = {
 }
 
 
-class RealHistologyParams(ChapterParams):
-    """The real-data switches shared by chapters 4a and 4b (profile ``full``)."""
+class HistologyParams(ChapterParams):
+    """The fields chapters 4a and 4b share: slide phantoms, the binary patch classifier (PCam-like task), the
+    training hyper-parameters, the fixed-threshold curves and the real-data switches (profile ``full``)."""
+
+    slide_size: int = Field(384, ge=64, le=8192, description="side of each slide phantom (pixels)")
+    n_train_slides: int = Field(8, ge=1, le=500, description="training slide phantoms")
+    n_test_slides: int = Field(4, ge=1, le=500, description="test slide phantoms")
+    patch_size: int = Field(32, ge=8, le=512, description="patch side l (4a: training/inference stride l/2)")
+    batch_size: int = Field(32, ge=1, le=1024, description="mini-batch size")
+    lr: float = Field(3e-3, gt=0, le=1, description="Adam learning rate (thesis U-Net: 1e-5 for 35 epochs at 384 px)")
+    n_thresholds: int = Field(
+        101, ge=101, le=10001, description="fixed thresholds of the precision / FPR / PR-T curves (Alg. 2: >= 101)")
+    cls_central_size: int = Field(16, ge=1, description="central region of the binary patch label (PCam: 32 of 96)")
+    cls_test_stride: int = Field(8, ge=1, description="stride of the classification test patches (CAMELYON16: 32)")
+    cls_extra_test_slides: int = Field(4, ge=0, le=500, description="extra test slides for the 1:12 test set")
+    imbalance: int = Field(12, ge=1, le=1000, description="negatives per positive in the imbalanced test set")
+    cls_base_channels: int = Field(8, ge=2, le=256, description="patch classifier width")
+    cls_n_blocks: int = Field(3, ge=1, le=6, description="patch classifier conv blocks")
+    cls_epochs: int = Field(6, ge=1, le=200, description="patch classifier epochs")
+    cls_unit_cap: int | None = Field(150, ge=1, description="cap on U for the patch classifier (null = from the data)")
 
     data_source: Literal["phantom", "real"] = Field(
         "phantom", description="phantom: slide phantoms (4b: and digits); real: PCam for training, PCam and "
@@ -61,9 +80,9 @@ class RealHistologyParams(ChapterParams):
     c16_tissue_channel: Literal["grey", "saturation"] = Field("grey", description="CAMELYON16: Otsu channel")
 
 
-def validate_real_histology(P) -> None:
-    """Cross-field checks of :class:`RealHistologyParams` (before any compute): PCam present, PCam's patch
-    geometry, and CAMELYON16 present when required."""
+def validate_histology(P) -> None:
+    """Cross-field checks of :class:`HistologyParams` (before any compute) for ``data_source=real``: PCam present,
+    PCam's patch geometry, and CAMELYON16 present when required."""
     if P.data_source != "real":
         return
     from medeval.data.manifest import require
@@ -75,13 +94,9 @@ def validate_real_histology(P) -> None:
     imbalanced_test_source(P)  # raises when cls_imbalanced_test = camelyon16 and it is absent
 
 
-class Params(RealHistologyParams):
+class Params(HistologyParams):
     """Parameters of chapter 4a (``medeval params 04a-class-distribution`` prints them with their ranges)."""
 
-    slide_size: int = Field(384, ge=64, le=8192, description="side of each slide phantom (pixels)")
-    n_train_slides: int = Field(8, ge=1, le=500, description="training slide phantoms")
-    n_test_slides: int = Field(4, ge=1, le=500, description="test slide phantoms")
-    patch_size: int = Field(32, ge=8, le=512, description="training/inference patch side l (stride l/2)")
     unit_cap: int | None = Field(
         60, ge=1, description="cap on the unit U (patches); null = U from the data as in the thesis"
     )
@@ -91,8 +106,6 @@ class Params(RealHistologyParams):
     base_channels: int = Field(8, ge=2, le=128, description="U-Net width at the first level")
     depth: int = Field(2, ge=1, le=5, description="U-Net down/up levels")
     epochs: int = Field(8, ge=1, le=200, description="U-Net training epochs")
-    batch_size: int = Field(32, ge=1, le=1024, description="mini-batch size")
-    lr: float = Field(3e-3, gt=0, le=1, description="Adam learning rate (thesis: 1e-5 for 35 epochs at 384 px)")
     n_runs: int = Field(2, ge=2, le=50, description="runs per hypothesis distribution (thesis: 10)")
     n_preliminary_runs: int = Field(1, ge=1, le=50, description="runs per Table 4.3 distribution")
     hypothesis_experiments: list[str] = Field(
@@ -102,15 +115,6 @@ class Params(RealHistologyParams):
         [1, 2, 4, 8, 16, 32, 64], min_length=1, description="evaluation patch sizes e (method 1 sweep)"
     )
     evaluation_tile: int = Field(16, ge=1, description="e of the Table 4.4 analogue (thesis: 500 px)")
-    n_thresholds: int = Field(101, ge=101, le=10001, description="fixed thresholds of precision/FPR curves")
-    cls_central_size: int = Field(16, ge=1, description="central region of the binary patch label (PCam: 32 of 96)")
-    cls_test_stride: int = Field(8, ge=1, description="stride of the classification test patches (CAMELYON16: 32)")
-    cls_extra_test_slides: int = Field(4, ge=0, le=500, description="extra test slides for the 1:12 test set")
-    imbalance: int = Field(12, ge=1, le=1000, description="negatives per positive in the imbalanced test set")
-    cls_base_channels: int = Field(8, ge=2, le=256, description="patch classifier width")
-    cls_n_blocks: int = Field(3, ge=1, le=6, description="patch classifier conv blocks")
-    cls_epochs: int = Field(6, ge=1, le=200, description="patch classifier epochs")
-    cls_unit_cap: int | None = Field(150, ge=1, description="cap on U for the classification study")
     cls_runs: int = Field(2, ge=2, le=50, description="runs per E2 distribution in the classification study")
 
 
@@ -150,7 +154,7 @@ def validate(P: Params) -> None:
         raise ValueError(f"hypothesis_experiments: unknown {bad}; valid: {list(HYPOTHESIS_NAMES)}")
     if P.evaluation_tile not in P.tile_sizes:
         raise ValueError(f"evaluation_tile ({P.evaluation_tile}) must be one of tile_sizes {P.tile_sizes}")
-    validate_real_histology(P)
+    validate_histology(P)
 
 
 def preliminary_grid(P: Params) -> list[dict]:
@@ -460,7 +464,7 @@ def pcam_classification_run(*, distribution: str, run: int, data: dict, cls: dic
     if dist is None:
         raise ValueError(f"distribution must be one of {list(ts.BINARY_DISTRIBUTIONS)}, got {distribution!r}")
     root = require("pcam")
-    H._limit_threads(device)
+    limit_cpu_threads(device)
     train = PCamH5.from_dir(root, "train")
     test = PCamH5.from_dir(root, "test")
     labels = train.labels()

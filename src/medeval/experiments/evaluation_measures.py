@@ -38,7 +38,7 @@ TABLE_5_1 = {
 TABLE_5_2_PRINTED = {"Large": (0.003, 0.000, 0.024), "Small": (0.024, 0.019, 0.005)}
 
 
-class Params(cd.RealHistologyParams):
+class Params(cd.HistologyParams):
     """Parameters of chapter 4b (``medeval params 04b-evaluation-measures``)."""
 
     n_trials: int = Field(4, ge=2, le=50, description="trial-models per En/Ep on the phantom patches (thesis: 10)")
@@ -46,23 +46,8 @@ class Params(cd.RealHistologyParams):
     positive_digit: int = Field(8, ge=0, le=9, description="the digit used as positive class (1:9 one-vs-rest)")
     digits_test_fraction: float = Field(0.5, gt=0.1, lt=0.9, description="held-out fraction of the digits")
     digits_model: Literal["logistic", "mlp"] = Field("logistic", description="classifier on the 64 digit pixels")
-    n_thresholds: int = Field(101, ge=101, le=10001, description="PR-T thresholds (Algorithm 2 needs >= 101)")
     n_recall_points: int = Field(101, ge=11, le=10001, description="recall grid of the mean PR curve (Alg. 3)")
     hist_bins: int = Field(101, ge=10, le=1000, description="score-histogram bins (Fig. 5.1: 101)")
-    slide_size: int = Field(384, ge=64, le=8192, description="side of each slide phantom")
-    n_train_slides: int = Field(8, ge=1, le=500, description="training slide phantoms")
-    n_test_slides: int = Field(4, ge=1, le=500, description="test slide phantoms")
-    patch_size: int = Field(32, ge=8, le=512, description="patch side")
-    cls_central_size: int = Field(16, ge=1, description="central region of the binary patch label")
-    cls_test_stride: int = Field(8, ge=1, description="stride of the test patches")
-    cls_extra_test_slides: int = Field(4, ge=0, le=500, description="extra test slides for the 1:12 test set")
-    imbalance: int = Field(12, ge=1, le=1000, description="negatives per positive in the phantom test set")
-    cls_base_channels: int = Field(8, ge=2, le=256, description="patch classifier width")
-    cls_n_blocks: int = Field(3, ge=1, le=6, description="patch classifier conv blocks")
-    cls_epochs: int = Field(6, ge=1, le=200, description="patch classifier epochs")
-    cls_unit_cap: int | None = Field(150, ge=1, description="cap on U (null = from the data)")
-    batch_size: int = Field(32, ge=1, le=1024, description="mini-batch size")
-    lr: float = Field(3e-3, gt=0, le=1, description="Adam learning rate")
     n_cifar_trials: int = Field(10, ge=2, le=100, description="data_source=real: trial-models per En/Ep on CIFAR-10")
     cifar_model: Literal["resnet50", "resnet18", "small_cnn"] = Field(
         "resnet50", description="CIFAR-10 classifier (thesis: ResNet50 pre-trained on ImageNet)")
@@ -79,19 +64,15 @@ class Params(cd.RealHistologyParams):
 
 def phantom_configs(P: Params) -> tuple[dict, dict]:
     """The (data, cls) dictionaries of :func:`medeval.experiments.histology.classification_run`."""
-    q = cd.Params(seed=P.seed, slide_size=P.slide_size, n_train_slides=P.n_train_slides,
-                  n_test_slides=P.n_test_slides, patch_size=P.patch_size, cls_central_size=P.cls_central_size,
-                  cls_test_stride=P.cls_test_stride, cls_extra_test_slides=P.cls_extra_test_slides,
-                  imbalance=P.imbalance, cls_base_channels=P.cls_base_channels, cls_n_blocks=P.cls_n_blocks,
-                  cls_epochs=P.cls_epochs, cls_unit_cap=P.cls_unit_cap, batch_size=P.batch_size, lr=P.lr,
-                  depth=1, data_source=P.data_source)
+    shared = P.model_dump(include=set(cd.HistologyParams.model_fields))
+    q = cd.Params(**shared, depth=1)  # depth: U-Net only; 1 imposes no constraint on patch_size
     return cd.data_config(q), cd.cls_config(q)
 
 
 def validate(P: Params) -> None:
     """Cross-field checks before any compute (real data present, PCam geometry)."""
     phantom_configs(P)
-    cd.validate_real_histology(P)
+    cd.validate_histology(P)
     if P.data_source == "real":
         from medeval.data.manifest import require
 

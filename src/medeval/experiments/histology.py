@@ -32,6 +32,7 @@ from torch.utils.data import Dataset as _TorchDataset
 from medeval.data import training_sets as ts
 from medeval.metrics.curves import confusion_rates
 from medeval.metrics.segmentation import central_region_class_max, patch_based_evaluation
+from medeval.runtime.device import limit_cpu_threads
 
 CLASS_INDEX = {"O": 0, "notC": 1, "C": 2}
 CLASS_NAMES = ("O", "notC", "C")
@@ -186,7 +187,7 @@ def segmentation_run(
         raise ValueError(f"distribution must be one of the Table 4.3 / 4.5-4.8 names, got {distribution!r}")
     seed = int(data["seed"]) * 1_000 + int(run)
     rng = np.random.default_rng([seed, zlib.crc32(distribution.encode())])
-    _limit_threads(device)
+    limit_cpu_threads(device)
     images, masks, cats = training_patches(data)
     counts = ts.category_counts(cats)
     unit = None
@@ -252,17 +253,6 @@ def segmentation_run(
     }
 
 
-def _limit_threads(device: str, threads: int = 1) -> None:
-    """One intra-op thread per run on the CPU: grids run one process per core, and oversubscribed BLAS threads
-    made a U-Net epoch 7x slower on the shared 2-core machine."""
-    import torch
-
-    from medeval.runtime.device import resolve_device
-
-    if resolve_device(device).type == "cpu":
-        torch.set_num_threads(threads)
-
-
 def argmax_precision(y_true, predicted_positive) -> float:
     """Precision of the argmax decision (NaN when nothing is predicted positive)."""
     y = np.asarray(y_true, dtype=bool)
@@ -316,7 +306,7 @@ def classification_run(*, distribution: str, run: int, data: dict, cls: dict, de
         raise ValueError(f"distribution must be one of {list(ts.BINARY_DISTRIBUTIONS)}, got {distribution!r}")
     seed = int(data["seed"]) * 1_000 + 500 + int(run)
     rng = np.random.default_rng([seed, zlib.crc32(distribution.encode())])
-    _limit_threads(device)
+    limit_cpu_threads(device)
     images, masks, _ = training_patches(data)
     cats = binary_categories(masks, cls["central_size"])
     unit = ts.unit_size(ts.category_counts(cats))

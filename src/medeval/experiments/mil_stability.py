@@ -468,7 +468,7 @@ def train_and_predict(*, dataset: dict, operator: str, kind: str, index: int, pa
 
     from medeval.models.mil import bag_ranking_score, build_mil_model, mil_bag_loss
     from medeval.models.training import predict, train_model
-    from medeval.runtime.device import resolve_device
+    from medeval.runtime.device import limit_cpu_threads
 
     P = Params(**params)
     if operator not in OPERATORS:
@@ -476,9 +476,7 @@ def train_and_predict(*, dataset: dict, operator: str, kind: str, index: int, pa
     pooling, r = OPERATORS[operator]
     data = build_data(dataset)
     train_idx, test_idx, init_seed = run_split(kind, index, data, P)
-    device = resolve_device(P.device)
-    if device.type == "cpu":
-        torch.set_num_threads(1)  # grid runs are the parallel unit on the CPU
+    device = limit_cpu_threads(P.device)  # grid runs are the parallel unit on the CPU
     torch.manual_seed(init_seed)
     if data.name.startswith("digits"):  # 8 x 8 tiles: a stride-8 SmallCNN gives one instance per tile
         backbone, widths = "small_cnn", (4, 8, 16)
