@@ -225,6 +225,8 @@ def test_table_is_cached_and_restricted(testset, table, tmp_path):
     pd.testing.assert_frame_equal(one, again)
     with pytest.raises(ValueError, match="test_999"):
         c.camelyon16_test_patch_table(root, GEOMETRY, slides=["test_999"])
+    with pytest.raises(ValueError, match="at least one slide"):
+        c.camelyon16_test_patch_table(root, GEOMETRY, slides=[])
 
 
 def test_errors_name_what_is_missing(tmp_path, monkeypatch, testset):
@@ -234,6 +236,10 @@ def test_errors_name_what_is_missing(tmp_path, monkeypatch, testset):
     with pytest.raises(FileNotFoundError, match="testing/images"):
         c.camelyon16_test_slides(tmp_path)
     _, info = testset
+    with pytest.raises(ValueError, match="band_patch_rows"):
+        c.extract_slide_patches(info[0]["path"], None, GEOMETRY, band_patch_rows=0)
+    with pytest.raises(ValueError, match="band_patch_rows"):
+        next(c.iter_patch_batches(pd.DataFrame({"slide": [], "x": [], "y": []}), {}, GEOMETRY, band_patch_rows=0))
     with pytest.raises(ValueError, match="level 5"):
         c.extract_slide_patches(info[0]["path"], None, c.PatchGeometry(level=5))
 

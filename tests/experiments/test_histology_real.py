@@ -135,3 +135,10 @@ def test_uint8_dataset_and_stream_validation():
     with pytest.raises(RuntimeError, match="never streamed"):
         H.score_patch_stream([PatchClassifier(base_channels=2, n_blocks=1)], [(np.array([0]), x[:1])], 2,
                              device="cpu")
+
+
+def test_c16_slides_must_not_be_empty():
+    from medeval.runtime.params import ParameterError, resolve_params
+
+    with pytest.raises(ParameterError, match="c16_slides"):
+        resolve_params("04a-class-distribution", "default", {"c16_slides": []})

@@ -222,6 +222,8 @@ def extract_slide_patches(slide_path, annotation_path=None, geometry: PatchGeome
     rows at a time (memory: about ``band_patch_rows * stride * level width * 4`` bytes).
     """
     g = geometry or PatchGeometry()
+    if band_patch_rows < 1:
+        raise ValueError(f"band_patch_rows must be >= 1, got {band_patch_rows}")
     polygons = read_asap_annotations(annotation_path) if annotation_path is not None else []
     with SlideReader(slide_path) as slide:
         _check_level(slide, g.level)
@@ -315,6 +317,8 @@ def camelyon16_test_patch_table(root=None, geometry: PatchGeometry | None = None
     g = geometry or PatchGeometry()
     listing = camelyon16_test_slides(root)
     if slides is not None:
+        if not len(slides):
+            raise ValueError("slides: give at least one slide name, or None for every test slide")
         unknown = sorted(set(slides) - set(listing["slide"]))
         if unknown:
             raise ValueError(f"slides: {unknown} are not in {root}/testing/images")
@@ -346,8 +350,8 @@ def iter_patch_batches(table: pd.DataFrame, slide_paths: dict, geometry: PatchGe
     ``band_patch_rows`` patch rows, so memory is about one band plus one batch.
     """
     g = geometry or PatchGeometry()
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if batch_size < 1 or band_patch_rows < 1:
+        raise ValueError(f"batch_size and band_patch_rows must be >= 1, got {batch_size} and {band_patch_rows}")
     l = g.patch_size  # noqa: E741 - the thesis's name for the patch side
     pending_idx: list[np.ndarray] = []
     pending_img: list[np.ndarray] = []

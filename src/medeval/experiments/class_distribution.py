@@ -73,7 +73,8 @@ class HistologyParams(ChapterParams):
     cls_imbalanced_test: Literal["auto", "camelyon16", "pcam_subsample"] = Field(
         "auto", description="data_source=real: large imbalanced test set; auto = CAMELYON16 test patches when "
                             "present, else a 1:imbalance subsample of the PCam test split")
-    c16_slides: list[str] | None = Field(None, description="CAMELYON16 test slides to use (null = all)")
+    c16_slides: list[str] | None = Field(
+        None, min_length=1, description="CAMELYON16 test slides to use, e.g. [test_001] (null = all)")
     c16_level: int = Field(2, ge=0, le=9, description="CAMELYON16 pyramid level of the patches (PCam: 2)")
     c16_min_tissue_fraction: float = Field(
         0.5, ge=0, le=1, description="CAMELYON16: tissue fraction (Otsu) a patch's central region needs")
