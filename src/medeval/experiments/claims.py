@@ -1,0 +1,609 @@
+"""Claims, checks and errata: how every chapter decides whether a paper's claim is reproduced.
+
+A **claim** is a sentence of a paper that our experiments can support or contradict. It is decided by a
+*rule*: a statistic, a test with its level α (or a tolerance), and n. Every rule returns a :class:`Decision`
+with one of four verdicts:
+
+``[Re]``
+    reproduced: the test rejects "no effect" in the paper's direction at level α, an equivalence test puts
+    the whole confidence interval inside the stated margin, or an exact recomputation lies within its tolerance;
+``[¬Re]``
+    contradicted: the test rejects in the opposite direction, the interval lies wholly outside the margin, or
+    an exact recomputation misses its tolerance;
+``[~]``
+    inconclusive at this scale: the test cannot decide. The row says roughly which n would decide it
+    (from the observed effect, at power 0.8);
+``[n/a]``
+    not testable here (the row says why: data absent, models below the quality floor, ...).
+
+The sign of a noisy difference never decides, a tie never supports a directional claim, and "no significant
+difference" is never support for a claim of an effect. A **check** is an identity of a formula (computed,
+pass/fail); an **erratum** is arithmetic on numbers printed in a paper. Neither is a claim, and neither counts
+in the scorecard's verdict totals.
+
+The statistics are the standard ones (Welch 1947; Schuirmann 1987 for the two one-sided tests of
+equivalence; Fisher's exact test; Kendall's and Spearman's rank correlations with their exact or asymptotic
+p-values as computed by :mod:`scipy.stats`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+from scipy import stats
+
+VERDICTS = ("[Re]", "[¬Re]", "[~]", "[n/a]")
+BASES = ("exact", "real", "phantom")
+BASIS_HELP = {
+    "exact": "a paper table or example recomputed from shipped data",
+    "real": "real data",
+    "phantom": "synthetic data with known ground truth",
+}
+DEFAULT_ALPHA = 0.05
+DEFAULT_POWER = 0.8
+_DIRECTIONS = ("greater", "less")
+#: The columns of a chapter's recorded paper-versus-us table (``results["paper_vs_us"]``), in display order.
+CLAIM_COLUMNS = ("id", "claim", "where", "paper", "rule", "ours", "basis", "scale", "n", "test", "effect",
+                 "verdict", "reason")
+REQUIRED_CLAIM_COLUMNS = ("claim", "paper", "ours", "basis", "n", "test", "verdict", "reason")
+CHECK_COLUMNS = ("check", "where", "expected", "computed", "passed")
+ERRATUM_COLUMNS = ("where", "printed", "recomputed", "note")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Records
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a rule returns: the verdict and the statistics that decided it.
+
+    ``test`` names the test and its level (``"Welch t-test, one-sided, α = 0.05"``), ``effect`` the estimate with
+    its confidence interval or p-value, ``n`` the sample size in words (``"4 + 4 runs"``), ``reason`` one sentence
+    explaining a verdict other than [Re] (and what n would decide a [~]).
+    """
+
+    verdict: str
+    test: str
+    effect: str = ""
+    n: str = ""
+    reason: str = ""
+    p_value: float | None = None
+    needed_n: int | None = None
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of a chapter's paper-versus-us table.
+
+    Parameters
+    ----------
+    id : short stable identifier, unique in the chapter (used as the row's anchor on the page).
+    claim : the paper's claim in one sentence.
+    where : where it is in the paper (section, figure, table or equation).
+    paper : the paper's evidence — only numbers or words printed in the paper.
+    rule : the rule in words (what must hold for [Re]).
+    ours : our figure(s).
+    basis : ``exact`` | ``real`` | ``phantom``.
+    scale : the profile the figures come from.
+    decision : the :class:`Decision` of the rule.
+    """
+
+    id: str
+    claim: str
+    where: str
+    paper: str
+    rule: str
+    ours: str
+    basis: str
+    scale: str
+    decision: Decision
+
+    def __post_init__(self):
+        if self.basis not in BASES:
+            raise ValueError(f"claim {self.id!r}: basis must be one of {BASES}, got {self.basis!r}")
+        if not self.id or not all(c.isalnum() or c in "-_." for c in self.id):
+            raise ValueError(f"claim id must be a non-empty word of letters, digits, '-', '_' or '.', got {self.id!r}")
+
+    @property
+    def verdict(self) -> str:
+        return self.decision.verdict
+
+    def row(self) -> dict:
+        d = self.decision
+        return {"id": self.id, "claim": self.claim, "where": self.where, "paper": self.paper, "rule": self.rule,
+                "ours": self.ours, "basis": self.basis, "scale": self.scale, "n": d.n, "test": d.test,
+                "effect": d.effect, "verdict": d.verdict, "reason": d.reason}
+
+
+@dataclass(frozen=True)
+class Check:
+    """A formula identity or implementation check: computed, pass/fail. Not a claim."""
+
+    check: str
+    where: str
+    expected: str
+    computed: str
+    passed: bool
+
+    def row(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """Arithmetic on numbers printed in a paper that does not add up (or a printed value we could not match)."""
+
+    where: str
+    printed: str
+    recomputed: str
+    note: str
+
+    def row(self) -> dict:
+        return asdict(self)
+
+
+def claims_frame(claims: Iterable[Claim]):
+    """The paper-versus-us table as a DataFrame with :data:`CLAIM_COLUMNS`; ids must be unique."""
+    import pandas as pd
+
+    rows = [c.row() for c in claims]
+    ids = [r["id"] for r in rows]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ValueError(f"duplicate claim ids: {dup}")
+    return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+
+
+def verdict_counts(claims: Iterable[Claim | dict]) -> dict[str, int]:
+    """How many rows carry each verdict (all four keys present)."""
+    counts = dict.fromkeys(VERDICTS, 0)
+    for c in claims:
+        counts[c["verdict"] if isinstance(c, dict) else c.verdict] += 1
+    return counts
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Formatting helpers
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    if x is None or not np.isfinite(x):
+        return "nan"
+    if x != 0 and (abs(x) < 10 ** -(digits - 1) or abs(x) >= 10**5):
+        return f"{x:.{max(digits - 1, 1)}e}"
+    return f"{x:.{digits}f}"
+
+
+def format_p(p: float | None) -> str:
+    if p is None or not np.isfinite(p):
+        return "p = nan"
+    return "p < 0.001" if p < 1e-3 else f"p = {p:.3f}"
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must lie in (0, 0.5), got {alpha}")
+
+
+def _check_direction(direction: str) -> None:
+    if direction not in _DIRECTIONS:
+        raise ValueError(f"direction must be one of {_DIRECTIONS}, got {direction!r}")
+
+
+def _finite(values, name: str) -> np.ndarray:
+    a = np.asarray(values, dtype=float).ravel()
+    return a[np.isfinite(a)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sample sizes (power 0.8 unless stated)
+
+
+def two_sample_n_for_power(effect_size: float, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> int | None:
+    """Runs per group a one-sided two-sample t-test needs to detect a standardised difference ``effect_size``.
+
+    Solves ``P(T > t_{1-α, 2n-2}) ≥ power`` with ``T`` non-central t of ``2n − 2`` degrees of freedom and
+    non-centrality ``d·sqrt(n/2)`` (Cohen 1988, ch. 2). Returns ``None`` when the effect is 0 or not finite
+    (no n decides a null effect), and caps the answer at 10⁷.
+    """
+    d = abs(float(effect_size))
+    if not np.isfinite(d) or d == 0:
+        return None
+
+    def achieved(n: int) -> float:
+        df = 2 * n - 2
+        return float(stats.nct.sf(stats.t.ppf(1 - alpha, df), df, d * math.sqrt(n / 2)))
+
+    lo, hi = 2, 4
+    while achieved(hi) < power:
+        lo, hi = hi, hi * 2
+        if hi > 10**7:
+            return 10**7
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if achieved(mid) < power else (lo, mid)
+    return hi
+
+
+def one_sample_n_for_power(effect_size: float, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> int | None:
+    """Observations a one-sided one-sample (or paired) t-test needs for a standardised mean ``effect_size``."""
+    d = abs(float(effect_size))
+    if not np.isfinite(d) or d == 0:
+        return None
+
+    def achieved(n: int) -> float:
+        df = n - 1
+        return float(stats.nct.sf(stats.t.ppf(1 - alpha, df), df, d * math.sqrt(n)))
+
+    lo, hi = 2, 4
+    while achieved(hi) < power:
+        lo, hi = hi, hi * 2
+        if hi > 10**7:
+            return 10**7
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if achieved(mid) < power else (lo, mid)
+    return hi
+
+
+def correlation_n_for_power(r: float, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> int | None:
+    """Pairs a one-sided test of a correlation needs to detect ``r``: ``n = ((z_{1-α} + z_{power}) / atanh r)² + 3``
+    (Fisher's z approximation)."""
+    r = abs(float(r))
+    if not np.isfinite(r) or r == 0:
+        return None
+    r = min(r, 0.999)
+    return int(math.ceil(((stats.norm.ppf(1 - alpha) + stats.norm.ppf(power)) / math.atanh(r)) ** 2 + 3))
+
+
+def _needed(n_needed: int | None, unit: str) -> str:
+    if n_needed is None:
+        return "the observed effect is zero, so no n decides it at this effect"
+    return f"about {n_needed:,} {unit} would decide it (power 0.8 at the observed effect)"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Rules
+
+
+def not_testable(why: str, *, n: str = "", test: str = "—") -> Decision:
+    """[n/a] with its reason."""
+    if not why:
+        raise ValueError("not_testable needs a reason")
+    return Decision("[n/a]", test=test, n=n, reason=why)
+
+
+def below_quality_floor(quality: dict[str, float], floor: float, *, measure: str, higher_is_better: bool = True):
+    """The names whose ``quality`` figure misses the chapter's floor (NaN misses it too).
+
+    Returns ``(failed, decision)``: ``decision`` is an [n/a] ("did not train") naming each failed model with its
+    figure when any failed, else ``None``. A comparison runs only when ``decision is None``.
+    """
+    failed = {k: v for k, v in quality.items()
+              if not np.isfinite(v) or (v <= floor if higher_is_better else v >= floor)}
+    if not failed:
+        return [], None
+    listed = ", ".join(f"{k} {_fmt(v)}" for k, v in failed.items())
+    side = ">" if higher_is_better else "<"
+    return list(failed), not_testable(
+        f"did not train: {listed} (the floor is {measure} {side} {floor}); models below it are not compared",
+        test=f"quality floor: {measure} {side} {floor}",
+    )
+
+
+def decide_difference(
+    a: Sequence[float], b: Sequence[float], *, direction: str, alpha: float = DEFAULT_ALPHA, unit: str = "runs",
+    label_a: str = "a", label_b: str = "b",
+) -> Decision:
+    """Is mean(a) > mean(b) (``direction="greater"``) or < (``"less"``)? Welch's unequal-variance t-test.
+
+    [Re] when the one-sided p-value in the claimed direction is below α; [¬Re] when the one-sided p-value in the
+    opposite direction is below α; otherwise [~] with the runs per group that a test at the observed
+    standardised difference would need. Identical constant samples are a tie and give [~]; fewer than two
+    finite values per group give [~] too.
+    """
+    _check_direction(direction)
+    _check_alpha(alpha)
+    x, y = _finite(a, label_a), _finite(b, label_b)
+    n = f"{len(x)} + {len(y)} {unit}"
+    test = f"Welch t-test, one-sided, α = {alpha}"
+    if len(x) < 2 or len(y) < 2:
+        return Decision("[~]", test, n=n, reason=f"needs at least 2 {unit} per group, has {len(x)} and {len(y)}")
+    diff = float(x.mean() - y.mean())
+    sx, sy = x.var(ddof=1), y.var(ddof=1)
+    if sx == 0 and sy == 0:
+        if diff == 0:
+            return Decision("[~]", test, effect="Δ = 0 (tie)", n=n,
+                            reason=f"{label_a} and {label_b} are identical constants: a tie supports no direction")
+        # zero variance, different constants: the difference is exact
+        ok = diff > 0 if direction == "greater" else diff < 0
+        return Decision("[Re]" if ok else "[¬Re]", test, effect=f"Δ = {_fmt(diff)} (no spread)", n=n,
+                        p_value=0.0, reason="" if ok else f"{label_a} − {label_b} = {_fmt(diff)} against the claim")
+    se = math.sqrt(sx / len(x) + sy / len(y))
+    t = diff / se
+    df = (sx / len(x) + sy / len(y)) ** 2 / (
+        (sx / len(x)) ** 2 / (len(x) - 1) + (sy / len(y)) ** 2 / (len(y) - 1))
+    p_greater = float(stats.t.sf(t, df))
+    p_claim = p_greater if direction == "greater" else 1 - p_greater
+    p_against = 1 - p_claim
+    half = float(stats.t.ppf(1 - alpha, df)) * se  # one-sided (1-2α) two-sided interval
+    effect = f"Δ = {_fmt(diff)} [{_fmt(diff - half)}, {_fmt(diff + half)}], {format_p(p_claim)}"
+    if p_claim < alpha:
+        return Decision("[Re]", test, effect, n, p_value=p_claim)
+    if p_against < alpha:
+        return Decision("[¬Re]", test, effect, n, p_value=p_claim,
+                        reason=f"the difference is significant against the claim ({format_p(p_against)})")
+    pooled = math.sqrt((sx + sy) / 2)
+    need = two_sample_n_for_power(diff / pooled if pooled > 0 else 0.0, alpha)
+    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need,
+                    reason=f"not significant at α = {alpha}; " + _needed(need, f"{unit} per group"))
+
+
+def decide_paired(
+    differences: Sequence[float], *, direction: str, alpha: float = DEFAULT_ALPHA, unit: str = "pairs",
+) -> Decision:
+    """Is the mean of paired differences > 0 (``"greater"``) or < 0 (``"less"``)? One-sample t-test on them.
+
+    Same verdict logic as :func:`decide_difference`; all-zero differences are a tie ([~]).
+    """
+    _check_direction(direction)
+    _check_alpha(alpha)
+    d = _finite(differences, "differences")
+    n = f"{len(d)} {unit}"
+    test = f"paired t-test, one-sided, α = {alpha}"
+    if len(d) < 2:
+        return Decision("[~]", test, n=n, reason=f"needs at least 2 {unit}, has {len(d)}")
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    if sd == 0:
+        if mean == 0:
+            return Decision("[~]", test, effect="Δ = 0 (tie)", n=n, reason="every difference is 0: a tie supports no direction")
+        ok = mean > 0 if direction == "greater" else mean < 0
+        return Decision("[Re]" if ok else "[¬Re]", test, effect=f"Δ = {_fmt(mean)} (no spread)", n=n, p_value=0.0,
+                        reason="" if ok else "every difference lies against the claim")
+    se = sd / math.sqrt(len(d))
+    t = mean / se
+    df = len(d) - 1
+    p_greater = float(stats.t.sf(t, df))
+    p_claim = p_greater if direction == "greater" else 1 - p_greater
+    half = float(stats.t.ppf(1 - alpha, df)) * se
+    effect = f"Δ = {_fmt(mean)} [{_fmt(mean - half)}, {_fmt(mean + half)}], {format_p(p_claim)}"
+    if p_claim < alpha:
+        return Decision("[Re]", test, effect, n, p_value=p_claim)
+    if 1 - p_claim < alpha:
+        return Decision("[¬Re]", test, effect, n, p_value=p_claim,
+                        reason=f"the differences are significant against the claim ({format_p(1 - p_claim)})")
+    need = one_sample_n_for_power(mean / sd, alpha)
+    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need,
+                    reason=f"not significant at α = {alpha}; " + _needed(need, unit))
+
+
+def decide_trend(
+    x: Sequence[float], y: Sequence[float], *, direction: str, alpha: float = DEFAULT_ALPHA,
+    method: str = "kendall", unit: str = "points",
+) -> Decision:
+    """Does ``y`` rise (``"greater"``) or fall (``"less"``) with ``x``? Kendall's τ (default) or Spearman's ρ.
+
+    [Re] when the one-sided p-value in the claimed direction is below α, [¬Re] when the one in the opposite
+    direction is, else [~] with the points a test at the observed correlation would need.
+    """
+    _check_direction(direction)
+    _check_alpha(alpha)
+    if method not in ("kendall", "spearman"):
+        raise ValueError(f"method must be 'kendall' or 'spearman', got {method!r}")
+    xa, ya = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
+    if xa.shape != ya.shape:
+        raise ValueError(f"x and y must have the same length, got {xa.shape} and {ya.shape}")
+    keep = np.isfinite(xa) & np.isfinite(ya)
+    xa, ya = xa[keep], ya[keep]
+    symbol = "τ" if method == "kendall" else "ρ"
+    n = f"{len(xa)} {unit}"
+    test = f"{'Kendall' if method == 'kendall' else 'Spearman'} {symbol}, one-sided, α = {alpha}"
+    if len(xa) < 3 or np.ptp(xa) == 0 or np.ptp(ya) == 0:
+        return Decision("[~]", test, n=n, reason=f"needs at least 3 {unit} with spread in both variables")
+    fn = stats.kendalltau if method == "kendall" else stats.spearmanr
+    r = float(fn(xa, ya)[0])
+    p_greater = float(fn(xa, ya, alternative="greater")[1])
+    p_claim = p_greater if direction == "greater" else float(fn(xa, ya, alternative="less")[1])
+    p_against = float(fn(xa, ya, alternative="less" if direction == "greater" else "greater")[1])
+    effect = f"{symbol} = {_fmt(r, 2)}, {format_p(p_claim)}"
+    if p_claim < alpha:
+        return Decision("[Re]", test, effect, n, p_value=p_claim)
+    if p_against < alpha:
+        return Decision("[¬Re]", test, effect, n, p_value=p_claim,
+                        reason=f"the trend is significant against the claim ({format_p(p_against)})")
+    # Kendall's τ ≈ (2/π) asin ρ: convert before Fisher's z
+    r_pearson = math.sin(math.pi * r / 2) if method == "kendall" else r
+    need = correlation_n_for_power(r_pearson, alpha)
+    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need,
+                    reason=f"not significant at α = {alpha}; " + _needed(need, unit))
+
+
+def decide_proportions(
+    k_a: int, n_a: int, k_b: int, n_b: int, *, direction: str, alpha: float = DEFAULT_ALPHA,
+    label_a: str = "a", label_b: str = "b", unit: str = "items",
+) -> Decision:
+    """Is the share k_a/n_a greater (or less) than k_b/n_b? Fisher's exact test, one-sided."""
+    _check_direction(direction)
+    _check_alpha(alpha)
+    for name, (k, n_) in {label_a: (k_a, n_a), label_b: (k_b, n_b)}.items():
+        if not (0 <= k <= n_):
+            raise ValueError(f"{name}: need 0 <= k <= n, got k={k}, n={n_}")
+    n = f"{n_a} + {n_b} {unit}"
+    test = f"Fisher exact test, one-sided, α = {alpha}"
+    if n_a == 0 or n_b == 0:
+        return Decision("[~]", test, n=n, reason=f"an empty group ({label_a}: {n_a}, {label_b}: {n_b})")
+    pa, pb = k_a / n_a, k_b / n_b
+    table = [[k_a, n_a - k_a], [k_b, n_b - k_b]]
+    p_greater = float(stats.fisher_exact(table, alternative="greater")[1])
+    p_less = float(stats.fisher_exact(table, alternative="less")[1])
+    p_claim, p_against = (p_greater, p_less) if direction == "greater" else (p_less, p_greater)
+    effect = f"{label_a} {pa:.1%} vs {label_b} {pb:.1%}, {format_p(p_claim)}"
+    if p_claim < alpha:
+        return Decision("[Re]", test, effect, n, p_value=p_claim)
+    if p_against < alpha:
+        return Decision("[¬Re]", test, effect, n, p_value=p_claim,
+                        reason=f"the shares differ against the claim ({format_p(p_against)})")
+    pbar = (k_a + k_b) / (n_a + n_b)
+    h = 2 * math.asin(math.sqrt(pa)) - 2 * math.asin(math.sqrt(pb))  # Cohen's h
+    need = two_sample_n_for_power(h, alpha) if pbar not in (0, 1) else None
+    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need,
+                    reason=f"not significant at α = {alpha}; " + _needed(need, f"{unit} per group"))
+
+
+def decide_equivalence(
+    estimate: float, standard_error: float, *, margin: float, df: float | None = None, alpha: float = DEFAULT_ALPHA,
+    n: int | None = None, unit: str = "draws", what: str = "the difference",
+) -> Decision:
+    """Is ``estimate`` equivalent to 0 within ±``margin``? Two one-sided tests (Schuirmann 1987).
+
+    With the (1 − 2α) confidence interval ``estimate ± q·SE`` (``q`` the t quantile with ``df`` degrees of
+    freedom, or the normal one when ``df`` is None): [Re] when the interval lies inside (−margin, margin);
+    [¬Re] when it lies wholly outside it; else [~], with the n (scaling SE by 1/√n) at which the interval would
+    fit inside the margin if the estimate stayed where it is.
+    """
+    _check_alpha(alpha)
+    if not margin > 0:
+        raise ValueError(f"margin must be > 0, got {margin}")
+    if not (np.isfinite(estimate) and np.isfinite(standard_error) and standard_error >= 0):
+        return Decision("[~]", f"equivalence (TOST), margin ±{_fmt(margin)}, α = {alpha}",
+                        n=f"{n} {unit}" if n else "", reason="the estimate or its standard error is not finite")
+    q = float(stats.t.ppf(1 - alpha, df)) if df else float(stats.norm.ppf(1 - alpha))
+    lo, hi = estimate - q * standard_error, estimate + q * standard_error
+    test = f"equivalence (TOST), margin ±{_fmt(margin)}, α = {alpha}"
+    effect = f"{what} = {_fmt(estimate)} [{_fmt(lo)}, {_fmt(hi)}]"
+    n_text = f"{n:,} {unit}" if n else ""
+    if -margin < lo and hi < margin:
+        return Decision("[Re]", test, effect, n_text)
+    if lo >= margin or hi <= -margin:
+        return Decision("[¬Re]", test, effect, n_text,
+                        reason=f"the whole {100 * (1 - 2 * alpha):.0f} % interval lies outside ±{_fmt(margin)}")
+    need = None
+    if n and abs(estimate) < margin and standard_error > 0:
+        need = int(math.ceil(n * (q * standard_error / (margin - abs(estimate))) ** 2))
+        reason = f"the interval crosses ±{_fmt(margin)}; about {need:,} {unit} would decide it at this estimate"
+    else:
+        reason = (f"the interval crosses ±{_fmt(margin)} and the estimate itself lies outside the margin: more "
+                  f"{unit} would show whether it is a real departure")
+    return Decision("[~]", test, effect, n_text, needed_n=need, reason=reason)
+
+
+def decide_bound(
+    estimate: float, low: float, high: float, *, bound: float, direction: str, confidence: float = 0.95,
+    n: str = "", what: str = "the estimate",
+) -> Decision:
+    """Does a quantity lie above (``"greater"``) or below (``"less"``) ``bound``, judged by its interval [low, high]?
+
+    [Re] when the whole interval lies on the claimed side, [¬Re] when it lies wholly on the other side,
+    [~] when it straddles the bound. For exact (noise-free) figures pass ``low = high = estimate``.
+    """
+    _check_direction(direction)
+    if not all(np.isfinite(v) for v in (estimate, low, high)):
+        return Decision("[~]", f"{100 * confidence:.0f} % interval vs {_fmt(bound)}", n=n,
+                        reason=f"{what} is not finite")
+    if low > high:
+        raise ValueError(f"interval low > high: {low} > {high}")
+    sign = ">" if direction == "greater" else "<"
+    test = f"{100 * confidence:.0f} % interval {sign} {_fmt(bound)}" if low < high else f"exact value {sign} {_fmt(bound)}"
+    effect = f"{what} = {_fmt(estimate)}" + (f" [{_fmt(low)}, {_fmt(high)}]" if low < high else "")
+    above, below = low > bound, high < bound
+    claimed, against = (above, below) if direction == "greater" else (below, above)
+    if claimed:
+        return Decision("[Re]", test, effect, n)
+    if against:
+        return Decision("[¬Re]", test, effect, n, reason=f"{what} lies on the other side of {_fmt(bound)}")
+    if low == high:  # exactly at the bound: a tie
+        return Decision("[~]", test, effect, n, reason=f"{what} equals the bound {_fmt(bound)}")
+    return Decision("[~]", test, effect, n, reason=f"the interval of {what} contains {_fmt(bound)}; more data would decide it")
+
+
+def decide_tolerance(computed: float, expected: float, *, tolerance: float, n: str = "", what: str = "value") -> Decision:
+    """An exact recomputation: [Re] when |computed − expected| ≤ tolerance, else [¬Re]. For noise-free figures only
+    (a paper table recomputed from shipped data, a count); noisy figures need a test."""
+    if not tolerance >= 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    test = f"|ours − paper| ≤ {_fmt(tolerance)}"
+    if not (np.isfinite(computed) and np.isfinite(expected)):
+        return Decision("[~]", test, n=n, reason=f"the {what} is not finite")
+    err = abs(computed - expected)
+    effect = f"|Δ| = {_fmt(err)}"
+    if err <= tolerance:
+        return Decision("[Re]", test, effect, n)
+    return Decision("[¬Re]", test, effect, n, reason=f"the {what} differs by {_fmt(err)}, more than {_fmt(tolerance)}")
+
+
+def decide_exact(holds: bool, *, test: str, ours: str = "", n: str = "", reason_if_not: str) -> Decision:
+    """An exact (noise-free) proposition about recomputed data: [Re] when it holds, else [¬Re] with the reason.
+    Use only where no sampling noise enters (a recount of a shipped table, a closed-form computation)."""
+    if not reason_if_not:
+        raise ValueError("decide_exact needs reason_if_not: what a failure means")
+    return Decision("[Re]" if holds else "[¬Re]", test, effect=ours, n=n, reason="" if holds else reason_if_not)
+
+
+def combine(decisions: Sequence[Decision], *, test: str | None = None, labels: Sequence[str] | None = None) -> Decision:
+    """A claim made of parts that must all hold (e.g. per dataset): [¬Re] if any part is [¬Re]; [Re] if every part is
+    [Re]; [n/a] if every part is [n/a]; otherwise [~]. Effects, n and reasons are joined with their labels."""
+    if not decisions:
+        raise ValueError("combine needs at least one decision")
+    labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(decisions))]
+    if len(labels) != len(decisions):
+        raise ValueError("labels and decisions must have the same length")
+    verdicts = [d.verdict for d in decisions]
+    if "[¬Re]" in verdicts:
+        v = "[¬Re]"
+    elif all(x == "[Re]" for x in verdicts):
+        v = "[Re]"
+    elif all(x == "[n/a]" for x in verdicts):
+        v = "[n/a]"
+    else:
+        v = "[~]"
+
+    def join(attr):
+        parts = [f"{lab}: {getattr(d, attr)}" for lab, d in zip(labels, decisions, strict=True) if getattr(d, attr)]
+        return "; ".join(parts)
+
+    reason = "; ".join(f"{lab} {d.verdict}: {d.reason}" for lab, d in zip(labels, decisions, strict=True)
+                       if d.verdict != "[Re]" and d.reason)
+    return Decision(v, test or " + ".join(dict.fromkeys(d.test for d in decisions)), join("effect"), join("n"), reason)
+
+
+def with_reason(decision: Decision, reason: str) -> Decision:
+    """The same decision with an explanation appended (built from computed figures on the chapter page)."""
+    joined = f"{decision.reason} — {reason}" if decision.reason else reason
+    return replace(decision, reason=joined)
+
+
+@dataclass
+class ClaimList:
+    """A chapter's claims, checks and errata as they are built; ``scale`` (the profile) is stamped on every claim."""
+
+    scale: str
+    claims: list[Claim] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    errata: list[Erratum] = field(default_factory=list)
+
+    def claim(self, id: str, claim: str, *, where: str, paper: str, rule: str, ours: str, basis: str,
+              decision: Decision) -> Claim:
+        c = Claim(id=id, claim=claim, where=where, paper=paper, rule=rule, ours=ours, basis=basis,
+                  scale=self.scale, decision=decision)
+        if any(x.id == id for x in self.claims):
+            raise ValueError(f"duplicate claim id {id!r}")
+        self.claims.append(c)
+        return c
+
+    def check(self, check: str, *, where: str, expected: str, computed: str, passed: bool) -> Check:
+        c = Check(check, where, expected, computed, bool(passed))
+        self.checks.append(c)
+        return c
+
+    def erratum(self, where: str, *, printed: str, recomputed: str, note: str) -> Erratum:
+        e = Erratum(where, printed, recomputed, note)
+        self.errata.append(e)
+        return e

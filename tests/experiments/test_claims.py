@@ -1,0 +1,121 @@
+"""The shared claim rules: each can pass, each can fail, and none lets a sign, a tie or a null result decide."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from medeval.experiments import claims as C
+
+pytestmark = pytest.mark.claim
+
+RNG = np.random.default_rng(20261123)
+
+
+def test_claim_difference_passes_on_a_real_effect_and_fails_against_it():
+    a, b = RNG.normal(1.0, 0.5, 20), RNG.normal(0.0, 0.5, 20)
+    assert C.decide_difference(a, b, direction="greater").verdict == "[Re]"
+    assert C.decide_difference(a, b, direction="less").verdict == "[¬Re]"
+    d = C.decide_difference(a, b, direction="greater")
+    # the p-value is scipy's Welch test
+    assert d.p_value == pytest.approx(stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+
+
+def test_claim_difference_sign_of_noise_is_inconclusive_with_needed_n():
+    a, b = [0.80, 0.84], [0.79, 0.83]  # a noisy difference with the claimed sign
+    d = C.decide_difference(a, b, direction="greater")
+    assert d.verdict == "[~]" and d.needed_n is not None and d.needed_n > 2
+    assert str(d.needed_n) in d.reason.replace(",", "")
+
+
+def test_claim_difference_tie_and_too_few_runs_never_support():
+    assert C.decide_difference([1.0, 1.0], [1.0, 1.0], direction="greater").verdict == "[~]"
+    assert "tie" in C.decide_difference([1.0, 1.0], [1.0, 1.0], direction="less").reason
+    assert C.decide_difference([0.9], [0.1], direction="greater").verdict == "[~]"
+    assert C.decide_difference([0.9, np.nan], [0.1, 0.2], direction="greater").verdict == "[~]"
+
+
+def test_claim_paired_passes_fails_and_ties():
+    d = RNG.normal(0.5, 0.2, 15)
+    assert C.decide_paired(d, direction="greater").verdict == "[Re]"
+    assert C.decide_paired(d, direction="less").verdict == "[¬Re]"
+    assert C.decide_paired(np.zeros(5), direction="greater").verdict == "[~]"
+    assert C.decide_paired([0.1, -0.1, 0.05, -0.04], direction="greater").verdict == "[~]"
+
+
+def test_claim_trend_passes_fails_and_is_inconclusive_on_noise():
+    x = np.arange(12)
+    assert C.decide_trend(x, x + RNG.normal(0, 0.5, 12), direction="greater").verdict == "[Re]"
+    assert C.decide_trend(x, -x + RNG.normal(0, 0.5, 12), direction="greater").verdict == "[¬Re]"
+    d = C.decide_trend([1, 2, 3, 4], [0.2, 0.1, 0.3, 0.25], direction="greater")
+    assert d.verdict == "[~]" and d.needed_n is not None
+    assert C.decide_trend([1, 2, 3], [1, 1, 1], direction="greater").verdict == "[~]"
+    assert C.decide_trend(x, x, direction="less", method="spearman").verdict == "[¬Re]"
+
+
+def test_claim_proportions_contrast_with_control():
+    assert C.decide_proportions(40, 100, 10, 100, direction="greater").verdict == "[Re]"
+    # the same share in the control group: no contrast, so no support
+    assert C.decide_proportions(50, 100, 50, 100, direction="greater").verdict == "[~]"
+    assert C.decide_proportions(5, 100, 40, 100, direction="greater").verdict == "[¬Re]"
+    with pytest.raises(ValueError, match="k <= n"):
+        C.decide_proportions(5, 4, 1, 4, direction="greater")
+
+
+def test_claim_equivalence_inside_outside_and_undecided():
+    assert C.decide_equivalence(0.001, 0.002, margin=0.01, n=2000).verdict == "[Re]"
+    assert C.decide_equivalence(0.05, 0.002, margin=0.01, n=2000).verdict == "[¬Re]"
+    d = C.decide_equivalence(0.004, 0.004, margin=0.01, n=300)
+    assert d.verdict == "[~]" and d.needed_n > 300
+    # a large noisy estimate: not equivalent, not shown different either
+    assert C.decide_equivalence(0.02, 0.02, margin=0.01, n=10).verdict == "[~]"
+
+
+def test_claim_bound_by_interval():
+    assert C.decide_bound(0.3, 0.2, 0.4, bound=0.9, direction="less").verdict == "[Re]"
+    assert C.decide_bound(0.95, 0.93, 0.97, bound=0.9, direction="less").verdict == "[¬Re]"
+    assert C.decide_bound(0.9, 0.85, 0.95, bound=0.9, direction="less").verdict == "[~]"
+    assert C.decide_bound(0.9, 0.9, 0.9, bound=0.9, direction="greater").verdict == "[~]"  # exact tie
+
+
+def test_claim_tolerance_and_exact():
+    assert C.decide_tolerance(0.1234, 0.123, tolerance=5e-4).verdict == "[Re]"
+    assert C.decide_tolerance(0.13, 0.123, tolerance=5e-4).verdict == "[¬Re]"
+    assert C.decide_exact(True, test="recount", reason_if_not="x").verdict == "[Re]"
+    assert C.decide_exact(False, test="recount", reason_if_not="the recount differs").verdict == "[¬Re]"
+
+
+def test_claim_quality_floor_blocks_models_that_did_not_train():
+    failed, d = C.below_quality_floor({"max": 0.91, "mean": 0.64, "lse": float("nan")}, 0.7, measure="CV AUC")
+    assert failed == ["mean", "lse"] and d.verdict == "[n/a]" and "did not train" in d.reason and "0.640" in d.reason
+    assert C.below_quality_floor({"max": 0.91}, 0.7, measure="CV AUC") == ([], None)
+
+
+def test_claim_combine_all_parts_must_hold():
+    re, not_re = C.Decision("[Re]", "t"), C.Decision("[¬Re]", "t", reason="r")
+    inc, na = C.Decision("[~]", "t", reason="more n"), C.Decision("[n/a]", "t", reason="absent")
+    assert C.combine([re, re]).verdict == "[Re]"
+    assert C.combine([re, not_re, inc]).verdict == "[¬Re]"
+    assert C.combine([re, inc]).verdict == "[~]"
+    assert C.combine([re, na]).verdict == "[~]"
+    assert C.combine([na, na]).verdict == "[n/a]"
+
+
+def test_claim_records_validate_their_vocabulary():
+    with pytest.raises(ValueError, match="verdict"):
+        C.Decision("[?]", "t")
+    with pytest.raises(ValueError, match="basis"):
+        C.Claim("a", "c", "w", "p", "r", "o", "made-up", "default", C.Decision("[Re]", "t"))
+    cl = C.ClaimList("default")
+    cl.claim("x1", "c", where="w", paper="p", rule="r", ours="o", basis="phantom", decision=C.Decision("[Re]", "t"))
+    with pytest.raises(ValueError, match="duplicate"):
+        cl.claim("x1", "c", where="w", paper="p", rule="r", ours="o", basis="phantom", decision=C.Decision("[Re]", "t"))
+    assert C.verdict_counts(cl.claims) == {"[Re]": 1, "[¬Re]": 0, "[~]": 0, "[n/a]": 0}
+
+
+def test_sample_size_formulas_match_known_values():
+    # Cohen (1988): d = 0.5, one-sided α = 0.05, power 0.8 -> 50 per group (normal approx. 49.5)
+    assert C.two_sample_n_for_power(0.5) in (50, 51)
+    assert C.two_sample_n_for_power(0.0) is None
+    # r = 0.3, one-sided: ((1.645 + 0.842) / atanh 0.3)^2 + 3 = 67.1 -> 68
+    assert C.correlation_n_for_power(0.3) == 68
+    assert C.one_sample_n_for_power(0.5) in (26, 27)
