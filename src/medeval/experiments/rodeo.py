@@ -13,6 +13,8 @@ Pure functions of (parameters, seed) used by ``notebooks/02-rodeo.py``:
 * :func:`train_cam_detector` / :func:`cam_boxes` / :func:`detector_table` / :func:`bootstrap_table` — the
   Table 1 analogue: a weakly supervised multi-label CNN, boxes from class activation maps.
 * :func:`paper_table1_consistency` — the harmonic-mean check of the paper's Table 1 (Atelectasis erratum).
+* :func:`run_oracle_figures`, :func:`shift_probe`, :func:`oracle_target_cells`, :func:`literal_eq8_localization`,
+  :func:`fig6_curves` — the inputs of the chapter's claims (decided in :mod:`medeval.experiments.rodeo_claims`).
 """
 
 from __future__ import annotations
@@ -351,6 +353,49 @@ def run_oracle_figure(figure: str, params_json: dict, seed: int) -> list[dict]:
     return rows
 
 
+def run_oracle_figures(
+    params: Params, seed: int, *, cache_dir=None, scheduler=None, max_workers=None
+) -> dict[str, pd.DataFrame]:
+    """Every oracle figure of :data:`FIGURES` (one grid task per figure, cached and run in parallel by
+    :func:`medeval.runtime.grid.run_grid`); returns ``{figure: DataFrame of one row per (setting, run)}``."""
+    from medeval.runtime.grid import run_grid
+
+    params_json = params.model_dump(mode="json")
+    figures = list(FIGURES)
+    results = run_grid(
+        run_oracle_figure,
+        [{"figure": f, "params_json": params_json, "seed": seed} for f in figures],
+        cache_dir=cache_dir,
+        scheduler=scheduler,
+        max_workers=max_workers,
+        desc="oracle figures",
+    )
+    return {f: pd.DataFrame(rows) for f, rows in zip(figures, results, strict=True)}
+
+
+def oracle_target_cells(targets: ImageBoxes) -> dict[str, int]:
+    """Counts of the oracle test set: images, boxes, (image, class) cells and the cells holding a box.
+    ``1 − occupied/cells`` is the share of true-negative cells that dominates acc@IoU."""
+    occupied = len(set(zip(targets.image_ids.tolist(), targets.labels.tolist(), strict=True)))
+    return {
+        "n_images": int(targets.n_images),
+        "n_boxes": len(targets),
+        "n_cells": int(targets.n_images * len(CLASSES)),
+        "n_occupied_cells": int(occupied),
+    }
+
+
+def literal_eq8_localization(targets: ImageBoxes, biases, seed: int) -> dict[float, float]:
+    """Mean RoDeO loc of the oracle boxes moved by Eq. 8 *as printed* (offset ``|Δp|·cos φ / w``), per bias;
+    with the multiplication we use, loc = 2^(−|Δp|²) for every box."""
+    out = {}
+    for j, b in enumerate(biases):
+        g = np.random.default_rng([seed, 8, 1000 + j])
+        preds = C.position_bias(targets, float(b), g, literal_eq8=True)
+        out[float(b)] = evaluate_detections(preds, targets)["RoDeO loc"]
+    return out
+
+
 def summarise_runs(rows: list[dict] | pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Mean, standard deviation, min and max over runs of every metric, per setting (long format)."""
     frame = pd.DataFrame(rows)
@@ -477,6 +522,66 @@ def shift_map(grid_size: int = 41, max_offset: float = 1.5) -> dict[str, np.ndar
         "IoU": iou,
         "RoDeO loc": loc,
     }
+
+
+def shift_probe(maps: dict[str, np.ndarray]) -> dict[str, float]:
+    """Fig. 2 read-outs: IoU and RoDeO loc at a distance of half a target size along an axis and along the
+    diagonal, and the share of the shift map where AP@50 is non-zero and where RoDeO loc exceeds 0.01."""
+    from medeval.metrics.box_overlap import paired_iou
+    from medeval.metrics.detection import localization_similarity
+
+    box = np.array([[0.0, 0.0, 1.0, 1.0]])
+    diag = 1 / np.sqrt(2)
+    probes = {"axis": np.array([[0.5, 0.0, 1.0, 1.0]]), "diagonal": np.array([[0.5 * diag, 0.5 * diag, 1.0, 1.0]])}
+    out = {
+        f"{metric}_{where}": float(fn(b, box, box_format="xywh")[0])
+        for where, b in probes.items()
+        for metric, fn in (("iou", paired_iou), ("loc", localization_similarity))
+    }
+    out["ap50_nonzero_area_fraction"] = float((maps["AP@50"] > 0).mean())
+    out["loc_nonzero_area_fraction"] = float((maps["RoDeO loc"] > 0.01).mean())
+    # isotropy over the whole map: loc depends on Δx² + Δy² only
+    off = maps["offsets"]
+    r2 = off[None, :] ** 2 + off[:, None] ** 2
+    out["loc_max_abs_dev_from_radial"] = float(np.max(np.abs(maps["RoDeO loc"] - 2.0 ** (-r2))))
+    return out
+
+
+def hausdorff_distance_centred(wt, ht, wp, hp) -> np.ndarray:
+    """Hausdorff distance between two solid axis-aligned boxes with the same centre (sizes ``wt × ht`` and
+    ``wp × hp``): the larger of the two directed distances, each the distance from a corner of one box to
+    the other box, ``sqrt(max(0, (wa − wb)/2)² + max(0, (ha − hb)/2)²)``."""
+    wt, ht, wp, hp = (np.asarray(v, dtype=np.float64) for v in (wt, ht, wp, hp))
+
+    def directed(wa, ha, wb, hb):
+        return np.hypot(np.maximum(0, (wa - wb) / 2), np.maximum(0, (ha - hb) / 2))
+
+    return np.maximum(directed(wp, hp, wt, ht), directed(wt, ht, wp, hp))
+
+
+def fig6_curves(max_factor: float = 8.0, n: int = 141, side: float = 0.25) -> dict[str, pd.DataFrame]:
+    """App. C / Fig. 6: cIoU and a Hausdorff similarity between a fixed square target of side ``side`` and
+    (a) a box scaled by a factor ``f`` (aspect kept), (b) a box of the same area with its aspect ratio changed
+    by ``f`` (``w·f × h/f``), for ``f`` from 1 to ``max_factor``.
+
+    The paper gives no formula for its Hausdorff similarity; we use ``1 − d_H / ℓ`` with ``d_H`` the Hausdorff
+    distance of the centred boxes and ``ℓ`` the target's half-diagonal (a fixed normaliser; another one only
+    rescales the curve). cIoU is the library's :func:`medeval.metrics.box_overlap.paired_centered_iou`.
+    """
+    from medeval.metrics.box_overlap import paired_centered_iou
+
+    f = np.linspace(1.0, max_factor, n)
+    wt = ht = float(side)
+    half_diag = np.hypot(wt, ht) / 2
+    out = {}
+    for panel, (wp, hp) in {"size": (wt * f, ht * f), "aspect": (wt * f, ht / f)}.items():
+        zeros = np.zeros_like(f)
+        pred = np.column_stack([zeros, zeros, wp, hp])
+        target = np.column_stack([zeros, zeros, np.full_like(f, wt), np.full_like(f, ht)])
+        ciou = paired_centered_iou(pred, target, box_format="cxcywh")
+        hs = 1 - hausdorff_distance_centred(wt, ht, wp, hp) / half_diag
+        out[panel] = pd.DataFrame({"factor": f, "cIoU": ciou, "Hausdorff similarity": hs})
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -708,7 +813,8 @@ def train_cam_detector(params: Params, seed: int) -> dict:
 
 def detector_table(predictions: ImageBoxes, targets: ImageBoxes) -> pd.DataFrame:
     """Table 1 columns per class and Total (%): RoDeO cls, loc, shape, total (pooled over images), acc@30
-    and mAP (0.1-0.7; Total = mean over classes, as in the paper), plus the box counts."""
+    and mAP (0.1-0.7; Total = mean over classes, as in the paper), plus the box counts of RoDeO's matching and
+    acc@30's confusion counts ``tp@30, fp@30, fn@30, tn@30`` (TN: (image, class) cells without any box)."""
     from medeval.metrics.detection import mean_average_precision
 
     fmt = targets.box_format
@@ -722,7 +828,28 @@ def detector_table(predictions: ImageBoxes, targets: ImageBoxes) -> pd.DataFrame
     table["mAP"] = np.r_[m_ap.per_class, m_ap.mean]
     pct = ["classification", "localization", "shape_matching", "total", "acc@30", "mAP"]
     table[pct] = table[pct] * 100
-    return table[["class", *pct, "n_matched", "n_overpredicted", "n_missed"]]
+    for name in ("tp", "fp", "fn", "tn"):
+        table[f"{name}@30"] = np.r_[acc.counts[name], acc.counts[name].sum()].astype(np.int64)
+    return table[["class", *pct, "n_matched", "n_overpredicted", "n_missed", *ACC30_COUNTS]]
+
+
+#: acc@30's per-class confusion counts in :func:`detector_table`.
+ACC30_COUNTS = ("tp@30", "fp@30", "fn@30", "tn@30")
+TABLE1_METRICS = ("classification", "localization", "shape_matching", "total", "acc@30", "mAP")
+
+
+def bootstrap_samples(predictions: ImageBoxes, targets: ImageBoxes, n_bootstrap: int, seed: int) -> pd.DataFrame:
+    """:func:`detector_table` on ``n_bootstrap`` resamples of the test images (with replacement; predictions
+    follow their image), stacked with a ``resample`` column: the draws behind every bootstrap interval and
+    every per-class reading of the chapter's claims."""
+    if n_bootstrap < 1:
+        raise ValueError(f"n_bootstrap must be >= 1, got {n_bootstrap}")
+    rng = np.random.default_rng(seed)
+    tables = []
+    for b in range(n_bootstrap):
+        idx = rng.integers(0, targets.n_images, targets.n_images)
+        tables.append(detector_table(predictions.subset_images(idx), targets.subset_images(idx)).assign(resample=b))
+    return pd.concat(tables, ignore_index=True)
 
 
 def bootstrap_table(
@@ -730,16 +857,13 @@ def bootstrap_table(
 ) -> pd.DataFrame:
     """Percentile bootstrap CIs over test images of every :func:`detector_table` cell (long format:
     class, metric, low, high). Images are resampled with replacement; predictions follow their image."""
-    if n_bootstrap < 1:
-        raise ValueError(f"n_bootstrap must be >= 1, got {n_bootstrap}")
-    rng = np.random.default_rng(seed)
-    tables = []
-    for _ in range(n_bootstrap):
-        idx = rng.integers(0, targets.n_images, targets.n_images)
-        tables.append(detector_table(predictions.subset_images(idx), targets.subset_images(idx)))
-    stack = pd.concat(tables)
-    metrics = ["classification", "localization", "shape_matching", "total", "acc@30", "mAP"]
-    long = stack.melt(id_vars=["class"], value_vars=metrics, var_name="metric")
+    return bootstrap_intervals(bootstrap_samples(predictions, targets, n_bootstrap, seed), level)
+
+
+def bootstrap_intervals(samples: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Percentile intervals (long format: class, metric, low, high) of the Table-1 metrics in
+    :func:`bootstrap_samples`' output."""
+    long = samples.melt(id_vars=["class"], value_vars=list(TABLE1_METRICS), var_name="metric")
     a = (1 - level) / 2
     ci = long.groupby(["class", "metric"], sort=False)["value"].quantile([a, 1 - a]).unstack()
     ci.columns = ["low", "high"]
