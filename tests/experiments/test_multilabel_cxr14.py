@@ -50,8 +50,25 @@ def test_toy_example_table_and_claims():
     np.testing.assert_allclose(m.loc["F1 macro (mldr 0.4.0: F of macro P, R)", ["h1", "h2", "h3"]],
                                [0.84706, 0.6, 0.84706], atol=1e-5)
     np.testing.assert_allclose(m.loc["hloss", "h2 (printed f2)"], 2 / 15)
-    holds = toy["claims"]["holds"].tolist()
-    assert holds == [True, True, True, False, True, True]
+    # the text: "the hamming loss is equivalent to the err^macro and err^micro"
+    np.testing.assert_allclose(m.loc["err micro"], m.loc["hloss"])
+    np.testing.assert_allclose(m.loc["err macro"], m.loc["hloss"])
+
+
+def test_mean_label_odds_and_expected_fold_label_zeros():
+    y = np.zeros((10, 2), dtype=np.uint8)
+    y[:2, 0] = 1  # label 0: 2 positives of 10 -> odds 0.25; label 1 never positive -> odds 0
+    assert ex.mean_label_odds(y) == pytest.approx(0.125)
+    # 2 folds of 5: P(fold has no positive of label 0) = C(8, 5)/C(10, 5) = 56/252; label 1 is always empty
+    assert ex.expected_fold_label_zeros(y, 2) == pytest.approx(2 * 56 / 252 + 2)
+    # agrees with random splits by simulation
+    from medeval.data.splits import random_kfold
+    from medeval.metrics import split_quality as sq
+
+    rng = np.random.default_rng(0)
+    y = (rng.random((200, 3)) < [0.02, 0.05, 0.3]).astype(np.uint8)
+    sim = np.mean([sq.fold_label_zeros(y, random_kfold(200, 5, s)) for s in range(400)])
+    assert ex.expected_fold_label_zeros(y, 5) == pytest.approx(sim, rel=0.1)
 
 
 def test_split_experiment_and_summary(real):
@@ -210,12 +227,26 @@ def test_real_cnn_names_the_missing_dataset(tmp_path, monkeypatch):
         ex.run_real_cnn(ex.Params(data_source="real", device="cpu"), seed=0, protocol="holdout_70_10_20")
 
 
-def test_published_auc_comparison_and_scorecard():
+def test_published_auc_comparison():
     ours = pd.Series(0.7, index=ex.PUBLISHED_AUC.index)
     comp = ex.published_auc_comparison(ours)
     assert list(comp.columns) == ["ours", "Wang 2017", "Yao 2017", "CheXNet"]
     assert comp.loc["mean", "CheXNet"] == pytest.approx(ex.PUBLISHED_AUC["CheXNet"].mean())
     assert comp.loc["mean", "CheXNet"] == pytest.approx(0.841, abs=1e-3)  # "0.841 of the original CheXNet"
+
+
+def test_cnn_quality_reports_floor_band_and_ceiling():
+    labels = ["a", "b", "c"]
+    ev = pd.DataFrame({"metric": ["AUC a", "AUC b", "AUC c", "AUC macro"], "value": [0.7, 0.96, np.nan, 0.83],
+                       "ci_low": [0.6, 0.9, np.nan, 0.8], "ci_high": [0.8, 1.0, np.nan, 0.86]})
+    q = ex.cnn_quality(ev, labels)
+    assert q["macro_auc"] == 0.83 and q["macro_auc_ci"] == [0.8, 0.86]
+    assert (q["per_label_auc_min"], q["per_label_auc_max"]) == (0.7, 0.96)
+    assert q["n_labels_defined"] == 2 and q["n_labels_at_ceiling"] == 1
+    assert q["above_floor"] and q["in_band"]
+    ev.loc[3, "value"] = 0.65
+    q = ex.cnn_quality(ev, labels)
+    assert not q["above_floor"] and not q["in_band"]
 
 
 class _FakeReader:

@@ -43,7 +43,10 @@ __all__ = [
     "toy_example",
     "split_statistics",
     "split_experiment",
+    "run_split_experiment",
     "summarise_split_experiment",
+    "mean_label_odds",
+    "expected_fold_label_zeros",
     "three_way_split",
     "patient_overlap",
     "patient_bootstrap",
@@ -54,8 +57,10 @@ __all__ = [
     "run_phantom_cnn",
     "require_real_images",
     "run_real_cnn",
+    "run_cnn",
+    "cnn_quality",
+    "real_auc_by_protocol",
     "published_auc_comparison",
-    "paper_vs_us_table",
 ]
 
 
@@ -162,6 +167,8 @@ def dependence_summary(Y, labels) -> dict:
     c, e = labels.index("Cardiomegaly"), labels.index("Effusion")
     pair_counts = ml.label_pair_counts(Y)[iu]
     n = np.asarray(Y).shape[0]
+    counts = ml.label_counts(Y).astype(np.float64)
+    joint = m * counts[:, None]  # M[u, v] count_u = joint count of (u, v), which must be symmetric
     return {
         "max_corr_pair": [labels[iu[0][hi]], labels[iu[1][hi]]],
         "max_corr": float(upper[hi]),
@@ -171,6 +178,7 @@ def dependence_summary(Y, labels) -> dict:
         "mean_pairwise_chi2": ml.mean_pairwise_chi2(Y),
         "p_effusion_given_cardiomegaly": float(m[c, e]),
         "p_cardiomegaly_given_effusion": float(m[e, c]),
+        "max_joint_count_asymmetry": float(np.nanmax(np.abs(joint - joint.T))),
         "n_pairs_never_cooccurring": int(np.sum(pair_counts == 0)),
         "pairs_below_5": [
             f"{labels[iu[0][j]]}-{labels[iu[1][j]]} ({int(pair_counts[j])})" for j in np.flatnonzero(pair_counts < 5)
@@ -211,48 +219,23 @@ def _toy_metrics(scores) -> dict[str, float]:
             "AUC macro (ties correct)": ml.macro_auc(TOY_LABELS, scores),
             "coverage": ml.coverage_error(TOY_LABELS, scores),
             "ranking loss": ml.ranking_loss(TOY_LABELS, scores),
+            # the text: "the hamming loss is equivalent to the err^macro and err^micro" (a check, not a claim)
+            "err micro": ml.micro_average(ml.binary_error_rate, TOY_LABELS, h),
+            "err macro": ml.macro_average(ml.binary_error_rate, TOY_LABELS, h),
         }
 
 
 def toy_example() -> dict[str, pd.DataFrame]:
-    """The toy table with the code's f2, the printed f2, and the chapter's four claims checked.
+    """The toy table (Tab. toymlmet) with the code's f2 (h1, h2, h3) and with the printed f2 ("h2 (printed f2)").
 
-    Returns ``{"metrics": metrics x classifiers (h1, h2, h3, h2 printed), "claims": claim, holds, note}``.
+    Returns ``{"metrics": metric x classifier}``; the chapter's four statements about it are decided in
+    :mod:`medeval.experiments.multilabel_cxr14_claims`.
     """
     cols = {f"h{j + 1}": _toy_metrics(s) for j, s in enumerate(TOY_SCORES)}
     cols["h2 (printed f2)"] = _toy_metrics(TOY_F2_PRINTED)
     metrics = pd.DataFrame(cols)
     metrics.index.name = "metric"
-    m = metrics
-    ap = m.loc["AP example (mldr ties 'last')"]
-    text_macro = m.loc["F1 macro (text: mean of per-label F1)"]
-    mldr_macro = m.loc["F1 macro (mldr 0.4.0: F of macro P, R)"]
-    code = ["h1", "h2", "h3"]
-    best = {
-        m.loc["hloss", code].idxmin(), m.loc["subsetacc", code].idxmax(), ap[code].idxmax(),
-        m.loc["F1 micro", code].idxmax(), text_macro[code].idxmax(),
-    }
-    claims = pd.DataFrame(
-        [
-            ("No one classifier is best in terms of all metrics", len(best) > 1, "code f2"),
-            ("No difference between the classifiers in Hamming loss", bool(np.ptp(m.loc["hloss", code]) == 0),
-             "code f2; with the printed f2 h2 has hloss "
-             f"{m.loc['hloss', 'h2 (printed f2)']:.4f}"),
-            ("h1 and h3 equal in hloss, subset accuracy and F1 macro (mldr 0.4.0 definition)",
-             bool(m.loc["hloss", "h1"] == m.loc["hloss", "h3"] and m.loc["subsetacc", "h1"] == m.loc["subsetacc", "h3"]
-                  and np.isclose(mldr_macro["h1"], mldr_macro["h3"])),
-             "F of macro-averaged P and R, as mldr 0.4.0 computed macro_fmeasure"),
-            ("h1 and h3 equal in F1 macro (the text's formula, mean of per-label F1)",
-             bool(np.isclose(text_macro["h1"], text_macro["h3"])),
-             f"h1 {text_macro['h1']:.4f} vs h3 {text_macro['h3']:.4f}"),
-            ("h1 has the better AP example, h3 the better F1 micro",
-             bool(ap["h1"] > ap["h3"] and m.loc["F1 micro", "h3"] > m.loc["F1 micro", "h1"]), "every tie convention"),
-            ("F1 micro and F1 macro measure different things (rank the classifiers differently)",
-             bool(m.loc["F1 micro", code].idxmax() != text_macro[code].idxmax()), ""),
-        ],
-        columns=["claim", "holds", "note"],
-    )
-    return {"metrics": metrics, "claims": claims}
+    return {"metrics": metrics}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -313,6 +296,61 @@ def split_experiment(
         seconds = time.perf_counter() - t0
         rows.append({"method": method, "repetition": r, **split_statistics(y, folds), "split_seconds": seconds})
     return pd.DataFrame(rows)
+
+
+def run_split_experiment(Y, params: Params) -> tuple[pd.DataFrame, np.ndarray]:
+    """The split experiment of the chapter's parameters: random folds, and iterative stratification when
+    ``iterative_repetitions > 0``, on all images or on a random ``split_subsample`` of them.
+
+    Returns ``(runs, Y_split)``: one row per (method, repetition) as :func:`split_experiment` gives, and the
+    label matrix the folds were drawn from.
+    """
+    y = np.asarray(Y)
+    if params.split_subsample is not None:
+        sub = np.sort(np.random.default_rng([params.split_seed, 1]).choice(len(y), params.split_subsample, replace=False))
+        y = y[sub]
+    frames = [split_experiment(y, n_repetitions=params.split_repetitions, n_folds=params.split_folds,
+                               seed=params.split_seed, method="random")]
+    if params.iterative_repetitions:
+        frames.append(split_experiment(y, n_repetitions=params.iterative_repetitions, n_folds=params.split_folds,
+                                       seed=params.split_seed, method="iterative"))
+    return pd.concat(frames, ignore_index=True), y
+
+
+def mean_label_odds(Y) -> float:
+    """(1/K) sum_k D_k / (N - D_k): the mean positive/negative ratio of the labels, the scale of LD's terms.
+
+    LD averages |fold odds - data-set odds| over the labels, so LD / mean_label_odds is LD as a fraction of
+    the typical odds it measures. Labels that are all positive have infinite odds and are left out.
+    """
+    y = np.asarray(Y)
+    d = y.sum(0).astype(np.float64)
+    neg = y.shape[0] - d
+    odds = np.divide(d, neg, out=np.full_like(d, np.nan), where=neg > 0)
+    return float(np.nanmean(odds))
+
+
+def expected_fold_label_zeros(Y, n_folds: int) -> float:
+    """Expected FLZ of one random ``n_folds``-fold split of Y, in closed form.
+
+    A fold of n_j images drawn at random without replacement has no positive of label k with the
+    hypergeometric probability C(N - D_k, n_j) / C(N, n_j); FLZ's expectation is the sum over folds and
+    labels. Fold sizes are those of :func:`medeval.data.splits.random_kfold` (the first N mod J folds one larger).
+    """
+    from scipy.special import gammaln
+
+    y = np.asarray(Y)
+    n = y.shape[0]
+    d = y.sum(0).astype(np.float64)
+    sizes = np.full(n_folds, n // n_folds, dtype=np.float64)
+    sizes[: n % n_folds] += 1
+    total = 0.0
+    for nj in sizes:
+        # log C(N - D, nj) - log C(N, nj) = lgamma(N-D+1) + lgamma(N-nj+1) - lgamma(N-D-nj+1) - lgamma(N+1)
+        ok = n - d - nj >= 0
+        logp = (gammaln(n - d[ok] + 1) + gammaln(n - nj + 1) - gammaln(n - d[ok] - nj + 1) - gammaln(n + 1))
+        total += float(np.exp(logp).sum())
+    return total
 
 
 def summarise_split_experiment(frame: pd.DataFrame) -> pd.DataFrame:
@@ -741,67 +779,56 @@ def run_real_cnn(params: Params, seed: int, protocol: Literal["holdout_70_10_20"
     return runs
 
 
+def run_cnn(params: Params) -> dict[str, list[CnnRun]]:
+    """The chapter's CNN runs: ``{"phantoms": [one run]}`` on phantoms, or one entry per protocol of
+    ``params.real_protocols`` (one run per hold-out split or fold) on the real images."""
+    if params.data_source == "phantoms":
+        return {"phantoms": [run_phantom_cnn(params, params.seed)]}
+    return {protocol: run_real_cnn(params, params.seed, protocol) for protocol in params.real_protocols}
+
+
+#: The chapter's quality floor: a CNN is compared with anything only when its test macro AUC exceeds it.
+QUALITY_FLOOR = 0.7
+#: Where a phantom task should put the default model (off the ceiling, where differences can show).
+QUALITY_BAND = (0.75, 0.95)
+
+
+def cnn_quality(evaluation: pd.DataFrame, labels) -> dict:
+    """The trained CNN's quality figures: test macro AUC with its CI, the range of the defined per-label AUCs,
+    how many per-label AUCs reach 0.95 or more (at the ceiling), the floor and the band, and whether the macro
+    AUC clears the floor and lies in the band."""
+    ev = evaluation.set_index("metric")
+    per_label = ev.loc[[f"AUC {lab}" for lab in labels], "value"].to_numpy(dtype=np.float64)
+    defined = per_label[np.isfinite(per_label)]
+    auc = float(ev.loc["AUC macro", "value"])
+    return {
+        "macro_auc": auc,
+        "macro_auc_ci": [float(ev.loc["AUC macro", "ci_low"]), float(ev.loc["AUC macro", "ci_high"])],
+        "per_label_auc_min": float(defined.min()) if defined.size else float("nan"),
+        "per_label_auc_max": float(defined.max()) if defined.size else float("nan"),
+        "n_labels_defined": int(defined.size),
+        "n_labels_at_ceiling": int(np.sum(defined >= 0.95)),
+        "floor": QUALITY_FLOOR,
+        "band": list(QUALITY_BAND),
+        "above_floor": bool(np.isfinite(auc) and auc > QUALITY_FLOOR),
+        "in_band": bool(QUALITY_BAND[0] <= auc <= QUALITY_BAND[1]),
+    }
+
+
+def real_auc_by_protocol(cnn_runs: dict[str, list[CnnRun]]) -> dict[str, pd.DataFrame]:
+    """Per protocol: the mean over its runs of our per-label test AUC next to the published values."""
+    out = {}
+    for protocol, runs in cnn_runs.items():
+        labels = list(runs[0].labels)
+        aucs = pd.DataFrame({f"fold {r.info.get('fold', j)}": ml.per_label_auc(r.y_test, r.p_test)
+                             for j, r in enumerate(runs)}, index=labels).mean(axis=1)
+        out[protocol] = published_auc_comparison(aucs)
+    return out
+
+
 def published_auc_comparison(per_label_auc: pd.Series) -> pd.DataFrame:
     """Our per-label AUC next to Wang 2017, Yao 2017 and CheXNet (:data:`PUBLISHED_AUC`)."""
     out = PUBLISHED_AUC.copy()
     out.insert(0, "ours", per_label_auc.reindex(out.index).to_numpy())
     out.loc["mean"] = out.mean(numeric_only=True)
     return out
-
-
-# ------------------------------------------------------------------------------------------------
-# paper versus us
-# ------------------------------------------------------------------------------------------------
-def paper_vs_us_table(r: dict) -> pd.DataFrame:
-    """The scorecard rows from the computed results ``r`` (keys as recorded by the notebook)."""
-
-    def row(claim, paper, ours, ok, reason=""):
-        verdict = "[n/a]" if ok is None else ("[Re]" if ok else "[¬Re]")
-        return {"claim": claim, "paper": paper, "ours": ours, "verdict": verdict, "reason": reason}
-
-    freq = r["label_proportions"]
-    over10 = sorted(k for k, v in freq.items() if v > 0.10)
-    hist = r["labels_per_image_pct"]
-    rows = [
-        row("N images / patients", "112,120 / 30,805", f"{r['N']:,} / {r['n_patients']:,}",
-            r["N"] == 112120 and r["n_patients"] == 30805),
-        row("labels in >10% of X-rays", "Infiltration, Effusion, Atelectasis", ", ".join(over10),
-            set(over10) == {"Infiltration", "Effusion", "Atelectasis"}),
-        row("Pneumonia / Hernia prevalence", "1.2% / 0.2%",
-            f"{100 * freq['Pneumonia']:.2f}% / {100 * freq['Hernia']:.2f}%",
-            abs(100 * freq["Pneumonia"] - 1.2) < 0.1 and abs(100 * freq["Hernia"] - 0.2) < 0.05,
-            "1.28% is printed as 1.2% (truncated)"),
-        row("labels per X-ray: 0 / 1 / >=2", "~54% / ~27% / ~19%",
-            f"{hist['0']:.1f}% / {hist['1']:.1f}% / {hist['2+']:.1f}%",
-            abs(hist["0"] - 54) < 1 and abs(hist["1"] - 27) < 1 and abs(hist["2+"] - 19) < 1),
-        row("maximum label count", "9, occurring twice", f"{r['max_labels']}, occurring {r['max_labels_count']} times",
-            r["max_labels"] == 9 and r["max_labels_count"] == 2),
-        row("most frequent label set", "the empty set", "the empty set" if r["pmax_is_empty_set"] else "not empty",
-            r["pmax_is_empty_set"]),
-        row("highest pairwise correlation", "Emphysema-Pneumothorax ~0.178",
-            f"{'-'.join(r['max_corr_pair'])} {r['max_corr']:.3f}",
-            set(r["max_corr_pair"]) == {"Emphysema", "Pneumothorax"} and abs(r["max_corr"] - 0.178) < 5e-4),
-        row("Effusion|Cardiomegaly more likely than Cardiomegaly|Effusion", "yes",
-            f"{r['p_eff_given_card']:.3f} vs {r['p_card_given_eff']:.3f}", r["p_eff_given_card"] > r["p_card_given_eff"]),
-        row("Hamming loss of the all-zero prediction = LDens", "0.0516", f"{r['hloss_all_zero']:.5f} (LDens {r['LDens']:.5f})",
-            abs(r["hloss_all_zero"] - 0.0516) < 5e-5,
-            "the identity holds exactly; the value is 0.05171 on the v2020 table (0.0517 rounded or truncated)"),
-        row("toy: no difference in Hamming loss", "all equal", r["toy_hloss"], r["toy_claim_hloss"],
-            "with the code's f2; the printed f2 gives h2 a lower Hamming loss"),
-        row("toy: h1 = h3 in F1 macro", "equal", r["toy_f1_macro"], r["toy_claim_f1_macro_text"],
-            f"holds for mldr 0.4.0's F of macro P/R ({r['toy_f1_macro_mldr']}), not for the text's mean of per-label F1"),
-        row("toy: h1 best AP example, h3 best F1 micro", "yes", r["toy_ap_f1"], r["toy_claim_ap_f1"]),
-        row("random 5-fold splits give small LD with small SD", "'extremely small'",
-            f"LD {r['LD_mean']:.2e} (SD {r['LD_sd']:.1e}), FZ = FLZ = {r['FZ_max']:.0f}",
-            r["LD_mean"] < 5e-3 and r["FZ_max"] == 0, "table values not printed; compared with the computed reference ~1e-3"),
-    ]
-    if r.get("LD_iterative_mean") is not None:
-        rows.append(row("stratification is unnecessary at this N (extension)", "not tested",
-                        f"LD random {r['LD_mean']:.2e} vs iterative {r['LD_iterative_mean']:.2e}", None,
-                        "iterative stratification lowers LD, but both are far below Sechidis/Szymanski's values"))
-    means = PUBLISHED_AUC.mean()
-    rows.append(row("per-label AUC of a CNN (Wang / Yao / CheXNet)",
-                    " / ".join(f"{means[c]:.3f}" for c in PUBLISHED_AUC.columns) + " mean",
-                    r.get("cnn_auc_summary", "phantoms only"), None,
-                    "the chapter trains no model; our CNN runs on phantoms unless data_source=real"))
-    return pd.DataFrame(rows)

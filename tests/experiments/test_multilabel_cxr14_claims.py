@@ -1,0 +1,263 @@
+"""Chapter 5's claim rules on constructed results: each can pass ([Re]) and each can fail ([¬Re] or [~], and [n/a]
+where the quality floor or a missing input applies). The results dicts are small and synthetic; nothing runs the
+chapter."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from medeval.experiments import multilabel_cxr14 as ex
+from medeval.experiments import multilabel_cxr14_claims as mc
+from medeval.experiments.claims import BASES, VERDICTS, claims_frame
+
+pytestmark = pytest.mark.claim
+
+
+def _toy_records():
+    m = ex.toy_example()["metrics"]
+    return m.reset_index().to_dict(orient="records")
+
+
+def _quality(auc=0.85, lo=0.80, hi=0.90):
+    return {"macro_auc": auc, "macro_auc_ci": [lo, hi], "per_label_auc_min": auc - 0.1,
+            "per_label_auc_max": min(auc + 0.1, 1.0), "n_labels_defined": 13, "n_labels_at_ceiling": 1,
+            "floor": 0.7, "band": [0.75, 0.95], "above_floor": auc > 0.7, "in_band": 0.75 <= auc <= 0.95}
+
+
+def good_results() -> dict:
+    """Results on which every claim holds (the values of the real table, a toy table as the chapter's code gives)."""
+    rng = np.random.default_rng(0)
+    return {
+        "N": 112120, "K": 14, "n_patients": 30805,
+        "label_proportions": {"Infiltration": 0.1774, "Effusion": 0.1188, "Atelectasis": 0.1031, "Nodule": 0.0565,
+                              "Pneumonia": 0.01276, "Hernia": 0.00202},
+        "labels_per_image_pct": {"0": 53.84, "1": 27.62, "2+": 18.54},
+        "max_labels": 9, "max_labels_count": 2, "pmax_is_empty_set": True,
+        "LCard": 0.72401, "LDens": 0.72401 / 14, "PLDiv": 0.007144, "PMax": 0.53836,
+        "max_corr_pair": ["Emphysema", "Pneumothorax"], "max_corr": 0.17818,
+        "p_eff_given_card": 0.383, "p_card_given_eff": 0.080,
+        "hloss_all_zero": 0.72401 / 14, "phi2_chi2_max_abs_diff": 1e-16, "max_joint_count_asymmetry": 0.0,
+        "toy_metrics": _toy_records(),
+        "split_n_images": 112120, "split_folds": 5,
+        "LD_random_runs": list(0.00105 + 0.00014 * rng.standard_normal(10)),
+        "LD_iterative_runs": list(0.000018 + 1e-7 * rng.standard_normal(10)),
+        "mean_label_odds": 0.0574, "expected_flz": 1e-21, "FZ_max": 0, "FLZ_max": 0, "ED_max": 0.0,
+        "LPD_mean": 2.4e-4, "LPD_code_mean": 2.4e-4 * 91 / 14,
+        "patient_level_shared": 0, "later_followup_rule_violations": 0,
+        "data_source": "real", "cnn_quality": _quality(0.80, 0.78, 0.82), "cnn_n_test": 22000,
+    }
+
+
+def verdict(r, claim_id):
+    cl = mc.chapter_claims(r, "test")
+    return {c.id: c for c in cl.claims}[claim_id].verdict
+
+
+def changed(**kw):
+    r = good_results()
+    r.update(copy.deepcopy(kw))
+    return r
+
+
+def test_claim_table_is_complete_and_every_row_reproduced_on_good_results():
+    cl = mc.chapter_claims(good_results(), "test")
+    frame = claims_frame(cl.claims)  # raises on duplicate ids
+    assert frame["verdict"].isin(VERDICTS).all() and frame["basis"].isin(BASES).all()
+    v = dict(zip(frame["id"], frame["verdict"], strict=True))
+    expected_na = {"mlprop-comparison"}
+    expected_not = {"toy-h1-h3-equal"}  # the text's F1 macro: 0.8333 vs 0.8000 on the chapter's own inputs
+    for cid, verd in v.items():
+        if cid in expected_na:
+            assert verd == "[n/a]", cid
+        elif cid in expected_not:
+            assert verd == "[¬Re]", cid
+        else:
+            assert verd == "[Re]", (cid, verd)
+    assert all(c.passed for c in cl.checks)
+    for row in frame.to_dict(orient="records"):
+        assert row["rule"] and row["test"] and row["n"] and row["ours"]
+        if row["verdict"] != "[Re]":
+            assert row["reason"]
+
+
+def test_claim_missing_results_are_refused():
+    r = good_results()
+    del r["toy_metrics"]
+    with pytest.raises(KeyError, match="toy_metrics"):
+        mc.chapter_claims(r, "test")
+
+
+@pytest.mark.parametrize("kw", [{"N": 112119}, {"n_patients": 30806}])
+def test_claim_n_images_patients_can_fail(kw):
+    assert verdict(good_results(), "n-images-patients") == "[Re]"
+    assert verdict(changed(**kw), "n-images-patients") == "[¬Re]"
+
+
+def test_claim_labels_over_10pct_can_fail():
+    r = good_results()
+    r["label_proportions"]["Nodule"] = 0.11
+    assert verdict(r, "labels-over-10pct") == "[¬Re]"
+
+
+@pytest.mark.parametrize("label,value", [("Pneumonia", 0.0131), ("Hernia", 0.0031)])
+def test_claim_rare_label_prevalence_can_fail(label, value):
+    assert verdict(good_results(), "rare-label-prevalence") == "[Re]"
+    r = good_results()
+    r["label_proportions"][label] = value
+    assert verdict(r, "rare-label-prevalence") == "[¬Re]"
+
+
+def test_claim_labels_per_image_can_fail():
+    assert verdict(good_results(), "labels-per-image") == "[Re]"
+    assert verdict(changed(labels_per_image_pct={"0": 52.9, "1": 27.6, "2+": 19.5}), "labels-per-image") == "[¬Re]"
+
+
+@pytest.mark.parametrize("kw", [{"max_labels": 8}, {"max_labels_count": 1}])
+def test_claim_max_label_count_can_fail(kw):
+    assert verdict(changed(**kw), "max-label-count") == "[¬Re]"
+
+
+def test_claim_pmax_empty_set_can_fail():
+    assert verdict(good_results(), "pmax-empty-set") == "[Re]"
+    assert verdict(changed(pmax_is_empty_set=False), "pmax-empty-set") == "[¬Re]"
+
+
+def test_claim_mlprop_comparison_is_not_testable_with_its_reason():
+    c = {c.id: c for c in mc.chapter_claims(good_results(), "test").claims}["mlprop-comparison"]
+    assert c.verdict == "[n/a]" and "not shipped" in c.decision.reason
+
+
+@pytest.mark.parametrize("kw", [{"max_corr": 0.1795}, {"max_corr_pair": ["Effusion", "Atelectasis"]}])
+def test_claim_max_correlation_can_fail(kw):
+    assert verdict(good_results(), "max-correlation") == "[Re]"
+    assert verdict(changed(**kw), "max-correlation") == "[¬Re]"
+
+
+def test_claim_cooccurrence_asymmetry_can_fail():
+    assert verdict(good_results(), "cooccurrence-asymmetry") == "[Re]"
+    assert verdict(changed(p_eff_given_card=0.05), "cooccurrence-asymmetry") == "[¬Re]"
+
+
+def _toy_with(cells):
+    """The toy records with some cells replaced: cells = {(metric, classifier): value}."""
+    recs = _toy_records()
+    for (metric, h), value in cells.items():
+        next(r for r in recs if r["metric"] == metric)[h] = value
+    return recs
+
+
+def test_claim_toy_no_best_classifier_can_fail():
+    assert verdict(good_results(), "toy-no-best-classifier") == "[Re]"
+    # h1 best or tied best everywhere: give it the best F1 micro too
+    r = changed(toy_metrics=_toy_with({("F1 micro", "h1"): 0.9}))
+    assert verdict(r, "toy-no-best-classifier") == "[¬Re]"
+
+
+def test_claim_toy_no_best_classifier_counts_ties_as_best():
+    best = mc.toy_best_sets(_toy_records())
+    assert best["Hamming loss"] == ["h1", "h2", "h3"] and best["subset accuracy"] == ["h1", "h3"]
+    assert best["AP example"] == ["h1"] and best["F1 micro"] == ["h3"]
+
+
+def test_claim_toy_hloss_equal_can_fail():
+    assert verdict(good_results(), "toy-hloss-equal") == "[Re]"
+    r = changed(toy_metrics=_toy_with({("hloss", "h2"): 2 / 15}))  # the printed f2's Hamming loss
+    assert verdict(r, "toy-hloss-equal") == "[¬Re]"
+
+
+def test_claim_toy_h1_h3_equal_can_pass_and_fail():
+    # the chapter's inputs: the text's F1 macro differs (0.8333 vs 0.8000)
+    c = {c.id: c for c in mc.chapter_claims(good_results(), "test").claims}["toy-h1-h3-equal"]
+    assert c.verdict == "[¬Re]" and "mldr 0.4.0" in c.decision.reason
+    # had the text's F1 macro been equal (as mldr 0.4.0's is), the claim holds
+    r = changed(toy_metrics=_toy_with({("F1 macro (text: mean of per-label F1)", "h3"): 0.8333333333333334}))
+    assert verdict(r, "toy-h1-h3-equal") == "[Re]"
+
+
+def test_claim_toy_ap_vs_f1micro_can_fail():
+    assert verdict(good_results(), "toy-ap-vs-f1micro") == "[Re]"
+    assert verdict(changed(toy_metrics=_toy_with({("F1 micro", "h1"): 0.85})), "toy-ap-vs-f1micro") == "[¬Re]"
+    r = changed(toy_metrics=_toy_with({("AP example (min-rank ties)", "h3"): 1.0}))
+    assert verdict(r, "toy-ap-vs-f1micro") == "[¬Re]"
+
+
+def test_claim_toy_f1_micro_macro_differ_can_fail():
+    assert verdict(good_results(), "toy-f1-micro-macro-differ") == "[Re]"
+    # F1 macro ordering made identical to F1 micro's (h3 > h1 > h2)
+    r = changed(toy_metrics=_toy_with({("F1 macro (text: mean of per-label F1)", "h3"): 0.9}))
+    assert verdict(r, "toy-f1-micro-macro-differ") == "[¬Re]"
+
+
+def test_claim_random_splits_small_ld_can_fail_and_be_inconclusive():
+    assert verdict(good_results(), "random-splits-small-ld") == "[Re]"
+    # LD at 10% of the odds: the whole prediction interval above the 5% bound
+    big = list(np.array(good_results()["LD_random_runs"]) * 5.5)
+    assert verdict(changed(LD_random_runs=big), "random-splits-small-ld") == "[¬Re]"
+    # a large spread over the repetitions: the prediction interval straddles the bound
+    rng = np.random.default_rng(1)
+    wide = list(0.0574 * (0.04 + 0.02 * rng.standard_normal(10)))
+    assert verdict(changed(LD_random_runs=wide), "random-splits-small-ld") == "[~]"
+    # one repetition has no spread: inconclusive
+    assert verdict(changed(LD_random_runs=[0.001]), "random-splits-small-ld") == "[~]"
+    # folds that often lack a label fail the FLZ part
+    assert verdict(changed(expected_flz=0.3), "random-splits-small-ld") == "[¬Re]"
+
+
+def test_claim_stratification_unnecessary_can_fail_and_is_na_without_iterative_runs():
+    assert verdict(good_results(), "stratification-unnecessary") == "[Re]"
+    big = list(np.array(good_results()["LD_random_runs"]) * 5.5)
+    assert verdict(changed(LD_random_runs=big), "stratification-unnecessary") == "[¬Re]"
+    rng = np.random.default_rng(2)
+    noisy = list(0.0574 * (0.045 + 0.03 * rng.standard_normal(4)))
+    assert verdict(changed(LD_random_runs=noisy), "stratification-unnecessary") == "[~]"
+    assert verdict(changed(LD_iterative_runs=[]), "stratification-unnecessary") == "[n/a]"
+    one = {c.id: c for c in mc.chapter_claims(changed(LD_iterative_runs=[1.8e-5]), "t").claims}
+    assert one["stratification-unnecessary"].verdict == "[~]"
+    assert "2 repetitions per method" in one["stratification-unnecessary"].decision.reason
+
+
+def test_claim_cnn_per_label_auc_real_can_pass_fail_and_be_inconclusive():
+    assert verdict(good_results(), "cnn-per-label-auc") == "[Re]"  # 0.80 [0.78, 0.82] inside [0.718, 0.861]
+    assert verdict(changed(cnn_quality=_quality(0.90, 0.88, 0.92)), "cnn-per-label-auc") == "[¬Re]"
+    assert verdict(changed(cnn_quality=_quality(0.86, 0.84, 0.88)), "cnn-per-label-auc") == "[~]"
+
+
+def test_claim_cnn_per_label_auc_floor_and_phantoms_are_na():
+    r = changed(cnn_quality=_quality(0.65, 0.6, 0.7))
+    c = {c.id: c for c in mc.chapter_claims(r, "t").claims}["cnn-per-label-auc"]
+    assert c.verdict == "[n/a]" and "did not train" in c.decision.reason
+    c = {c.id: c for c in mc.chapter_claims(changed(data_source="phantoms"), "t").claims}["cnn-per-label-auc"]
+    assert c.verdict == "[n/a]" and c.basis == "phantom" and "phantoms" in c.decision.reason
+
+
+def test_claim_checks_can_fail():
+    r = changed(hloss_all_zero=0.0516, LCard=0.9, phi2_chi2_max_abs_diff=1e-3, max_joint_count_asymmetry=1.0, ED_max=1.0,
+                LPD_code_mean=1e-3, patient_level_shared=3, later_followup_rule_violations=2)
+    cl = mc.chapter_claims(r, "t")
+    assert cl.checks and not any(c.passed for c in cl.checks if "err micro" not in c.check)
+    toy = _toy_with({("err micro", "h1"): 0.3})
+    assert not next(c for c in mc.chapter_claims(changed(toy_metrics=toy), "t").checks if "err micro" in c.check).passed
+
+
+def test_claim_errata_follow_the_numbers():
+    errata = mc.chapter_claims(good_results(), "t").errata
+    where = [e.where for e in errata]
+    assert any("Hamming loss" in w for w in where) and any("Pneumonia" in w for w in where)
+    assert any("toymlpred" in w for w in where)
+    # a recomputation that matched the printed numbers would raise no erratum for them
+    r = good_results()
+    r["hloss_all_zero"] = 0.05162
+    r["label_proportions"]["Pneumonia"] = 0.0121
+    where = [e.where for e in mc.chapter_claims(r, "t").errata]
+    assert not any("Hamming loss" in w for w in where) and not any("Pneumonia" in w for w in where)
+
+
+def test_claim_explain_lists_every_row_not_reproduced():
+    cl = mc.chapter_claims(changed(data_source="phantoms", cnn_quality=_quality(0.85, 0.8, 0.9)), "t")
+    text = mc.explain(cl)
+    not_re = [c.id for c in cl.claims if c.verdict != "[Re]"]
+    assert not_re and all(f"**{cid}**" in text for cid in not_re)
+    assert "**n-images-patients**" not in text
