@@ -1,10 +1,12 @@
-"""The Data appendix page executes under the smoke profile and records sane comparison numbers."""
+"""The Data appendix page executes under the smoke profile and records sane comparison numbers and its checks;
+the checks (``data_appendix.stand_in_checks``) can pass and can fail."""
 
 import pytest
 
-pytestmark = pytest.mark.notebook
+from medeval.experiments import data_appendix
 
 
+@pytest.mark.notebook
 def test_a1_data_smoke(run_chapter_smoke):
     res = run_chapter_smoke("A1-data").results
     assert res["profile"] == "smoke"
@@ -20,6 +22,34 @@ def test_a1_data_smoke(run_chapter_smoke):
     assert res["max_abs_mean_centre_difference"] < 0.15
     fr = res["slide_class_fractions"]
     assert abs(sum(fr.values()) - 1) < 1e-9 and 0.65 < fr["O"] < 0.9
-    verdicts = {row["verdict"] for row in res["paper_vs_us"]}
-    assert verdicts <= {"[Re]", "[¬Re]", "[n/a]"}
+    # the page reproduces no paper: its rows are checks, not claims, and do not reach the scorecard
+    assert "paper_vs_us" not in res
+    checks = res["checks"]
+    assert len(checks) == 4 and all(isinstance(c["passed"], bool) for c in checks)
+    assert {c["check"] for c in checks} >= {"phantom label prevalences follow the ChestX-ray14 label table",
+                                            "phantom box centres follow the NIH box list"}
+    # the recorded verdicts are those the recorded numbers give
+    by_name = {c["check"]: c["passed"] for c in checks}
+    assert by_name["phantom label prevalences follow the ChestX-ray14 label table"] == (res["max_abs_z"] < 5)
     assert res["wall_time_s"] < 120
+
+
+GOOD = ({"max_abs_z": 2.1, "max_abs_frequency_difference": 0.004, "cooccurrence_correlation": 0.99,
+         "n_phantom": 20000, "n_real": 112120},
+        {"max_abs_mean_centre_difference": 0.03}, {"O": 0.78, "notC": 0.11, "C": 0.11})
+
+
+def test_stand_in_checks_pass_on_data_that_follow_the_real_tables():
+    checks = data_appendix.stand_in_checks(*GOOD)
+    assert len(checks) == 4 and all(c.passed for c in checks)
+
+
+@pytest.mark.parametrize("which,key,value", [
+    (0, "max_abs_z", 6.0), (0, "cooccurrence_correlation", 0.5), (1, "max_abs_mean_centre_difference", 0.2),
+    (2, "O", 0.6), (2, "O", 0.9), (0, "max_abs_z", float("nan")),
+])
+def test_stand_in_checks_fail_when_a_stand_in_departs(which, key, value):
+    args = [dict(a) for a in GOOD]
+    args[which][key] = value
+    checks = data_appendix.stand_in_checks(*args)
+    assert sum(not c.passed for c in checks) == 1

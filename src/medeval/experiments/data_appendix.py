@@ -10,6 +10,8 @@ Pure functions of the page's parameters returning tidy DataFrames (the notebook 
 * :func:`box_comparison` - box centre and size per class (normalised to the image side) of the NIH box list
   next to the boxes of rendered phantoms.
 * :func:`finding_gallery` / :func:`slide_example` - one phantom per finding, one slide phantom.
+* :func:`stand_in_checks` - the page's checks that the stand-ins follow the real data (checks, not claims: the
+  page reproduces no paper).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from medeval.data.phantoms.chest import (
     sample_label_sets,
 )
 from medeval.data.phantoms.slide import generate_slide
+from medeval.experiments.claims import Check
 from medeval.runtime.params import ChapterParams
 
 __all__ = [
@@ -37,7 +40,23 @@ __all__ = [
     "local_status_table",
     "manifest_table",
     "slide_example",
+    "stand_in_checks",
+    "MAX_ABS_Z",
+    "MIN_COOCCURRENCE_R",
+    "MAX_CENTRE_DIFFERENCE",
+    "MLNTO_O_RANGE",
 ]
+
+#: Largest |z| (phantom minus real prevalence, in binomial standard errors of the phantom estimate) over the 14
+#: findings that we accept: 14 |z| values of independent draws exceed 5 with probability below 1e-5.
+MAX_ABS_Z = 5.0
+#: Smallest Pearson r between the 91 real and phantom pairwise co-occurrence frequencies that we accept.
+MIN_COOCCURRENCE_R = 0.9
+#: Largest |phantom − NIH| per-class mean box centre (fraction of the image side) that we accept.
+MAX_CENTRE_DIFFERENCE = 0.08
+#: Range of the O (background) fraction accepted for the slide phantom: MLNTO's 78.3 % (train) / 79.4 % (test)
+#: of thesis Table 2.2, ±0.08 for the variation of a single slide.
+MLNTO_O_RANGE = (0.70, 0.86)
 
 
 class Params(ChapterParams):
@@ -201,3 +220,34 @@ def finding_gallery(params: Params):
 def slide_example(params: Params):
     """A ``slide_size`` x ``slide_size`` slide phantom with its class fractions."""
     return generate_slide(params.slide_size, params.slide_size, seed=params.seed)
+
+
+def stand_in_checks(labels: dict, boxes: dict, slide_fractions: dict) -> list[Check]:
+    """The page's four checks that the stand-ins follow the real data they replace (pass/fail, not claims).
+
+    ``labels`` is :func:`label_comparison`'s result, ``boxes`` :func:`box_comparison`'s (only the summary numbers
+    are read, so small dicts work), ``slide_fractions`` the slide phantom's class fractions (keys O, notC, C).
+    """
+    z, r_co = float(labels["max_abs_z"]), float(labels["cooccurrence_correlation"])
+    centre = float(boxes["max_abs_mean_centre_difference"])
+    o = float(slide_fractions["O"])
+    n = labels.get("n_phantom")
+    return [
+        Check("phantom label prevalences follow the ChestX-ray14 label table",
+              where=f"real table ({labels.get('n_real', 112120):,} images) vs {n:,} phantom label sets" if n else
+              "real label table vs phantom label sets",
+              expected=f"max |z| < {MAX_ABS_Z:g} over the 14 findings (binomial SE)",
+              computed=f"max |z| {z:.2f}, max |diff| {float(labels['max_abs_frequency_difference']):.4f}",
+              passed=bool(np.isfinite(z) and z < MAX_ABS_Z)),
+        Check("phantom co-occurrences follow the label table", where="91 pairwise co-occurrence frequencies",
+              expected=f"Pearson r > {MIN_COOCCURRENCE_R:g}", computed=f"r = {r_co:.3f}",
+              passed=bool(np.isfinite(r_co) and r_co > MIN_COOCCURRENCE_R)),
+        Check("phantom box centres follow the NIH box list", where="984 NIH boxes, 8 findings",
+              expected=f"every per-class mean centre within {MAX_CENTRE_DIFFERENCE:g} of the image side",
+              computed=f"max |mean diff| {centre:.3f}",
+              passed=bool(np.isfinite(centre) and centre < MAX_CENTRE_DIFFERENCE)),
+        Check("slide phantom has MLNTO's natural prior (about 78 % O)",
+              where="thesis Table 2.2: 78.3 % O (train), 79.4 % (test)",
+              expected=f"O fraction in [{MLNTO_O_RANGE[0]:.2f}, {MLNTO_O_RANGE[1]:.2f}]", computed=f"{100 * o:.1f} % O",
+              passed=bool(MLNTO_O_RANGE[0] <= o <= MLNTO_O_RANGE[1])),
+    ]

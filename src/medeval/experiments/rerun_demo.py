@@ -4,7 +4,8 @@ data (WDBC).
 
 The experiment: how does the spread of a hold-out accuracy estimate shrink with the size of the test set?
 For each test-set size, ``n_repeats`` random stratified hold-out splits of WDBC are drawn, a logistic
-regression is fitted on the rest, and the accuracy on the test set is recorded.
+regression is fitted on the rest, and the accuracy on the test set is recorded. :func:`shrinkage_check` is the
+page's check (not a claim: the page reproduces no paper).
 """
 
 from __future__ import annotations
@@ -14,8 +15,12 @@ from typing import Annotated
 import numpy as np
 import pandas as pd
 from pydantic import Field
+from scipy import stats
 
+from medeval.experiments.claims import Check
 from medeval.runtime.params import ChapterParams
+
+ALPHA = 0.05
 
 
 class Params(ChapterParams):
@@ -61,3 +66,30 @@ def summarise(runs: list[dict]) -> pd.DataFrame:
     out = frame.groupby("test_size")["accuracy"].agg(["mean", "std", "count"]).reset_index()
     out["binomial_sd"] = np.sqrt(out["mean"] * (1 - out["mean"]) / out["test_size"])
     return out
+
+
+def shrinkage_check(runs: list[dict], *, alpha: float = ALPHA) -> Check:
+    """Does the SD of the hold-out accuracy shrink from the smallest to the largest test-set size?
+
+    The variance-ratio F-test, one-sided: F = s²(smallest) / s²(largest) with (n₁ − 1, n₂ − 1) degrees of freedom;
+    the check passes when P(F' ≥ F) < ``alpha`` (the sign of the difference alone never passes it). Fewer than two
+    test-set sizes, fewer than two repeats per size, or no spread at the largest size fail it with the reason.
+    """
+    frame = pd.DataFrame(runs)
+    sizes = sorted(frame["test_size"].unique())
+    expected = f"one-sided F-test of s²(smallest) / s²(largest test set) > 1, α = {alpha}"
+    name = "the SD of a hold-out accuracy shrinks as the test set grows"
+    where = "textbook (binomial sampling: SD = sqrt(p(1 − p)/n))"
+    if len(sizes) < 2:
+        return Check(name, where, expected, f"only one test-set size ({sizes})", False)
+    a = frame.loc[frame["test_size"] == sizes[0], "accuracy"].to_numpy(float)
+    b = frame.loc[frame["test_size"] == sizes[-1], "accuracy"].to_numpy(float)
+    if len(a) < 2 or len(b) < 2:
+        return Check(name, where, expected, f"needs 2 repeats per size, has {len(a)} and {len(b)}", False)
+    va, vb = a.var(ddof=1), b.var(ddof=1)
+    head = f"SD {np.sqrt(va):.3f} (n = {sizes[0]}) -> {np.sqrt(vb):.3f} (n = {sizes[-1]}), {len(a)} + {len(b)} repeats"
+    if np.ptp(b) == 0:  # all equal (e.g. at the ceiling): the ratio is undefined, not evidence
+        return Check(name, where, expected, f"{head}: no spread at the largest size, F undefined", False)
+    f = va / vb
+    p = float(stats.f.sf(f, len(a) - 1, len(b) - 1))
+    return Check(name, where, expected, f"{head}; F = {f:.2f}, p = {p:.3g}", bool(p < alpha))

@@ -1,0 +1,42 @@
+"""The re-execution demo records its grid summary and one check (``rerun_demo.shrinkage_check``), which can pass
+and can fail."""
+
+import numpy as np
+import pytest
+
+from medeval.experiments import rerun_demo
+
+
+@pytest.mark.notebook
+def test_a2_rerun_smoke(run_chapter_smoke):
+    res = run_chapter_smoke("A2-rerun").results
+    summary = res["accuracy_by_test_size"]
+    assert [r["test_size"] for r in summary] == [20, 80] and all(r["count"] == 8 for r in summary)
+    assert "paper_vs_us" not in res  # a demo, not a reproduction: a check, not a claim
+    (check,) = res["checks"]
+    assert check["check"] == "the SD of a hold-out accuracy shrinks as the test set grows"
+    assert isinstance(check["passed"], bool) and ("F = " in check["computed"] or "no spread" in check["computed"])
+
+
+def _runs(sds, n=20, seed=0):
+    rng = np.random.default_rng(seed)
+    return [{"test_size": size, "repeat": r, "accuracy": 0.9 + sd * z}
+            for size, sd in sds.items() for r, z in enumerate(rng.standard_normal(n))]
+
+
+def test_shrinkage_check_passes_when_the_spread_shrinks():
+    assert rerun_demo.shrinkage_check(_runs({20: 0.05, 160: 0.015})).passed
+
+
+@pytest.mark.parametrize("sds,n", [({20: 0.02, 160: 0.02}, 20),   # same spread: not significant
+                                   ({20: 0.01, 160: 0.03}, 20),   # the spread grows
+                                   ({20: 0.05, 160: 0.03}, 3),    # too few repeats to tell
+                                   ({20: 0.05}, 20)])             # one size only
+def test_shrinkage_check_fails_without_evidence(sds, n):
+    assert not rerun_demo.shrinkage_check(_runs(sds, n)).passed
+
+
+def test_shrinkage_check_fails_without_spread_at_the_largest_size():
+    runs = _runs({20: 0.05, 160: 0.0})
+    check = rerun_demo.shrinkage_check(runs)
+    assert not check.passed and "no spread" in check.computed
