@@ -122,18 +122,64 @@ def test_invalid_parameters_are_refused_before_any_compute(sandbox):
     assert not (sandbox / "_runs" / "smoke").exists()
 
 
-def test_scorecard_and_reproducibility_pages_come_from_records():
-    res = execution.ExecutionResult(
-        "x", "smoke", Path("x.ipynb"),
-        {"paper_vs_us": [{"claim": "c", "paper": "0.5", "ours": "0.49", "verdict": "[Re]", "reason": "r|s"}]},
-        {"title": "T", "profile": "smoke", "key": "k" * 64, "wall_time_s": 1.5, "started": "now", "params": {"a": 1},
-         "provenance": {"device": "CPU: test", "git_commit": "abc"}},
+def _claim_row(i, verdict, basis, **extra):
+    row = {"id": f"c{i}", "claim": f"claim {i}", "where": "Fig. 1", "paper": "0.5", "rule": "r", "ours": "0.49",
+           "basis": basis, "scale": "smoke", "n": "3 runs", "test": "Welch", "effect": "p = 0.01",
+           "verdict": verdict, "reason": "r|s"}
+    row.update(extra)
+    return row
+
+
+def _result(chapter, rows, part="chapters"):
+    return execution.ExecutionResult(
+        chapter, "smoke", Path(f"{chapter}.ipynb"), {"paper_vs_us": rows},
+        {"title": f"T {chapter}", "part": part, "profile": "smoke", "key": "k" * 64, "wall_time_s": 1.5,
+         "started": "now", "params": {"a": 1}, "provenance": {"device": "CPU: test", "git_commit": "abc"}},
         True,
     )
+
+
+def test_scorecard_and_reproducibility_pages_come_from_records():
+    res = _result("01-mil-stability", [_claim_row(1, "[Re]", "phantom")])
     card = execution.scorecard_markdown([res])
-    assert "| c | 0.5 | 0.49 | [Re] | r\\|s |" in card and "1 [Re]" in card
+    assert 'href="chapters/01-mil-stability.html#claim-c1">claim 1</a>' in card
+    assert "| phantom | smoke | 3 runs | Welch; p = 0.01 | [Re] | r&#124;s |" in card
     repro = execution.reproducibility_markdown([res])
-    assert "`x` | smoke | `kkkkkkkkkkkk` | 1.5 |" in repro and json.dumps({"a": 1}) in repro
+    assert "`01-mil-stability` | smoke | `kkkkkkkkkkkk` | 1.5 |" in repro and json.dumps({"a": 1}) in repro
+
+
+@pytest.mark.claim
+def test_claim_scorecard_totals_equal_the_sum_of_the_chapters_rows():
+    a = _result("01-mil-stability", [_claim_row(1, "[Re]", "phantom"), _claim_row(2, "[~]", "phantom"),
+                                      _claim_row(3, "[¬Re]", "exact")])
+    b = _result("02-rodeo", [_claim_row(1, "[n/a]", "real"), _claim_row(2, "[Re]", "exact")])
+    totals = execution.scorecard_totals([a, b])
+    assert totals["verdict"] == {"[Re]": 2, "[¬Re]": 1, "[~]": 1, "[n/a]": 1}
+    assert totals["basis:exact"] == {"[Re]": 1, "[¬Re]": 1, "[~]": 0, "[n/a]": 0}
+    assert sum(sum(v.values()) for k, v in totals.items() if k.startswith("basis:")) == 5
+    card = execution.scorecard_markdown([a, b])
+    assert "| **all claims** | 2 | 1 | 1 | 1 | 5 |" in card
+    assert "| basis *phantom* | 1 | 0 | 1 | 0 | 2 |" in card
+
+
+def test_paper_vs_us_refuses_rows_outside_the_vocabulary(monkeypatch, tmp_path):
+    from medeval.runtime import notebook
+
+    monkeypatch.setenv("MEDEVAL_RESULTS_FILE", str(tmp_path / "r.json"))
+    notebook.setup("A2-rerun", {"profile": "smoke"})
+    good = _claim_row(1, "[Re]", "phantom")
+    shown = notebook.paper_vs_us([good])
+    assert 'id="claim-c1"' in shown._repr_html_()
+    recorded = json.loads((tmp_path / "r.json").read_text())["paper_vs_us"]
+    assert recorded[0]["verdict"] == "[Re]" and recorded[0]["basis"] == "phantom"
+    with pytest.raises(ValueError, match="verdict"):
+        notebook.paper_vs_us([_claim_row(1, "[Re?]", "phantom")])
+    with pytest.raises(ValueError, match="basis"):
+        notebook.paper_vs_us([_claim_row(1, "[Re]", "simulated")])
+    with pytest.raises(ValueError, match="misses columns"):
+        notebook.paper_vs_us([{"claim": "c", "verdict": "[Re]"}])
+    with pytest.raises(ValueError, match="duplicate"):
+        notebook.paper_vs_us([good, good])
 
 
 def test_local_data_digest_follows_the_data_files(tmp_path, monkeypatch):

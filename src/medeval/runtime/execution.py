@@ -279,8 +279,43 @@ def run_chapter(
     os.replace(tmp_nb, p["notebook"])
     _atomic_write_text(p["meta"], json.dumps(meta, indent=1, sort_keys=True))  # written last: the cache commit
     p["failed"].unlink(missing_ok=True)
+    if not overrides and out_dir == runs_dir() / profile:
+        record_timing(chapter_id, profile, meta)
     log(f"[medeval] {chapter_id} ({profile}): done in {wall:.1f} s")
     return ExecutionResult(chapter_id, profile, p["notebook"], results, meta, False)
+
+
+def timings_file() -> Path:
+    """``results/timings.json``: the last measured wall time of every chapter per profile (committed with the book)."""
+    return project_root() / "results" / "timings.json"
+
+
+def record_timing(chapter_id: str, profile: str, meta: dict) -> None:
+    """Store the measured wall time of a run of the profile's own parameters, where it ran and on which commit."""
+    path = timings_file()
+    try:
+        data = json.loads(path.read_text()) if path.exists() else {}
+    except json.JSONDecodeError:
+        data = {}
+    prov = meta.get("provenance", {})
+    data.setdefault(chapter_id, {})[profile] = {
+        "wall_time_s": meta["wall_time_s"], "started": meta["started"],
+        "device": prov.get("device", "?"), "cpu_count": os.cpu_count(),
+        "git_commit": str(prov.get("git_commit", "?"))[:12],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def recorded_timings(chapter_id: str) -> dict[str, dict]:
+    """The last measured run of ``chapter_id`` per profile, from :func:`timings_file` (empty when never run)."""
+    path = timings_file()
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text()).get(chapter_id, {})
+    except json.JSONDecodeError:
+        return {}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -302,32 +337,77 @@ def _write_if_changed(dst: Path, text: str) -> None:
     _atomic_write_text(dst, text)
 
 
-def _md_cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+def _html_cell(value: Any) -> str:
+    import html
+
+    return html.escape(str(value)).replace("|", "&#124;").replace("\n", " ")
+
+
+def scorecard_totals(executed: list[ExecutionResult]) -> dict[str, dict[str, int]]:
+    """Verdict totals overall and per basis, summed over every chapter's recorded ``paper_vs_us`` rows."""
+    from medeval.experiments.claims import BASES, VERDICTS
+
+    by_verdict = dict.fromkeys(VERDICTS, 0)
+    by_basis = {b: dict.fromkeys(VERDICTS, 0) for b in BASES}
+    for res in executed:
+        for row in res.results.get("paper_vs_us") or []:
+            by_verdict[row["verdict"]] += 1
+            by_basis[row["basis"]][row["verdict"]] += 1
+    return {"verdict": by_verdict, **{f"basis:{b}": v for b, v in by_basis.items()}}
 
 
 def scorecard_markdown(executed: list[ExecutionResult]) -> str:
-    """The Scorecard page: every chapter's recorded paper-versus-us table, with verdict counts."""
+    """The Scorecard page: every chapter's recorded paper-versus-us rows, totals by verdict and by data basis.
+
+    Each claim links to its row on the chapter page (anchor ``claim-<id>``). Checks (formula identities) and errata
+    are not claims and are not counted here.
+    """
+    from medeval.experiments.claims import BASIS_HELP, VERDICTS
+
+    registry = chapters()
+    totals = scorecard_totals(executed)
     lines = [
         "# Scorecard", "",
-        "Each chapter ends with a *paper versus us* table. This page gathers them from the chapters' recorded "
-        "outputs (nothing here is typed by hand). Verdicts: **[Re]** reproduced, **[¬Re]** not reproduced, "
-        "**[n/a]** not testable with the data or compute of this profile.", "",
+        "Every claim of the five papers that this book tests, gathered from the chapters' recorded outputs "
+        "(nothing here is typed by hand). Each verdict is decided by a stated rule in `medeval.experiments` "
+        "that has a test on which it passes and one on which it fails. Verdicts: **[Re]** reproduced; "
+        "**[¬Re]** contradicted by the stated test or tolerance; **[~]** inconclusive at this scale (the reason "
+        "says which n would decide it); **[n/a]** not testable here (the reason says why). The sign of a noisy "
+        "difference, a tie, or \"no significant difference\" never supports a directional claim. Formula "
+        "identities (checks) and arithmetic on printed numbers (errata) are on the chapter pages and are not "
+        "counted here.", "",
+        "Data basis: " + "; ".join(f"**{b}**, {h}" for b, h in BASIS_HELP.items()) + ".", "",
+        "| | " + " | ".join(VERDICTS) + " | total |", "|---|" + "---|" * (len(VERDICTS) + 1),
     ]
-    totals: dict[str, int] = {}
+    def total_row(label, counts):
+        return f"| {label} | " + " | ".join(str(counts[v]) for v in VERDICTS) + f" | {sum(counts.values())} |"
+
+    lines.append(total_row("**all claims**", totals["verdict"]))
+    for key, counts in totals.items():
+        if key.startswith("basis:") and sum(counts.values()):
+            lines.append(total_row(f"basis *{key.split(':', 1)[1]}*", counts))
+    lines.append("")
     body: list[str] = []
     for res in executed:
         rows = res.results.get("paper_vs_us")
         if not rows:
             continue
-        body += [f"## {res.meta['title']}", "", f"Chapter `{res.chapter}`, profile `{res.profile}`.", ""]
-        body += ["| claim | paper | ours | verdict | reason |", "|---|---|---|---|---|"]
+        counts = dict.fromkeys(VERDICTS, 0)
         for row in rows:
-            totals[row["verdict"]] = totals.get(row["verdict"], 0) + 1
-            body.append("| " + " | ".join(_md_cell(row[c]) for c in ("claim", "paper", "ours", "verdict", "reason")) + " |")
+            counts[row["verdict"]] += 1
+        part = registry[res.chapter].part if res.chapter in registry else "chapters"
+        body += [f"## {res.meta['title']}", "",
+                 f"Chapter `{res.chapter}`, profile `{res.profile}`: "
+                 + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", ""]
+        body += ["| claim | basis | scale | n | test and p / CI | verdict | reason |", "|---|---|---|---|---|---|---|"]
+        for row in rows:
+            link = f'<a href="{part}/{res.chapter}.html#claim-{_html_cell(row["id"])}">{_html_cell(row["claim"])}</a>'
+            test = _html_cell(row["test"]) + (f"; {_html_cell(row['effect'])}" if row.get("effect") else "")
+            body.append("| " + " | ".join([link, _html_cell(row["basis"]), _html_cell(row["scale"]),
+                                           _html_cell(row["n"]), test, _html_cell(row["verdict"]),
+                                           _html_cell(row["reason"])]) + " |")
         body.append("")
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(totals.items())) or "no claims recorded yet"
-    return "\n".join(lines + [f"In total: {summary}.", ""] + body)
+    return "\n".join(lines + body)
 
 
 def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
@@ -347,7 +427,7 @@ def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
         prov = m.get("provenance", {})
         lines.append(
             f"| `{res.chapter}` | {m['profile']} | `{m['key'][:12]}` | {m['wall_time_s']:.1f} | "
-            f"`{str(prov.get('git_commit', '?'))[:12]}` | {_md_cell(prov.get('device', '?'))} | {m['started']} |"
+            f"`{str(prov.get('git_commit', '?'))[:12]}` | {_html_cell(prov.get('device', '?'))} | {m['started']} |"
         )
     lines += ["", f"Total execution time of the pages: {total:.0f} s.", "", "## Parameters", ""]
     for res in executed:

@@ -17,12 +17,20 @@ from typing import Any
 
 import numpy as np
 
+from medeval.experiments.claims import (  # a leaf module: no medeval imports
+    BASES,
+    CHECK_COLUMNS,
+    CLAIM_COLUMNS,
+    ERRATUM_COLUMNS,
+    REQUIRED_CLAIM_COLUMNS,
+    VERDICTS,
+    ClaimList,
+)
 from medeval.runtime import provenance as _provenance
 from medeval.runtime.params import ChapterParams, ParameterError, get_chapter, resolve_params
 from medeval.runtime.paths import project_root, runs_dir
 
-SCORECARD_COLUMNS = ("claim", "paper", "ours", "verdict", "reason")
-VERDICTS = ("[Re]", "[¬Re]", "[n/a]")
+SCORECARD_COLUMNS = REQUIRED_CLAIM_COLUMNS
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open", "display"}
 
 _state: dict[str, Any] = {}
@@ -137,20 +145,154 @@ def record_table(key: str, frame) -> Any:
     return frame
 
 
-def paper_vs_us(frame):
-    """Record the chapter's paper-versus-us table (columns ``claim, paper, ours, verdict, reason``).
+def _rows(items, columns, required, what: str) -> list[dict]:
+    """Rows from Claim/Check/Erratum objects (``.row()``), dicts or a DataFrame, checked for ``required`` columns."""
+    if hasattr(items, "to_dict"):
+        rows = items.to_dict(orient="records")
+    else:
+        rows = [x.row() if hasattr(x, "row") else dict(x) for x in items]
+    for i, r in enumerate(rows):
+        missing = [c for c in required if c not in r]
+        if missing:
+            raise ValueError(f"{what}: row {i} misses columns {missing}; expected at least {list(required)}")
+    return [{c: _jsonable(r.get(c, "")) for c in columns} for r in rows]
 
-    The verdict is one of ``[Re]`` (reproduced), ``[¬Re]`` (not reproduced) or ``[n/a]`` (not testable here).
-    The book's Scorecard page gathers these tables from every chapter.
+
+def paper_vs_us(claims):
+    """Record the chapter's paper-versus-us table and return it for display.
+
+    ``claims`` is a :class:`~medeval.experiments.claims.ClaimList` (its checks and errata are recorded too), a list
+    of :class:`~medeval.experiments.claims.Claim`, or a DataFrame with at least the columns
+    ``claim, paper, ours, basis, n, test, verdict, reason``. Verdicts are ``[Re]``, ``[¬Re]``, ``[~]`` or ``[n/a]``;
+    the basis is ``exact``, ``real`` or ``phantom``. The book's Scorecard page gathers these tables.
     """
-    missing = [c for c in SCORECARD_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"paper_vs_us: missing columns {missing}; expected {list(SCORECARD_COLUMNS)}")
-    bad = sorted(set(frame["verdict"]) - set(VERDICTS))
-    if bad:
-        raise ValueError(f"paper_vs_us: verdicts must be one of {VERDICTS}, got {bad}")
-    record("paper_vs_us", frame[list(SCORECARD_COLUMNS)].astype(str).to_dict(orient="records"))
-    return frame
+    if isinstance(claims, ClaimList):
+        record_checks(claims.checks)
+        record_errata(claims.errata)
+        items = claims.claims
+    else:
+        items = claims
+    rows = _rows(items, CLAIM_COLUMNS, REQUIRED_CLAIM_COLUMNS, "paper_vs_us")
+    for i, r in enumerate(rows):
+        if r["verdict"] not in VERDICTS:
+            raise ValueError(f"paper_vs_us: row {i} verdict must be one of {VERDICTS}, got {r['verdict']!r}")
+        if r["basis"] not in BASES:
+            raise ValueError(f"paper_vs_us: row {i} basis must be one of {BASES}, got {r['basis']!r}")
+        r["id"] = r["id"] or f"row{i + 1}"
+        r["scale"] = r["scale"] or _state.get("profile", "")
+    ids = [r["id"] for r in rows]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"paper_vs_us: duplicate claim ids {sorted({i for i in ids if ids.count(i) > 1})}")
+    record("paper_vs_us", rows)
+    return claims_display(rows)
+
+
+def record_checks(checks) -> list[dict]:
+    """Record the chapter's checks (formula identities, pass/fail); they are not claims."""
+    rows = _rows(checks, CHECK_COLUMNS, ("check", "passed"), "checks")
+    record("checks", rows)
+    return rows
+
+
+def record_errata(errata) -> list[dict]:
+    """Record the chapter's errata (arithmetic on numbers printed in the paper); they are not claims."""
+    rows = _rows(errata, ERRATUM_COLUMNS, ("where", "printed", "recomputed"), "errata")
+    record("errata", rows)
+    return rows
+
+
+def _html_escape(value) -> str:
+    import html
+
+    return html.escape(str(value))
+
+
+class _HTMLTable:
+    """An HTML table for notebook display (and a plain-text fallback); wraps text inside the content column."""
+
+    def __init__(self, html_text: str, text: str):
+        self._html, self._text = html_text, text
+
+    def _repr_html_(self) -> str:
+        return self._html
+
+    def __repr__(self) -> str:
+        return self._text
+
+
+_VERDICT_CLASS = {"[Re]": "re", "[¬Re]": "not-re", "[~]": "inconclusive", "[n/a]": "na"}
+
+
+def claims_display(rows: list[dict], columns=("claim", "where", "paper", "ours", "basis", "n", "test", "effect",
+                                                "verdict", "reason")) -> _HTMLTable:
+    """The paper-versus-us table as HTML, one row per claim with the anchor ``claim-<id>`` the Scorecard links to."""
+    head = "".join(f"<th>{c}</th>" for c in columns)
+    body = []
+    for r in rows:
+        cells = "".join(
+            f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}"><strong>{_html_escape(r[c])}</strong></td>'
+            if c == "verdict" else f"<td>{_html_escape(r.get(c, ''))}</td>" for c in columns)
+        body.append(f'<tr id="claim-{_html_escape(r["id"])}">{cells}</tr>')
+    html_text = (
+        '<div class="medeval-claims" style="overflow-x:auto"><table class="medeval-claims-table" '
+        'style="table-layout:auto;width:100%;font-size:0.85em;word-break:normal;overflow-wrap:anywhere">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+    text = "\n".join(f"{r.get('verdict')} {r.get('id')}: {r.get('claim')}" for r in rows)
+    return _HTMLTable(html_text, text)
+
+
+def checks_display(rows: list[dict]) -> _HTMLTable:
+    """The checks table (pass/fail) as HTML."""
+    head = "".join(f"<th>{c}</th>" for c in CHECK_COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{'pass' if r[c] is True else ('FAIL' if r[c] is False else _html_escape(r[c]))}</td>"
+                         for c in CHECK_COLUMNS) + "</tr>" for r in rows)
+    html_text = (f'<div style="overflow-x:auto"><table style="width:100%;font-size:0.85em">'
+                 f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+    return _HTMLTable(html_text, "\n".join(f"{'pass' if r['passed'] else 'FAIL'} {r['check']}" for r in rows))
+
+
+def errata_display(rows: list[dict]) -> _HTMLTable:
+    """The errata table as HTML."""
+    head = "".join(f"<th>{c}</th>" for c in ERRATUM_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{_html_escape(r[c])}</td>" for c in ERRATUM_COLUMNS) + "</tr>" for r in rows)
+    html_text = (f'<div style="overflow-x:auto"><table style="width:100%;font-size:0.85em">'
+                 f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+    return _HTMLTable(html_text, "\n".join(f"{r['where']}: {r['printed']} vs {r['recomputed']}" for r in rows))
+
+
+def time_to_run_table() -> _HTMLTable:
+    """The chapter's "Time to run" table: the last measured wall time per profile, from recorded runs.
+
+    Reads ``results/timings.json`` (written by every run of a profile's own parameters); a profile that was never
+    run says so instead of guessing. Nothing here is typed by hand.
+    """
+    _require_setup()
+    from medeval.runtime.execution import recorded_timings
+    from medeval.runtime.params import PROFILES
+
+    timings = recorded_timings(_state["chapter"])
+    rows = []
+    for profile in PROFILES:
+        t = timings.get(profile)
+        if t:
+            rows.append((profile, _format_duration(t["wall_time_s"]), f"{t['device']} ({t['cpu_count']} cores)",
+                         t["started"][:10], t["git_commit"]))
+        else:
+            rows.append((profile, "not measured yet", "—", "—", "—"))
+    head = "".join(f"<th>{c}</th>" for c in ("profile", "last measured wall time", "machine", "date", "commit"))
+    body = "".join("<tr>" + "".join(f"<td>{_html_escape(v)}</td>" for v in r) + "</tr>" for r in rows)
+    html_text = (f'<div style="overflow-x:auto"><table style="font-size:0.85em"><thead><tr>{head}</tr></thead>'
+                 f"<tbody>{body}</tbody></table></div>")
+    return _HTMLTable(html_text, "\n".join(f"{r[0]}: {r[1]}" for r in rows))
+
+
+def _format_duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def cache_dir(name: str) -> Path:
