@@ -146,8 +146,12 @@ P = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
 ED = [0.0, 0.5, 1.0, 2.0, 3.0, 4.0]
 
 
+def _of(name, fn):
+    return lambda **point: fn(point[name])
+
+
 def one_axis(x: str, xs, fns, **kw):
-    return frame({x: xs}, {m: (lambda f: (lambda **a: f(a[x])))(f) for m, f in fns.items()}, **kw)
+    return frame({x: xs}, {m: _of(x, fn) for m, fn in fns.items()}, **kw)
 
 
 @pytest.mark.claim
