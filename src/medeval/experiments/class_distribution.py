@@ -18,7 +18,6 @@ in one streaming pass) when they are present, otherwise a 1:``imbalance`` subsam
 
 from __future__ import annotations
 
-import warnings
 import zlib
 from typing import Literal
 
@@ -27,6 +26,7 @@ import pandas as pd
 from pydantic import Field
 
 from medeval.data import training_sets as ts
+from medeval.experiments import class_distribution_claims as cdc
 from medeval.experiments import histology as H
 from medeval.metrics import curves as C
 from medeval.runtime.device import limit_cpu_threads
@@ -34,16 +34,7 @@ from medeval.runtime.params import ChapterParams
 
 HYPOTHESIS_NAMES = tuple(ts.HYPOTHESIS_DISTRIBUTIONS)
 PRELIMINARY_NAMES = tuple(ts.PRELIMINARY_DISTRIBUTIONS)
-
-#: Thesis Table 4.4 (MLNTO, U-Net, method 1 with e = 500 px, mean over 27 test WSIs): (R, P, F) per class.
-PAPER_TABLE_4_4 = {
-    "Natural": {"C": (0.88, 0.61, 0.68), "notC": (0.96, 0.53, 0.65), "O": (1.0, 0.93, 0.96)},
-    "C-biased": {"C": (0.943, 0.47, 0.58), "notC": (0.89, 0.68, 0.74), "O": (1.0, 0.94, 0.97)},
-    "notC-biased": {"C": (0.72, 0.78, 0.71), "notC": (0.98, 0.36, 0.51), "O": (1.0, 0.93, 0.96)},
-    "Balanced_S": {"C": (0.939, 0.49, 0.59), "notC": (0.96, 0.41, 0.55), "O": (1.0, 0.95, 0.97)},
-    "Balanced_L": {"C": (0.89, 0.52, 0.61), "notC": (0.97, 0.44, 0.57), "O": (1.0, 0.93, 0.96)},
-}
-
+PAPER_TABLE_4_4 = cdc.PAPER_TABLE_4_4
 
 class HistologyParams(ChapterParams):
     """The fields chapters 4a and 4b share: slide phantoms, the binary patch classifier (PCam-like task), the
@@ -107,8 +98,8 @@ class Params(HistologyParams):
     base_channels: int = Field(8, ge=2, le=128, description="U-Net width at the first level")
     depth: int = Field(2, ge=1, le=5, description="U-Net down/up levels")
     epochs: int = Field(8, ge=1, le=200, description="U-Net training epochs")
-    n_runs: int = Field(2, ge=2, le=50, description="runs per hypothesis distribution (thesis: 10)")
-    n_preliminary_runs: int = Field(1, ge=1, le=50, description="runs per Table 4.3 distribution")
+    n_runs: int = Field(4, ge=2, le=50, description="runs per hypothesis distribution (thesis: 10)")
+    n_preliminary_runs: int = Field(3, ge=1, le=50, description="runs per Table 4.3 distribution (tests need >= 2)")
     hypothesis_experiments: list[str] = Field(
         list(HYPOTHESIS_NAMES), min_length=2, description="which of E1.a ... E4.c to run"
     )
@@ -116,20 +107,42 @@ class Params(HistologyParams):
         [1, 2, 4, 8, 16, 32, 64], min_length=1, description="evaluation patch sizes e (method 1 sweep)"
     )
     evaluation_tile: int = Field(16, ge=1, description="e of the Table 4.4 analogue (thesis: 500 px)")
-    cls_runs: int = Field(2, ge=2, le=50, description="runs per E2 distribution in the classification study")
+    cls_runs: int = Field(4, ge=2, le=50, description="runs per E2 distribution in the classification study")
+    germinal_similarity: float = Field(
+        0.0, ge=0, le=1, description="slide phantom: how far germinal centres (¬C) look like tumour (C), 0 = as "
+                                     "drawn, 1 = textured like C; calibrates the task off the ceiling")
+    germinal_fraction: float = Field(
+        0.12, ge=0, le=0.5, description="slide phantom: fraction of lymph-node area covered by germinal centres")
+    alpha: float = Field(0.05, gt=0, lt=0.5, description="level of every test of the Paper-vs-us rules")
+    quality_floor: float = Field(
+        0.9, ge=0.5, lt=1, description="a run is compared only if its patch ROC-AUC (C vs rest) exceeds this")
+    noninferiority_margin: float = Field(
+        0.05, gt=0, le=0.5, description="H4 'at least as good': margin on argmax precision")
+    roc_margin: float = Field(0.02, gt=0, le=0.5, description="'ROC insensitive': equivalence margin on ROC-AUC")
 
 
 # --------------------------------------------------------------------------------------------------
 # configurations and grids
 
 
+#: The slide-phantom defaults (:func:`medeval.data.phantoms.slide.slide_layout`) of the calibration fields.
+PHANTOM_DEFAULTS = {"germinal_similarity": 0.0, "germinal_fraction": 0.12}
+
+
 def data_config(P: Params) -> dict:
+    """The data configuration of the runs. Phantom layout fields that differ from the phantom's defaults go in
+    ``"slide_layout"`` (absent when all are at their defaults, so earlier configurations keep their cache keys)."""
     if P.slide_size % (P.patch_size // 2):
         raise ValueError(f"slide_size ({P.slide_size}) must be a multiple of patch_size / 2 ({P.patch_size // 2})")
     if P.patch_size % 2**P.depth:
         raise ValueError(f"patch_size ({P.patch_size}) must be divisible by 2**depth ({2**P.depth})")
-    return {"n_train_slides": P.n_train_slides, "n_test_slides": P.n_test_slides, "slide_size": P.slide_size,
-            "patch_size": P.patch_size, "seed": P.seed}
+    out = {"n_train_slides": P.n_train_slides, "n_test_slides": P.n_test_slides, "slide_size": P.slide_size,
+           "patch_size": P.patch_size, "seed": P.seed}
+    layout = {k: float(getattr(P, k)) for k, v in PHANTOM_DEFAULTS.items()
+              if getattr(P, k, v) is not None and float(getattr(P, k, v)) != v}
+    if layout:
+        out["slide_layout"] = layout
+    return out
 
 
 def model_config(P: Params) -> dict:
@@ -188,6 +201,83 @@ def classification_fn(P: Params):
 
 
 # --------------------------------------------------------------------------------------------------
+# the whole study: one grid, one process pool
+
+
+def study_task(*, task: str, **kwargs) -> dict:
+    """One run of the study: ``task`` = ``segmentation`` (:func:`~medeval.experiments.histology.segmentation_run`),
+    ``classification`` (:func:`~medeval.experiments.histology.classification_run`) or ``classification_pcam``
+    (:func:`pcam_classification_run`)."""
+    fn = {"segmentation": H.segmentation_run, "classification": H.classification_run,
+          "classification_pcam": pcam_classification_run}.get(task)
+    if fn is None:
+        raise ValueError(f"task must be segmentation, classification or classification_pcam, got {task!r}")
+    return fn(**kwargs)
+
+
+def study_grid(P: Params) -> list[dict]:
+    """Every run of the chapter (Table 4.3 sets, E1.a-E4.c, the E2 classifiers) as one grid of :func:`study_task`
+    calls, each tagged with its ``study``; the largest training sets come first so that two workers finish
+    together."""
+    cls_task = "classification_pcam" if P.data_source == "real" else "classification"
+    grid = ([{"study": "preliminary", "task": "segmentation", **g} for g in preliminary_grid(P)]
+            + [{"study": "hypotheses", "task": "segmentation", **g} for g in hypothesis_grid(P)]
+            + [{"study": "classification", "task": cls_task, **g} for g in classification_grid(P)])
+    _, _, cats = H.training_patches(data_config(P))
+    counts = ts.category_counts(cats)
+    unit = min(ts.unit_size(counts), P.unit_cap) if P.unit_cap else ts.unit_size(counts)
+
+    def cost(g):
+        if g["study"] == "classification":
+            return 4 * unit  # measured: a classifier run costs about as much as an E2 U-Net run
+        dist = {**ts.PRELIMINARY_DISTRIBUTIONS, **ts.HYPOTHESIS_DISTRIBUTIONS}[g["distribution"]]
+        if dist.uses_unit:
+            return dist.total_units * unit
+        return P.preliminary_fraction * sum(counts.get(k, 0) for k in dist.weights)
+
+    return sorted(grid, key=cost, reverse=True)
+
+
+def warm_up(P: Params) -> None:
+    """Build the slides, the patch tables and torch's optimiser machinery in this process before a local process
+    pool forks, so that every worker inherits them instead of rebuilding them (seconds per worker)."""
+    import torch
+
+    data = data_config(P)
+    H.train_test_slides(data)
+    H.training_patches(data)
+    if P.data_source == "phantom":
+        H.classification_test_sets(data, cls_config(P))
+    torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # imports torch._dynamo once
+
+
+def run_study(P: Params, cache_dir=None, camelyon16_cache_dir=None) -> dict:
+    """Run the whole chapter's grid (:func:`study_grid`) through :func:`medeval.runtime.grid.run_grid` and attach
+    the large imbalanced test set to the classifiers (:func:`with_imbalanced_test`).
+
+    Returns ``{"preliminary", "hypotheses", "classification"}`` (the run dicts, in grid order within each study)
+    and ``imbalanced_source``, ``c16_table``, ``c16_summary``.
+    """
+    from medeval.runtime.grid import run_grid
+
+    grid = study_grid(P)
+    warm_up(P)
+    tasks = [{k: v for k, v in g.items() if k != "study"} for g in grid]
+    results = run_grid(study_task, tasks, cache_dir=cache_dir, scheduler=P.scheduler, max_workers=P.max_workers,
+                       desc="chapter 4a runs")
+    out = {name: [] for name in ("preliminary", "hypotheses", "classification")}
+    for g, r in sorted(zip(grid, results, strict=True),
+                       key=lambda gr: (gr[0]["study"], gr[0]["distribution"], gr[0]["run"])):
+        out[g["study"]].append(r)
+    order = {"preliminary": PRELIMINARY_NAMES, "hypotheses": HYPOTHESIS_NAMES, "classification": ("E2.a", "E2.b", "E2.c")}
+    for name, names in order.items():
+        out[name].sort(key=lambda r, names=names: (names.index(r["distribution"]), r["run"]))
+    cls_runs, source, table, summary = with_imbalanced_test(out["classification"], P, cache_dir=camelyon16_cache_dir)
+    out.update(classification=cls_runs, imbalanced_source=source, c16_table=table, c16_summary=summary)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
 # tables
 
 
@@ -243,14 +333,6 @@ def patch_size_sweep(results: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows).groupby(["distribution", "class", "e"], sort=False).mean().reset_index()
 
 
-def sweep_trend(sweep: pd.DataFrame, metric: str) -> float:
-    """Spearman correlation between e and ``metric`` over all distributions and ROI classes (sign = trend)."""
-    from scipy import stats
-
-    roi = sweep[sweep["class"].isin(["C", "notC"])].dropna(subset=[metric])
-    return float(stats.spearmanr(roi["e"], roi[metric]).statistic)
-
-
 # --------------------------------------------------------------------------------------------------
 # curves, AUCs and t-tests
 
@@ -267,6 +349,7 @@ def run_metrics(y_true, score, argmax_positive, n_thresholds: int = 101) -> dict
         "precision_auc": auc.precision, "recall_auc": auc.recall, "fpr_auc": auc.fpr,
         "argmax_precision": H.argmax_precision(y_true, argmax_positive),
         "argmax_recall": float(np.mean(np.asarray(argmax_positive)[np.asarray(y_true, bool)])),
+        "argmax_fpr": float(np.mean(np.asarray(argmax_positive)[~np.asarray(y_true, bool)])),
     }
 
 
@@ -290,12 +373,37 @@ def summarise_runs(results: list[dict], key: str | None = None, n_thresholds: in
     return out
 
 
+RUN_METRICS = ("roc_auc", "pr_auc", "precision_auc", "recall_auc", "fpr_auc", "argmax_precision", "argmax_recall",
+               "argmax_fpr")
+
+
+def run_table(summary: dict[str, dict], **columns) -> pd.DataFrame:
+    """One row per run of :func:`summarise_runs`'s output: distribution, run (order within the distribution) and
+    the :data:`RUN_METRICS`; ``columns`` are added as constant columns (e.g. ``test_set="balanced"``)."""
+    rows = [{"distribution": d, "run": k, **{m: float(r[m]) for m in RUN_METRICS}, **columns}
+            for d, s in summary.items() for k, r in enumerate(s["runs"])]
+    return pd.DataFrame(rows, columns=["distribution", "run", *RUN_METRICS, *columns])
+
+
+def preliminary_run_table(results: list[dict]) -> pd.DataFrame:
+    """Method-1 recall / precision / F per run, evaluation tile e and class, with each run's quality figure
+    ``roc_auc`` (patch ROC-AUC of its method-2 C scores): the input of the Table 4.4 and Fig. 4.3 rules."""
+    rows = []
+    for r in results:
+        roc = C.roc_curve(r["y_true"], r["score_c"])
+        q = float(C.trapezoid_auc(roc.fpr, roc.tpr))
+        for e, per in r["method1"].items():
+            for cls, m in per.items():
+                rows.append({"distribution": r["distribution"], "run": r["run"], "e": int(e), "class": cls,
+                             "R": m["recall"], "P": m["precision"], "F": m["f_measure"], "roc_auc": q})
+    return pd.DataFrame(rows)
+
+
 def auc_table(summary: dict[str, dict]) -> pd.DataFrame:
     rows = []
     for d, s in summary.items():
         row = {"distribution": d, "runs": len(s["runs"])}
-        for k in ("roc_auc", "pr_auc", "precision_auc", "recall_auc", "fpr_auc", "argmax_precision",
-                  "argmax_recall"):
+        for k in RUN_METRICS:
             v = np.array([m[k] for m in s["runs"]], dtype=float)
             row[k] = float(np.nanmean(v))
             row[k + "_std"] = float(np.nanstd(v))
@@ -303,97 +411,79 @@ def auc_table(summary: dict[str, dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: the thesis's comparisons: (hypothesis, a, b, expected direction of argmax precision a vs b)
-COMPARISONS = (
-    ("H1", "E1.b", "E1.a", ">"),
-    ("H2", "E2.b", "E2.a", ">"),
-    ("H2", "E2.b", "E2.c", ">"),
-    ("H3", "E3.a", "E2.a", ">"),
-    ("H3", "E3.b", "E2.b", ">"),
-    ("H3", "E3.c", "E2.c", "<"),
-    ("H2", "E3.b", "E3.a", ">"),
-    ("H2", "E3.b", "E3.c", ">"),
-    ("H4", "E4.b", "E3.b", ">="),
-    ("H4", "E4.c", "E3.c", ">="),
-    ("H4", "E4.a", "E3.a", ">="),
-    ("H2", "E4.b", "E4.c", ">"),
-)
-
-
-def argmax_precision_ttests(summary: dict[str, dict], comparisons=COMPARISONS) -> pd.DataFrame:
-    """Welch t-tests on argmax precision for the thesis's pairs of distributions (both must have been run)."""
-    rows = []
-    for hyp, a, b, direction in comparisons:
-        if a not in summary or b not in summary:
+def quality_band(tables: dict, floor: float) -> dict:
+    """The quality of the models, per study: the range over distributions of the mean patch ROC-AUC and mean argmax
+    precision, and how many runs trained (ROC-AUC above ``floor``)."""
+    out = {}
+    frames = {"preliminary": tables["prelim"].drop_duplicates(["distribution", "run"]), "hypotheses": tables["hyp"],
+              **{f"classification ({k})": g for k, g in tables["cls"].groupby("test_set")}}
+    for name, df in frames.items():
+        if df.empty:
             continue
-        pa = np.array([m["argmax_precision"] for m in summary[a]["runs"]])
-        pb = np.array([m["argmax_precision"] for m in summary[b]["runs"]])
-        ok = ~np.isnan(pa).any() and ~np.isnan(pb).any() and pa.size > 1 and pb.size > 1
-        if ok and (pa.std() > 0 or pb.std() > 0):
-            with warnings.catch_warnings():  # nearly identical runs: scipy warns, the p-value is still valid
-                warnings.filterwarnings("ignore", message="Precision loss", category=RuntimeWarning)
-                res = C.argmax_precision_ttest(pa, pb)
-            t, p = float(res.statistic), float(res.pvalue)
-        else:
-            t, p = float("nan"), float("nan")
-        diff = float(np.nanmean(pa) - np.nanmean(pb))
-        agrees = diff > 0 if direction == ">" else diff < 0 if direction == "<" else diff >= -0.01
-        rows.append({"hypothesis": hyp, "a": a, "b": b, "paper direction": f"{a} {direction} {b}",
-                     "mean a": float(np.nanmean(pa)), "mean b": float(np.nanmean(pb)), "difference": diff,
-                     "t": t, "p": p, "same direction as paper": bool(agrees)})
-    return pd.DataFrame(rows)
+        means = df.groupby("distribution").mean(numeric_only=True)
+        row = {"roc_auc": [float(means["roc_auc"].min()), float(means["roc_auc"].max())],
+               "runs_trained": int((df["roc_auc"] > floor).sum()), "runs": int(len(df))}
+        if "argmax_precision" in means:
+            row["argmax_precision"] = [float(means["argmax_precision"].min()), float(means["argmax_precision"].max())]
+        out[name] = row
+    return out
 
 
-def hypothesis_verdicts(aucs: pd.DataFrame, tests: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """One row per hypothesis: the thesis's verdict, the evidence here and whether it agrees."""
-    a = aucs.set_index("distribution")
+def quality_band_text(band: dict, floor: float) -> str:
+    """One Markdown line per study from :func:`quality_band`."""
+    lines = []
+    for name, q in band.items():
+        text = f"* **{name}**: mean patch ROC-AUC per distribution {q['roc_auc'][0]:.3f}–{q['roc_auc'][1]:.3f}"
+        if "argmax_precision" in q:
+            text += f", mean argmax precision {q['argmax_precision'][0]:.3f}–{q['argmax_precision'][1]:.3f}"
+        lines.append(text + f"; {q['runs_trained']} of {q['runs']} runs above the floor (ROC-AUC > {floor}).")
+    return "\n".join(lines)
 
-    def get(d, k):
-        return float(a.loc[d, k]) if d in a.index else float("nan")
 
-    def test_rows(h):
-        return tests[tests["hypothesis"] == h]
+def claim_settings(P: Params, *, imbalanced_label: str, scale: str | None = None) -> cdc.ClaimSettings:
+    """The rules' settings from the parameters (and the ``gpu`` profile's run counts, which the [~] rows cite)."""
+    from medeval.runtime.params import resolve_params
 
-    rows = []
-    # H1 (natural is not optimal) -- the thesis REJECTS it: natural E1.b beats balanced E1.a
-    h1 = test_rows("H1")
-    if len(h1):
-        ok = get("E1.b", "precision_auc") > get("E1.a", "precision_auc") and get("E1.b", "fpr_auc") < get(
-            "E1.a", "fpr_auc")
-        rows.append({"hypothesis": "H1: the natural distribution is not optimal", "paper": "rejected (E1.b > E1.a)",
-                     "evidence": f"precision-AUC E1.b {get('E1.b', 'precision_auc'):.3f} vs E1.a "
-                                 f"{get('E1.a', 'precision_auc'):.3f}; FPR-AUC {get('E1.b', 'fpr_auc'):.3f} vs "
-                                 f"{get('E1.a', 'fpr_auc'):.3f}; argmax-precision p = {h1['p'].iloc[0]:.3g}",
-                     "ours": "rejected" if ok else "not rejected", "agrees": ok})
-    # H2 (over-representing notC reduces FP) -- accepted: the notC-biased sets have the highest precision AUC
-    groups = [g for g in ("E2", "E3", "E4") if all(f"{g}.{s}" in a.index for s in "abc")]
-    if groups:
-        wins = [get(f"{g}.b", "precision_auc") >= max(get(f"{g}.a", "precision_auc"), get(f"{g}.c", "precision_auc"))
-                for g in groups]
-        fewer_fp = [get(f"{g}.b", "fpr_auc") <= min(get(f"{g}.a", "fpr_auc"), get(f"{g}.c", "fpr_auc"))
-                    for g in groups]
-        ok = sum(wins) > len(groups) / 2
-        rows.append({"hypothesis": "H2: over-representing ¬C reduces false positives", "paper": "accepted",
-                     "evidence": f"¬C-biased set has the highest precision-AUC in {sum(wins)}/{len(groups)} groups "
-                                 f"and the lowest FPR-AUC in {sum(fewer_fp)}/{len(groups)}",
-                     "ours": "accepted" if ok else "not accepted", "agrees": ok})
-    h3 = test_rows("H3")
-    if len(h3):
-        ab = h3[h3["a"].isin(["E3.a", "E3.b"])]
-        ok = bool(ab["same direction as paper"].all())
-        rows.append({"hypothesis": "H3: mixed patches are more useful than single-label ones",
-                     "paper": "accepted for E3.a, E3.b; not for E3.c",
-                     "evidence": "; ".join(f"{r.a} - {r.b} = {r.difference:+.3f} (p = {r.p:.3g})"
-                                           for r in h3.itertuples()),
-                     "ours": "accepted" if ok else "not accepted", "agrees": ok})
-    h4 = test_rows("H4")
-    if len(h4):
-        ok = bool(h4["same direction as paper"].mean() >= 0.5)
-        rows.append({"hypothesis": "H4: non-ROI (O) patches are useful", "paper": "accepted (small effect)",
-                     "evidence": "; ".join(f"{r.a} - {r.b} = {r.difference:+.3f} (p = {r.p:.3g})"
-                                           for r in h4.itertuples()),
-                     "ours": "accepted" if ok else "not accepted", "agrees": ok})
-    return pd.DataFrame(rows)
+    gpu = resolve_params("04a-class-distribution", "gpu")
+    return cdc.ClaimSettings(
+        scale=scale or "", alpha=P.alpha, floor=P.quality_floor, noninferiority_margin=P.noninferiority_margin,
+        roc_margin=P.roc_margin, evaluation_tile=P.evaluation_tile, runs_here=P.n_runs,
+        prelim_runs_here=P.n_preliminary_runs, cls_runs_here=P.cls_runs, runs_gpu=gpu.n_runs,
+        prelim_runs_gpu=gpu.n_preliminary_runs, cls_runs_gpu=gpu.cls_runs, imbalanced_label=imbalanced_label,
+        basis_cls="real" if P.data_source == "real" else "phantom", seed=P.seed)
+
+
+def imbalanced_label(runs: list[dict], source: str) -> str:
+    """'1:12.0 test set (phantom patches)': the large imbalanced test set of the classification runs."""
+    y = np.asarray(runs[0]["imbalanced"]["y_true"], dtype=bool)
+    ratio = float((~y).sum() / max(int(y.sum()), 1))
+    what = {"phantom": "phantom test-slide patches", "pcam_subsample": "pcam_subsample: a subsample of the PCam test "
+            "split", "camelyon16": "camelyon16: the CAMELYON16 test patches"}.get(source, source)
+    return f"1:{ratio:.1f} test set ({what})"
+
+
+def study_tables(study: dict, P: Params) -> dict:
+    """The per-run tables of a :func:`run_study` result: ``prelim`` (method 1 per run, e and class),
+    ``hyp`` and ``cls`` (:func:`run_table`), and the summaries behind the curves (``hyp_summary``,
+    ``cls_summary`` per test set)."""
+    hyp_summary = summarise_runs(study["hypotheses"], n_thresholds=P.n_thresholds)
+    cls_summary = {k: summarise_runs(study["classification"], key=k, n_thresholds=P.n_thresholds)
+                   for k in ("balanced", "imbalanced")}
+    return {
+        "prelim": preliminary_run_table(study["preliminary"]),
+        "hyp": run_table(hyp_summary),
+        "cls": pd.concat([run_table(s, test_set=k) for k, s in cls_summary.items()], ignore_index=True),
+        "hyp_summary": hyp_summary, "cls_summary": cls_summary,
+    }
+
+
+def chapter_claims(tables: dict, P: Params, *, imbalanced: str, category_counts: dict | None = None,
+                   scale: str | None = None):
+    """Every claim, check and erratum of the chapter (:func:`medeval.experiments.class_distribution_claims.
+    chapter_claims`) from :func:`study_tables`."""
+    return cdc.chapter_claims(tables["prelim"], tables["hyp"], tables["cls"],
+                              claim_settings(P, imbalanced_label=imbalanced, scale=scale),
+                              category_counts=category_counts)
 
 
 # --------------------------------------------------------------------------------------------------

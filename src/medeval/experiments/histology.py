@@ -49,22 +49,33 @@ class SlideSet:
 
 
 @functools.lru_cache(maxsize=8)
-def slide_set(n_slides: int, slide_size: int, seed: int) -> SlideSet:
-    """``n_slides`` slide phantoms of ``slide_size`` x ``slide_size`` pixels; slide ``i`` uses seed ``seed + i``."""
+def slide_set(n_slides: int, slide_size: int, seed: int, layout: tuple = ()) -> SlideSet:
+    """``n_slides`` slide phantoms of ``slide_size`` x ``slide_size`` pixels; slide ``i`` uses seed ``seed + i``.
+
+    ``layout`` holds extra keyword arguments of :func:`medeval.data.phantoms.slide.slide_layout` as sorted
+    ``(name, value)`` pairs (hashable, for the cache); empty = the phantom's defaults."""
     from medeval.data.phantoms.slide import generate_slide
 
     if n_slides < 1:
         raise ValueError(f"n_slides must be >= 1, got {n_slides}")
-    slides = [generate_slide(slide_size, slide_size, seed=int(seed) + i) for i in range(n_slides)]
+    kwargs = dict(layout)
+    slides = [generate_slide(slide_size, slide_size, seed=int(seed) + i, **kwargs) for i in range(n_slides)]
     images = np.stack([np.asarray(s.image, dtype=np.uint8) for s in slides])
     masks = np.stack([np.asarray(s.mask, dtype=np.uint8) for s in slides])
     return SlideSet(images, masks)
 
 
+def slide_layout_key(data: dict) -> tuple:
+    """The phantom layout arguments of a data configuration (its optional ``"slide_layout"`` dict, e.g.
+    ``{"germinal_similarity": 0.6}``) as the sorted, hashable pairs :func:`slide_set` takes."""
+    return tuple(sorted((str(k), v) for k, v in (data.get("slide_layout") or {}).items()))
+
+
 def train_test_slides(data: dict) -> tuple[SlideSet, SlideSet]:
     """Training and test slides of a data configuration (disjoint seeds)."""
-    train = slide_set(data["n_train_slides"], data["slide_size"], data["seed"] * 10_000)
-    test = slide_set(data["n_test_slides"], data["slide_size"], data["seed"] * 10_000 + 5_000)
+    layout = slide_layout_key(data)
+    train = slide_set(data["n_train_slides"], data["slide_size"], data["seed"] * 10_000, layout)
+    test = slide_set(data["n_test_slides"], data["slide_size"], data["seed"] * 10_000 + 5_000, layout)
     return train, test
 
 
@@ -79,8 +90,8 @@ def _grid_patches(arr: np.ndarray, patch_size: int, stride: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def _patch_table(n_slides: int, slide_size: int, seed: int, patch_size: int, stride: int):
-    slides = slide_set(n_slides, slide_size, seed)
+def _patch_table(n_slides: int, slide_size: int, seed: int, patch_size: int, stride: int, layout: tuple = ()):
+    slides = slide_set(n_slides, slide_size, seed, layout)
     images = _grid_patches(slides.images, patch_size, stride)
     masks = _grid_patches(slides.masks, patch_size, stride)
     return images, masks
@@ -95,7 +106,8 @@ def training_patches(data: dict):
     from medeval.data.patching import categorize_patches
 
     size = data["patch_size"]
-    images, masks = _patch_table(data["n_train_slides"], data["slide_size"], data["seed"] * 10_000, size, size // 2)
+    images, masks = _patch_table(data["n_train_slides"], data["slide_size"], data["seed"] * 10_000, size, size // 2,
+                                 slide_layout_key(data))
     return images, masks, np.asarray(categorize_patches(masks)).astype(str)
 
 
@@ -274,7 +286,7 @@ def classification_test_sets(data: dict, cls: dict) -> dict:
     """
     size = data["patch_size"]
     images, masks = _patch_table(data["n_test_slides"] + cls["extra_test_slides"], data["slide_size"],
-                                 data["seed"] * 10_000 + 5_000, size, cls["test_stride"])
+                                 data["seed"] * 10_000 + 5_000, size, cls["test_stride"], slide_layout_key(data))
     y = binary_patch_labels(masks, cls["central_size"])
     rng = np.random.default_rng(data["seed"] + 17)
     pos, neg = np.flatnonzero(y), np.flatnonzero(~y)

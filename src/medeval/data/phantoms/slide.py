@@ -152,6 +152,7 @@ class SlideLayout:
     stain: tuple[float, float, float]  # per-slide colour factors (staining variation)
     structure_density: float
     nucleus_scale: float
+    germinal_similarity: float = 0.0  # 0: germinal centres as drawn; 1: textured exactly like tumour (C)
 
 
 def _check_side(value, name: str) -> int:
@@ -185,6 +186,7 @@ def slide_layout(
     germinal_fraction: float = 0.12,
     structure_density: float = 0.3,
     nucleus_scale: float = 1.0,
+    germinal_similarity: float = 0.0,
 ) -> SlideLayout:
     """Draw the layout of a slide phantom.
 
@@ -196,6 +198,10 @@ def slide_layout(
     germinal_fraction : approximate fraction of node area covered by C-like germinal centres (¬C).
     structure_density : probability that a 64 x 64 px cell holds a common structure (vessel/fibrin spot).
     nucleus_scale : multiplies nucleus sizes and spacings (1.0: lymphocytes ~2 px, tumour nuclei ~3 px).
+    germinal_similarity : in [0, 1], how far the germinal centres' texture (colours, nucleus sizes and density)
+        moves toward the tumour's: 0 (default) leaves them as drawn, 1 textures them exactly like C (only the
+        mask tells them apart). It sets the inter-class similarity behind the thesis's false positives, so it
+        calibrates how hard C is to separate from ¬C; the layout and every other pixel do not depend on it.
     """
     height, width = _check_side(height, "height"), _check_side(width, "width")
     seed = _check_seed(seed)
@@ -206,6 +212,7 @@ def slide_layout(
     germinal_fraction = _check_fraction(germinal_fraction, "germinal_fraction", 0.0, 0.5)
     structure_density = _check_fraction(structure_density, "structure_density", 0.0, 1.0)
     nucleus_scale = _check_fraction(nucleus_scale, "nucleus_scale", 0.25, 4.0)
+    germinal_similarity = _check_fraction(germinal_similarity, "germinal_similarity", 0.0, 1.0)
     rng = np.random.default_rng([seed, 7])
     if n_nodes is None:
         n_nodes = 1 if min(height, width) < 1024 else int(rng.integers(1, 4))
@@ -270,12 +277,17 @@ def slide_layout(
         height=height, width=width, seed=seed, nodes=tuple(nodes), tumours=tuple(tumours),
         germinal_centres=tuple(germinal), fat_margin=float(rng.uniform(1.18, 1.3)),
         capsule_width=float(rng.uniform(0.03, 0.05)), stain=stain, structure_density=structure_density,
-        nucleus_scale=nucleus_scale,
+        nucleus_scale=nucleus_scale, germinal_similarity=germinal_similarity,
     )
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Rendering
+
+#: (background RGB, nucleus RGB, smallest and largest nucleus radius, nucleus presence) of the textures that
+#: ``germinal_similarity`` interpolates between (both nuclei lattices have 8 px cells).
+_GERMINAL_LOOK = ((0.78, 0.62, 0.82), (0.40, 0.24, 0.57), 2.3, 3.2, 0.8)
+_TUMOUR_LOOK = ((0.72, 0.52, 0.76), (0.30, 0.14, 0.46), 2.4, 3.7, 0.92)
 
 
 def _blob_inside(blob: _Blob, seed: int, rows, cols, out: np.ndarray, scale: float = 1.0) -> None:
@@ -402,13 +414,19 @@ def render_region(layout: SlideLayout, row0: int, col0: int, height: int, width:
     lym = _texture((0.80, 0.68, 0.86), (0.28, 0.18, 0.52),
                    _nuclei(seed, 20, rows, cols, max(3, round(5 * s)), 1.4 * s, 2.0 * s, 0.85))
     image = np.where((lymph & ~germinal)[..., None], lym, image)
-    # germinal centres (¬C, but C-like): larger, paler nuclei, closer to the tumour colours
-    ger = _texture((0.78, 0.62, 0.82), (0.40, 0.24, 0.57),
-                   _nuclei(seed, 30, rows, cols, max(4, round(8 * s)), 2.3 * s, 3.2 * s, 0.8))
+    # germinal centres (¬C, but C-like): larger, paler nuclei, closer to the tumour colours; germinal_similarity
+    # moves every texture parameter toward the tumour's (below)
+    g = layout.germinal_similarity
+    ger_look = _GERMINAL_LOOK if g == 0 else tuple(
+        tuple(a + (b - a) * g for a, b in zip(pa, pb, strict=True)) if isinstance(pa, tuple) else pa + (pb - pa) * g
+        for pa, pb in zip(_GERMINAL_LOOK, _TUMOUR_LOOK, strict=True))
+    ger = _texture(ger_look[0], ger_look[1],
+                   _nuclei(seed, 30, rows, cols, max(4, round(8 * s)), ger_look[2] * s, ger_look[3] * s, ger_look[4]))
     image = np.where(germinal[..., None], ger, image)
     # tumour (C): large pleomorphic dark nuclei on pink-purple cytoplasm
-    tum = _texture((0.72, 0.52, 0.76), (0.30, 0.14, 0.46),
-                   _nuclei(seed, 40, rows, cols, max(4, round(8 * s)), 2.4 * s, 3.7 * s, 0.92))
+    tum = _texture(_TUMOUR_LOOK[0], _TUMOUR_LOOK[1],
+                   _nuclei(seed, 40, rows, cols, max(4, round(8 * s)), _TUMOUR_LOOK[2] * s, _TUMOUR_LOOK[3] * s,
+                           _TUMOUR_LOOK[4]))
     image = np.where(tumour[..., None], tum, image)
     # common structures: red vessel / fibrin spots inside any tissue, keeping the surrounding label
     tissue = node | fat

@@ -1,0 +1,199 @@
+"""Chapter 4a's claim rules on constructed inputs: every rule returns [Re] on thesis-like per-run tables and fails
+([¬Re] or [~]) on contrary ones; comparisons of models below the quality floor are [n/a]."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from medeval.experiments import class_distribution_claims as cdc
+from medeval.experiments.claims import BASES, VERDICTS
+
+pytestmark = pytest.mark.claim
+
+TILES = (1, 4, 16, 64)
+E = 16
+SETTINGS = cdc.ClaimSettings(scale="test", evaluation_tile=E, runs_here=5, prelim_runs_here=5, cls_runs_here=5,
+                             imbalanced_label="1:12.0 test set (phantom test-slide patches)")
+
+#: A table where every Table 4.4 claim fails: C-biased lowest C recall, ¬C-biased lowest C precision and F, Bal_S
+#: recall below precision, C-biased lowest ¬C precision, Natural the worst trade-off, O badly predicted.
+CONTRARY_TABLE = {
+    "Natural": {"C": (0.80, 0.60, 0.50), "notC": (0.60, 0.70, 0.50), "O": (0.50, 0.50, 0.50)},
+    "C-biased": {"C": (0.70, 0.70, 0.70), "notC": (0.95, 0.40, 0.55), "O": (0.50, 0.50, 0.50)},
+    "notC-biased": {"C": (0.95, 0.40, 0.55), "notC": (0.50, 0.80, 0.60), "O": (0.50, 0.50, 0.50)},
+    "Balanced_S": {"C": (0.50, 0.90, 0.60), "notC": (0.70, 0.60, 0.70), "O": (0.50, 0.50, 0.50)},
+    "Balanced_L": {"C": (0.85, 0.65, 0.72), "notC": (0.80, 0.50, 0.65), "O": (0.50, 0.50, 0.50)},
+}
+
+#: The thesis's Table 4.4 except ¬C-biased's C recall (.72 < P .78 there): its own table breaks "recall > precision
+#: for both classes" in that one cell (an erratum of the chapter), so the table where every claim holds lifts it.
+THESIS_LIKE_TABLE = {**cdc.PAPER_TABLE_4_4,
+                     "notC-biased": {**cdc.PAPER_TABLE_4_4["notC-biased"], "C": (0.80, 0.78, 0.71)}}
+
+#: argmax precision per distribution where H1-H4 hold as the thesis says.
+AP = {"E1.a": 0.80, "E1.b": 0.87, "E2.a": 0.70, "E2.b": 0.80, "E2.c": 0.65, "E3.a": 0.78, "E3.b": 0.90,
+      "E3.c": 0.60, "E4.a": 0.80, "E4.b": 0.91, "E4.c": 0.70}
+FPR = {d: {"a": 0.02, "b": 0.01, "c": 0.03}[d[-1]] for d in AP}
+PREC_AUC = {d: {"a": 0.70, "b": 0.80, "c": 0.68}[d[-1]] for d in AP}
+FPR_AUC = {d: {"a": 0.07, "b": 0.03, "c": 0.08}[d[-1]] for d in AP}
+CLS = {"E2.a": (0.80, 0.78, 0.05), "E2.b": (0.85, 0.80, 0.03), "E2.c": (0.70, 0.77, 0.07)}  # (argmax P, prec-AUC, FPR-AUC)
+
+
+def prelim_table(table, n=5, sd=0.001, slope=0.01, roc=0.96, seed=0, low_quality=()):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d, per in table.items():
+        for r in range(n):
+            q = 0.6 if d in low_quality else roc + rng.normal(0, 0.002)
+            for e in TILES:
+                step = np.log2(e) - np.log2(E)
+                for c, (R, P, F) in per.items():
+                    rows.append({"distribution": d, "run": r, "e": e, "class": c,
+                                 "R": float(np.clip(R + slope * step + rng.normal(0, sd), 0, 1)),
+                                 "P": float(np.clip(P - slope * step + rng.normal(0, sd), 0, 1)),
+                                 "F": float(np.clip(F + rng.normal(0, sd), 0, 1)), "roc_auc": q})
+    return pd.DataFrame(rows)
+
+
+def hyp_table(ap, fpr, prec_auc, fpr_auc, roc, n=5, sd=0.005, seed=1, low_quality=()):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in ap:
+        for r in range(n):
+            rows.append({"distribution": d, "run": r,
+                         "roc_auc": 0.6 if d in low_quality else roc[d] + rng.normal(0, 0.002),
+                         "pr_auc": 0.8, "precision_auc": prec_auc[d] + rng.normal(0, sd),
+                         "recall_auc": 0.8, "fpr_auc": fpr_auc[d] + rng.normal(0, sd / 5),
+                         "argmax_precision": ap[d] + rng.normal(0, sd), "argmax_recall": 0.8,
+                         "argmax_fpr": fpr[d] + rng.normal(0, sd / 10)})
+    return pd.DataFrame(rows)
+
+
+def cls_table(values, roc, n=5, sd=0.005, seed=2):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for test_set in ("balanced", "imbalanced"):
+        drop = 0.0 if test_set == "balanced" else 0.3
+        for d, (ap, pa, fa) in values.items():
+            for r in range(n):
+                rows.append({"distribution": d, "run": r, "test_set": test_set,
+                             "roc_auc": roc[d] + rng.normal(0, 0.002), "pr_auc": 0.8,
+                             "precision_auc": pa - drop + rng.normal(0, sd), "recall_auc": 0.8,
+                             "fpr_auc": fa + rng.normal(0, sd / 5), "argmax_precision": ap - drop + rng.normal(0, sd),
+                             "argmax_recall": 0.8, "argmax_fpr": 0.02})
+    return pd.DataFrame(rows)
+
+
+def thesis_like(**kw):
+    prelim = prelim_table(THESIS_LIKE_TABLE, low_quality=kw.get("prelim_low", ()))
+    hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96), low_quality=kw.get("hyp_low", ()))
+    cls = cls_table(CLS, dict.fromkeys(CLS, 0.95))
+    return cdc.chapter_claims(prelim, hyp, cls, SETTINGS, category_counts={"O": 10, "C": 3, "notC": 4, "mixed": 2})
+
+
+def contrary():
+    prelim = prelim_table(CONTRARY_TABLE, slope=-0.01)
+    c = 0.75  # reflect every mean about c: each ordering of H1-H4 reverses; E4 lowered so that it is inferior
+    ap = {d: 2 * c - v - (0.2 if d.startswith("E4") else 0.0) for d, v in AP.items()}
+    fpr = {d: 0.04 - v for d, v in FPR.items()}
+    prec_auc = {d: 1.5 - v for d, v in PREC_AUC.items()}
+    fpr_auc = {d: 0.1 - v for d, v in FPR_AUC.items()}
+    roc = {**dict.fromkeys(AP, 0.96), "E3.a": 0.93, "E3.b": 0.965, "E3.c": 0.995}
+    hyp = hyp_table(ap, fpr, prec_auc, fpr_auc, roc)
+    cls_values = {"E2.a": (0.85, 0.90, 0.03), "E2.b": (0.70, 0.60, 0.07), "E2.c": (0.80, 0.75, 0.05)}
+    cls = cls_table(cls_values, {"E2.a": 0.93, "E2.b": 0.97, "E2.c": 0.995})
+    return cdc.chapter_claims(prelim, hyp, cls, SETTINGS)
+
+
+PASS = {c.id: c for c in thesis_like().claims}
+FAIL = {c.id: c for c in contrary().claims}
+IDS = sorted(PASS)
+EXPECTED_IDS = {
+    "t44-c-recall", "t44-c-precision", "t44-c-f", "t44-notc-reversed", "t44-natural-tradeoff", "t44-fp-dominated",
+    "t44-o-well", "t44-recall-cheaper", "sweep-natural", "sweep-c-biased", "h1", "h2-e2b-vs-e2a", "h2-e2b-vs-e2c",
+    "h2-e3", "h2-e4", "h2-fpr", "h3-e3a", "h3-e3b", "h3-e3c", "h4-e4c", "h4-noninferior", "e2-curves", "e3-curves",
+    "e3-roc-insensitive", "fig413-h2", "fig414-h2", "fig413-curves", "fig414-curves", "fig414-roc-insensitive",
+    "cls-less-sensitive",
+}
+
+
+def test_claim_ids_rows_and_vocabulary():
+    assert set(IDS) == EXPECTED_IDS
+    for c in PASS.values():
+        row = c.row()
+        assert row["verdict"] in VERDICTS and row["basis"] in BASES
+        assert all(row[k] != "" for k in ("claim", "where", "paper", "rule", "ours", "test", "n"))
+
+
+@pytest.mark.parametrize("cid", sorted(EXPECTED_IDS))
+def test_claim_reproduced_on_thesis_like_inputs(cid):
+    c = PASS[cid]
+    assert c.verdict == "[Re]", (cid, c.decision)
+
+
+@pytest.mark.parametrize("cid", sorted(EXPECTED_IDS))
+def test_claim_contradicted_on_contrary_inputs(cid):
+    c = FAIL[cid]
+    assert c.verdict == "[¬Re]", (cid, c.decision)
+    assert c.decision.reason
+
+
+def test_claim_rows_below_the_quality_floor_are_not_compared():
+    got = {c.id: c for c in thesis_like(prelim_low=("Natural",), hyp_low=("E2.b",)).claims}
+    for cid in ("t44-natural-tradeoff", "t44-fp-dominated", "sweep-natural", "h2-e2b-vs-e2a", "h2-e2b-vs-e2c",
+                "h3-e3b", "e2-curves"):
+        assert got[cid].verdict == "[n/a]", cid
+        assert "did not train" in got[cid].decision.reason
+    assert got["h1"].verdict == "[Re]" and got["sweep-c-biased"].verdict == "[Re]"
+
+
+def test_claim_inconclusive_with_few_noisy_runs_says_how_many_would_decide():
+    prelim = prelim_table(cdc.PAPER_TABLE_4_4, n=2, sd=0.05, seed=3)
+    ap = {**AP, "E1.b": 0.83}
+    hyp = hyp_table(ap, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96), n=2, sd=0.05, seed=4)
+    cls = cls_table(CLS, dict.fromkeys(CLS, 0.95), n=2, sd=0.05, seed=5)
+    s = cdc.ClaimSettings(scale="test", evaluation_tile=E, runs_here=2, prelim_runs_here=2, cls_runs_here=2,
+                          runs_gpu=10)
+    got = {c.id: c for c in cdc.chapter_claims(prelim, hyp, cls, s).claims}
+    h1 = got["h1"]
+    assert h1.verdict == "[~]"
+    assert h1.decision.needed_n is not None and "would" in h1.decision.reason and "gpu profile" in h1.decision.reason
+
+
+def test_claim_tie_at_the_ceiling_never_supports_a_direction():
+    hyp = hyp_table({**AP, "E4.c": 1.0, "E3.c": 1.0}, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.99), sd=0.0)
+    prelim = prelim_table(THESIS_LIKE_TABLE)
+    cls = cls_table(CLS, dict.fromkeys(CLS, 0.95))
+    got = {c.id: c for c in cdc.chapter_claims(prelim, hyp, cls, SETTINGS).claims}
+    assert got["h4-e4c"].verdict == "[~]" and "tie" in got["h4-e4c"].decision.reason
+
+
+def test_claim_tradeoff_statistic_and_the_thesis_ranking():
+    assert cdc.paper_tradeoff_ranking()[0] == "Natural"
+    prelim = prelim_table(cdc.PAPER_TABLE_4_4, n=1, sd=0.0)
+    t = cdc.tradeoff_statistic(prelim, E).set_index("distribution")["F"]
+    assert t["Natural"] == pytest.approx(0.65) and t["notC-biased"] == pytest.approx(0.51)
+
+
+def test_claim_checks_and_errata_are_not_claims():
+    cl = thesis_like()
+    assert {c.check for c in cl.checks} and all(c.passed for c in cl.checks)
+    assert any("4,922" in e.recomputed for e in cl.errata)
+    assert any("43,690" in e.recomputed for e in cl.errata)
+    assert any(".72" in e.printed for e in cl.errata)  # Table 4.4 against its own "recall > precision" sentence
+    assert not any(c.id.startswith("check") for c in cl.claims)
+    # fixed thresholds: the precision-curve AUC check fails when the imbalanced set is not lower
+    cls = cls_table(CLS, dict.fromkeys(CLS, 0.95))
+    cls.loc[cls.test_set == "imbalanced", "precision_auc"] += 0.5
+    cl = cdc.chapter_claims(prelim_table(THESIS_LIKE_TABLE), hyp_table(AP, FPR, PREC_AUC, FPR_AUC,
+                                                                         dict.fromkeys(AP, 0.96)), cls, SETTINGS)
+    assert not next(c for c in cl.checks if "fixed thresholds" in c.check).passed
+
+
+def test_claim_explain_lists_every_row_that_is_not_reproduced():
+    cl = contrary()
+    text = cdc.explain(cl)
+    for c in cl.claims:
+        assert (f"**{c.id}**" in text) == (c.verdict != "[Re]")
