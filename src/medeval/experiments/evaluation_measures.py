@@ -74,7 +74,7 @@ class Params(cd.HistologyParams):
 
     cls_test_stride: int = Field(16, ge=1, description="stride of the classification test patches (CAMELYON16: 32)")
     n_trials: int = Field(
-        6, ge=2, le=50, description="trial-models per En / Ep / E2.a on the histology patches (thesis: 10)")
+        5, ge=2, le=50, description="trial-models per En / Ep / E2.a on the histology patches (thesis: 10)")
     n_digit_trials: int = Field(20, ge=2, le=100, description="trial-models per En/Ep on digits (thesis: 10)")
     positive_digit: int = Field(8, ge=0, le=9, description="the digit used as positive class (1:9 one-vs-rest)")
     digits_test_fraction: float = Field(0.7, gt=0.1, lt=0.9, description="held-out fraction of the digits")
@@ -407,7 +407,8 @@ def digits_run(*, distribution: str, run: int, positive_digit: int, seed: int, t
     unit, n_pos, n_neg = subset.unit, subset.n_pos, subset.n_neg
     y = (d_tr[idx] == positive_digit).astype(int)
     if model == "logistic":
-        clf = LogisticRegression(C=1.0, max_iter=2000)
+        # newton-cg solves the same L2-regularised problem as the default lbfgs, 8x faster on 64 features
+        clf = LogisticRegression(C=1.0, max_iter=2000, solver="newton-cg")
     else:
         clf = MLPClassifier(hidden_layer_sizes=(32,), max_iter=400, random_state=int(rng.integers(2**31)))
     clf.fit(x_tr[idx], y)

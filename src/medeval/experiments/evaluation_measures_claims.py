@@ -646,8 +646,9 @@ def chapter_claims(results: dict, *, scale: str, alpha: float = DEFAULT_ALPHA, s
     cl.claim("fig56", "Re-evaluated with PR-T on MLNTO segmentation, E2.b has the highest precision curve and the "
              "lowest recall curve", where="§5.8, Fig. 5.6", paper="MLNTO (private), U-Net: E2.b precision highest, "
              "recall lowest", rule="—", ours="—", basis="phantom",
-             decision=not_testable("MLNTO is private and this chapter trains no U-Net; chapter 4a tests the same "
-                                   "H2 claim on segmentation phantoms with precision curves (its H2 rows)"))
+             decision=not_testable("MLNTO is private, and a segmentation re-run (U-Net trainings per distribution) "
+                                   "does not fit this chapter's time budget; chapter 4a tests the same H2 claim on "
+                                   "segmentation phantoms with precision curves (its H2 rows)"))
 
     # -- checks ---------------------------------------------------------------------------------------------
     for row in results.get("checks", []):

@@ -1,0 +1,111 @@
+"""Units of chapter 4b: threshold-matched precision, prior correction, degraded phantom patches, error counts,
+the per-trial table and the computed checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from medeval.experiments import evaluation_measures as em
+from medeval.metrics import curves as C
+
+
+def test_precision_at_recall_vertices_and_interpolation():
+    y, s = em.ranked_scores([1, 0, 1, 0, 0])
+    roc = C.roc_curve(y, s)
+    assert em.precision_at_recall(roc, 0.5) == pytest.approx(1.0)  # first positive before any negative
+    assert em.precision_at_recall(roc, 1.0) == pytest.approx(2 / 3)  # the first point reaching recall 1
+    # recall 0.75 = TP 1.5 lies between the vertices (TP 1, FP 1) and (TP 2, FP 1): FP 1 (Eq. 5.2)
+    assert em.precision_at_recall(roc, 0.75) == pytest.approx(1.5 / 2.5)
+    assert np.isnan(em.precision_at_recall(roc, 0.0))
+    with pytest.raises(ValueError, match="recall"):
+        em.precision_at_recall(roc, 1.5)
+
+
+def test_precision_at_recall_depends_on_the_ranking_only():
+    rng = np.random.default_rng(0)
+    y = rng.random(400) < 0.2
+    s = rng.random(400) + y
+    a = em.precision_at_recall(C.roc_curve(y, s), 0.6)
+    b = em.precision_at_recall(C.roc_curve(y, em.prior_corrected(s / s.max(), 0.25)), 0.6)
+    assert a == pytest.approx(b)
+
+
+def test_prior_correction():
+    s = np.array([0.0, 0.1, 0.5, 0.9, 1.0])
+    assert np.allclose(em.prior_corrected(s, 0.5, 0.5), s)
+    up = em.prior_corrected(s, 0.25, 0.5)  # a model trained on few positives under-calls them: scores rise
+    assert np.all(np.diff(up) > 0) and up[2] == pytest.approx(0.75) and up[0] == 0 and up[-1] == 1
+    assert np.allclose(em.prior_corrected(up, 0.5, 0.25), s)
+    with pytest.raises(ValueError, match="priors"):
+        em.prior_corrected(s, 0.0)
+
+
+def test_degrade_patches_is_fixed_per_seed_and_off_at_zero():
+    rng = np.random.default_rng(1)
+    images = rng.integers(0, 256, (5, 8, 8, 3), dtype=np.uint8)
+    assert em.degrade_patches(images, stain_jitter=0, pixel_noise=0, seed=3) is images
+    a = em.degrade_patches(images, stain_jitter=1.0, pixel_noise=60, seed=3)
+    b = em.degrade_patches(images, stain_jitter=1.0, pixel_noise=60, seed=3)
+    c = em.degrade_patches(images, stain_jitter=1.0, pixel_noise=60, seed=4)
+    assert a.dtype == np.uint8 and a.shape == images.shape
+    assert np.array_equal(a, b) and not np.array_equal(a, c) and not np.array_equal(a, images)
+
+
+def test_errors_at_matches_counting():
+    rng = np.random.default_rng(2)
+    y = rng.random(300) < 0.3
+    s = rng.random(300)
+    t = np.linspace(0, 1, 11)
+    fp, fn = em.errors_at(y, s, t)
+    assert np.array_equal(fp, [np.sum(~y & (s >= x)) for x in t])
+    assert np.array_equal(fn, [np.sum(y & (s < x)) for x in t])
+
+
+def test_ordering_share():
+    counts = pd.DataFrame([
+        {"model": m, "threshold": t, "FP": fp, "FN": fn}
+        for t, (en, ep) in {0.0: ((9, 0), (9, 0)), 0.25: ((3, 5), (8, 1)), 0.5: ((2, 6), (7, 2)),
+                            0.75: ((1, 1), (1, 1)), 1.0: ((0, 9), (0, 9))}.items()
+        for m, (fp, fn) in (("En", en), ("Ep", ep))])
+    assert em.ordering_share(counts) == pytest.approx(1.0)  # t = 0.75 (a tie) and the ends are left out
+    counts.loc[(counts.model == "En") & (counts.threshold == 0.5), "FN"] = 1
+    assert em.ordering_share(counts) == pytest.approx(0.5)
+
+
+def _runs(n=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.random(500) < 0.1
+    runs = []
+    for d, shift in (("En", -1.0), ("Ep", 1.0)):
+        for r in range(n):
+            z = 2.0 * y + rng.normal(0, 1, y.size) + shift
+            s = 1 / (1 + np.exp(-z))
+            runs.append({"distribution": d, "run": r, "imbalanced": {"y_true": y, "score_c": s, "argmax_c": s >= 0.5}})
+    return runs
+
+
+def test_trial_table_columns_and_matched_recall():
+    runs = _runs()
+    table, extra = em.trial_table(runs)
+    assert len(table) == 6 and set(table.model) == {"En", "Ep"}
+    for col in ("ROC-AUC", "PR-AUC (Alg. 4-5)", "precision-AUC (PR-T)", "precision at matched recall", "FP at t",
+                "precision-AUC (prior-corrected)", "precision at recall < 0.3", "PR-AUC share at recall ≤ 0.3"):
+        assert table[col].notna().all(), col
+    assert extra["matched_recall"] == pytest.approx(table.loc[table.model == "En", "recall at t"].mean())
+    # a pure shift of the scores: fixed thresholds see it, precision at matched recall does not
+    en, ep = table[table.model == "En"], table[table.model == "Ep"]
+    assert en["precision-AUC (PR-T)"].mean() > ep["precision-AUC (PR-T)"].mean() + 0.05
+    assert en["FN at t"].mean() > ep["FN at t"].mean() and ep["FP at t"].mean() > en["FP at t"].mean()
+    assert abs(en["precision at matched recall"].mean() - ep["precision at matched recall"].mean()) < 0.1
+    band = em.quality_band(table)
+    assert band["min"] <= min(band["means"].values()) and isinstance(band["in_band"], bool)
+
+
+def test_computed_checks_pass():
+    rows = em.table_checks(em.table_5_2(), em.tie_cases())
+    assert rows and all(r["passed"] for r in rows)
+    assert not any("Small ΔPrec" in r["check"] for r in rows)  # an erratum, not a check
+    rows = em.pr_t_checks(_runs(), task="synthetic")
+    assert len(rows) == 5 and all(r["passed"] for r in rows)
