@@ -22,17 +22,18 @@
 # reports that stability is only low to moderate even at high bag AUC, rises with bag AUC, goes with good
 # localization (but can be "stable and wrong"), and depends strongly on the MIL pooling operator.
 #
-# **What we reproduce**
+# **What we reproduce** (every claim is decided by a stated rule in `medeval.experiments.mil_stability_claims`;
+# the table "Paper vs us" at the end lists them with their statistics)
 # 1. Tables II, III and IX / Fig. 9 exactly (metric-only), plus the Appendix A limits (in the test suite).
-# 2. The score-choice correlations (APJ vs AJ 0.98, Kendall vs Spearman 0.99) and the chance level.
-# 3. The threshold sweep 0.1–0.9 (Sec. IV-G), with NaN counts.
+# 2. The score-choice correlations (APJ vs AJ, an identity; Kendall vs Spearman) and the chance level.
+# 3. The threshold sweep 0.1–0.9 (Sec. IV-G), with NaN counts and a per-bag trend test.
 # 4. Table V/VI/VII analogues on two datasets (X-Ray analogue: chest phantoms with an enlarged heart;
-#    PASCAL analogue: bags of digit tiles), Fig. 5 vote histograms, Fig. 6/7 scatters, Fig. 8 over difficulty.
-# 5. "Stable but wrong": a confounded digit variant.
+#    PASCAL analogue: bags of digit tiles), Fig. 5 vote histograms, Fig. 6/7 scatters, Fig. 8 over lesion contrast.
+# 5. "Stable but wrong": a confounded digit variant against its clean control.
 #
-# **Prerequisites.** MIL basics, Cohen's kappa, rank correlation. **Time to run** (measured on a 2-core CPU): smoke
-# about 10 s, default about 2 min; the `gpu` profile (ResNet-18 on 256-px phantoms) and `full` (real data) have not
-# been timed here (no GPU was available); every page states its own measured time at its top.
+# **Prerequisites.** MIL basics, Cohen's kappa, rank correlation.
+#
+# **Time to run**: the table below the parameters (the last measured run of each profile).
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"
@@ -71,20 +72,24 @@ digits_tiles = None
 digits_target = None
 confounder_strength = None
 chance_n_bags = None
+confounded_operators = None
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import scipy.stats
 from IPython.display import Markdown, display
 
 from medeval.experiments import mil_stability as ms
+from medeval.experiments import mil_stability_claims as msc
 from medeval.metrics import stability as st
 from medeval.runtime import notebook
 
 P = notebook.setup("01-mil-stability", globals())
 P
+
+# %%
+notebook.time_to_run_table()
 
 # %% [markdown]
 # ## Data
@@ -92,7 +97,10 @@ P
 # * **default / smoke / gpu** — phantoms, generated deterministically from the seed:
 #   * *X-Ray analogue*: chest X-ray phantoms (`medeval.data.phantoms.chest`), Cardiomegaly at prevalence 0.5;
 #     the lesion is the whole enlarged heart, instance labels are the P × P grid cells it covers at least half
-#     of (Eq. 11, exact mask). A share `annotated_fraction` of the positive training bags is used with the
+#     of (Eq. 11, exact mask). The enlarged heart is drawn at its full size (from the NIH Cardiomegaly boxes) and
+#     blended into the same radiograph with a normal heart at the *lesion contrast* `difficulty`
+#     (image = normal + difficulty · (enlarged − normal)): difficulty changes how visible the enlargement is, never
+#     the number of positive instances. A share `annotated_fraction` of the positive training bags is used with the
 #     supervised pooling of Sec. III-D (corrected Eq. 23), weighted ×`annotated_weight`.
 #   * *PASCAL analogue*: canvases of 8 × 8 scikit-learn digit tiles; a bag is positive iff it shows the target
 #     digit, whose tiles are the positive instances. The *confounded* variant adds a bright frame marker that
@@ -130,10 +138,10 @@ plt.show()
 
 # %%
 display(Markdown(
-    f"All four printed values of Tables II–III are reproduced (largest difference to the printed 2-decimal "
-    f"values {max_table_error:.4f}; Table IIIb needs n1* = 45, the paper prints 55). Table IX: the green line "
+    f"Largest difference to the printed 2-decimal values of Tables II–III: {max_table_error:.4f} (Table IIIb "
+    f"computed with its corrected row total, see the errata). Table IX: the green line "
     f"ends at S_APJ = {ends['green: n11 up, n00 down']:.4f}, the black dotted line at "
-    f"{ends['black dotted: n10 up, n01 down']:.4f} — less positive agreement, higher score, as the paper says. "
+    f"{ends['black dotted: n10 up, n01 down']:.4f}. "
     "One more property the paper does not state: since N·n11 − n1*·n*1 = n11·n00 − n01·n10, S_APJ is symmetric "
     "in positives and negatives and S_APJ = S_AJ / (2 − S_AJ) on every table (tested), so the two are "
     "rank-identical; their Pearson correlation below is < 1 only through this non-linearity."
@@ -148,9 +156,15 @@ chance_means = chance.set_index("score")["mean"]
 notebook.record("chance_level", chance_means.to_dict())
 chance.round(4)
 
-# %% [markdown]
-# Independent uniform maps give S_APJ ≈ S_AJ ≈ ρ ≈ 0 and the uncorrected positive Jaccard ≈ 1/3: the chance
-# inflation the paper's correction removes.
+# %%
+display(Markdown(
+    f"Over {P.chance_n_bags:,} pairs of independent uniform maps, mean S_APJ = "
+    f"{chance_means['adjusted_positive_jaccard']:+.4f}, S_AJ = {chance_means['adjusted_jaccard']:+.4f}, "
+    f"ρ = {chance_means['spearman']:+.4f}, and the uncorrected positive Jaccard = "
+    f"{chance_means['positive_jaccard']:.4f} (1/3 = 0.3333). This is a property of the formulas (the correction "
+    "subtracts the agreement expected by chance; 0.25 / 0.75 = 1/3 is what a 50 % positive rate gives), not of the "
+    "paper's models or data, so it is listed under *Checks*, not as a claim."
+))
 
 # %% [markdown]
 # ## 3. Training the models (the protocol of Fig. 4)
@@ -162,30 +176,52 @@ chance.round(4)
 # %%
 results = ms.run_chapter(P, cache_dir=notebook.cache_dir("mil-runs"))
 main_names = [n for n in results if "@" not in n]
-clean_names = [n for n in main_names if n != "digits_confounded"]
 notebook.record("datasets", main_names)
 dataset_sizes = {
     name: {"bags": len(r.data.bag_labels), "positive bags": int(r.data.bag_labels.sum()),
            "bags with instance labels": int(r.data.truth_known.sum()), "test bags": len(r.test_idx),
-           "positive test bags": int(r.data.bag_labels[r.test_idx].sum())}
+           "positive test bags": int(r.data.bag_labels[r.test_idx].sum()),
+           "positive instances per positive bag": float(r.data.instance_labels[r.data.bag_labels == 1].sum(axis=1).mean())
+           if r.data.truth_known.any() else float("nan")}
     for name, r in results.items()
 }
 notebook.record("dataset_sizes", dataset_sizes)
-pd.DataFrame(dataset_sizes).T
+pd.DataFrame(dataset_sizes).T.round(2)
+
+# %% [markdown]
+# **Did the models train?** The chapter compares only operators whose models train: mean CV bag AUC above the
+# floor below (the criterion of the chapter's spec; the paper's own models all reach AUC ≥ 0.82). The phantom
+# difficulty and the training (batch size, epochs) are calibrated so that the default models land off the ceiling
+# (roughly AUC 0.75–0.95); the band they reached is recorded here.
+
+# %%
+inputs = msc.claim_inputs(results, P, tables=tables, fig9=fig9, chance=chance)
+band = msc.quality_band(inputs)
+notebook.record("quality_band", band)
+quality_table = pd.DataFrame({name: msc.quality(inputs, name, P.operators) for name in inputs.operator_datasets})
+quality_table.index = [ms.OPERATOR_LABELS[o] for o in quality_table.index]
+display(Markdown(
+    f"Mean CV bag AUC of the operators compared: {band['min']:.2f} – {band['max']:.2f} (floor {band['floor']}); "
+    f"{sum(v <= band['floor'] for v in band['per_model'].values())} of {len(band['per_model'])} (dataset, operator) "
+    "cells are below the floor."
+))
+quality_table.round(3)
 
 # %% [markdown]
 # ## 4. Choice of score (Sec. IV-F)
 
 # %%
-reference = main_names[0]
+reference = inputs.reference
 base_op = P.operators[0]
 choice = ms.score_choice_correlations(ms.stability_of(results[reference], base_op, P, selection="all"))
 notebook.record_table("score_choice", choice)
-apj_aj = float(choice.loc[0, "pearson"])
-sp_kendall = float(choice.loc[1, "pearson"])
-notebook.record("corr_apj_aj", apj_aj)
-notebook.record("corr_spearman_kendall", sp_kendall)
+notebook.record("corr_apj_aj", float(choice.loc[0, "pearson"]))
+notebook.record("corr_spearman_kendall", float(choice.loc[1, "pearson"]))
 choice.round(4)
+
+# %% [markdown]
+# S_APJ and S_AJ are one score in two scales: S_APJ = S_AJ / (2 − S_AJ) on every 2 × 2 table (see *Checks*), so
+# their rank correlation is exactly 1 and the Pearson r above measures only the curvature of that map.
 
 # %% [markdown]
 # ## 5. Threshold sweep (Sec. IV-G)
@@ -195,22 +231,20 @@ sweep = ms.threshold_sweep(results[reference].predictions[base_op], P.thresholds
                            bag_mask=st.positive_bag_mask(results[reference].data.bag_labels[results[reference].test_idx]))
 apj_sweep = sweep[sweep["score"] == "adjusted_positive_jaccard"].reset_index(drop=True)
 notebook.record_table("threshold_sweep", apj_sweep)
-valid = apj_sweep["nan_pair_fraction"] < 0.5
-jumps = np.abs(np.diff(apj_sweep.loc[valid, "mean"].to_numpy()))
-max_jump = float(jumps.max()) if len(jumps) else float("nan")
-notebook.record("threshold_sweep_max_jump", max_jump)
-decreasing = bool(np.all(np.diff(apj_sweep.loc[valid, "mean"].to_numpy()) <= 0)) if valid.sum() > 1 else False
-notebook.record("threshold_sweep_monotone_decreasing", decreasing)
 fig, ax = plt.subplots(1, 2, figsize=(8, 3))
 for score, g in sweep.groupby("score"):
     ax[0].plot(g["threshold"], g["mean"], marker="o", label=score)
     ax[1].plot(g["threshold"], g["nan_pair_fraction"], marker="o", label=score)
-ax[0].set(xlabel="T(binary)", ylabel="mean stability (positive bags)")
+ax[0].set(xlabel="T(binary)", ylabel=f"mean stability ({reference}, positive bags)")
 ax[1].set(xlabel="T(binary)", ylabel="NaN share of (bag, pair) values")
 ax[0].legend(fontsize=7)
 plt.tight_layout()
 plt.show()
 apj_sweep.round(3)
+
+# %% [markdown]
+# The claim row *threshold-sweep* tests the direction bag by bag (Kendall τ of S_APJ against T per positive test
+# bag, then a t-test on the mean τ) on every clean dataset, and bounds the largest jump of the mean.
 
 # %% [markdown]
 # ## 6. Baseline and pooling operators: Table V and Table VII analogues
@@ -226,7 +260,7 @@ t7.round(3)
 # columns the subset models on the fixed test set ("+").
 
 # %%
-t5 = t7[t7["op"] == base_op][["dataset", "bag_auc", "bag_auc_std", "dice", "dice_std", "accuracy"]]
+t5 = t7[(t7["op"] == base_op) & t7["bag_auc"].notna()][["dataset", "bag_auc", "bag_auc_std", "dice", "dice_std", "accuracy"]]
 notebook.record_table("table_v", t5)
 t5.round(3)
 
@@ -253,161 +287,106 @@ plt.show()
 # %%
 t6 = ms.table_vi({n: results[n] for n in main_names}, P, operator=base_op)
 notebook.record_table("table_vi", t6)
-per_bag = {n: ms.per_bag_table(results[n], base_op, P) for n in main_names}
+loc = inputs.loc[inputs.loc["operator"] == base_op]
 fig, axes = plt.subplots(2, len(main_names), figsize=(3.2 * len(main_names), 5.5), squeeze=False)
-relations = {}
 for j, name in enumerate(main_names):
-    t = per_bag[name]
+    t = loc[loc["dataset"] == name]
     for i, score in enumerate(("S_APJ", "S_S")):
         ax = axes[i, j]
         ax.errorbar(t["dice_mean"], t[score], xerr=t["dice_std"], fmt="o", ms=3, alpha=0.6, elinewidth=0.5)
         ax.set(xlabel="DICE (mean ± std over models)", ylabel=score, title=name)
-    ok = t[["S_APJ", "dice_mean", "dice_std"]].dropna()
-    relations[name] = {
-        "r_apj_dice": float(scipy.stats.spearmanr(ok["S_APJ"], ok["dice_mean"])[0]) if len(ok) > 2 else float("nan"),
-        "r_apj_dice_std": float(scipy.stats.spearmanr(ok["S_APJ"], ok["dice_std"])[0]) if len(ok) > 2 else float("nan"),
-    }
 plt.tight_layout()
 plt.show()
-notebook.record("per_bag_relations", relations)
 t6.round(3)
 
 # %% [markdown]
 # ### Stable but wrong (the confounded digits, cf. Fig. 5g and Fig. 7)
+#
+# The confounded digits carry a bright marker that co-occurs with the label; the clean digits are their control.
+# A bag is *stable* when its S_S exceeds the clean digits' median and *wrong* when its mean DICE is below
+# `msc.WRONG_DICE`; the claim row compares the two shares with Fisher's exact test.
 
 # %%
-if "digits_confounded" in per_bag and "digits" in per_bag and len(per_bag["digits_confounded"]):
-    conf, clean = per_bag["digits_confounded"], per_bag["digits"]
-    clean_median = float(np.nanmedian(clean["S_S"]))
-    stable_wrong = (conf["S_S"] > clean_median) & (conf["dice_mean"] < 0.3)
-    stable_wrong_share = float(stable_wrong.mean())
+if inputs.confounded and inputs.control:
     confounded_summary = {
-        "median S_S (clean)": clean_median, "median S_S (confounded)": float(np.nanmedian(conf["S_S"])),
-        "median DICE (clean)": float(np.nanmedian(clean["dice_mean"])),
-        "median DICE (confounded)": float(np.nanmedian(conf["dice_mean"])),
-        "share stable (S_S > clean median) but DICE < 0.3": stable_wrong_share,
+        name: {"bags": int(len(g)), "median S_S": float(g["S_S"].median()), "median DICE": float(g["dice_mean"].median()),
+               "stable and wrong": int(((g["S_S"] > loc[loc["dataset"] == inputs.control]["S_S"].median())
+                                        & (g["dice_mean"] < msc.WRONG_DICE)).sum())}
+        for name, g in loc[loc["dataset"].isin([inputs.control, inputs.confounded])].groupby("dataset")
     }
 else:
-    stable_wrong_share = float("nan")
     confounded_summary = {}
-notebook.record("stable_but_wrong_share", stable_wrong_share)
 notebook.record("confounded_summary", confounded_summary)
-pd.Series(confounded_summary, dtype=float).round(3)
+pd.DataFrame(confounded_summary).T.round(3)
 
 # %% [markdown]
-# ## 9. Stability and bag AUC over difficulty levels (Fig. 8)
+# ## 9. Stability and bag AUC over lesion contrast (Fig. 8)
 
 # %%
 fig8 = ms.stability_vs_auc(results, P)
 notebook.record_table("fig8", fig8)
-# phantoms: the CXR difficulty levels (NOR); real data: every (dataset, operator) point, as in the paper's Fig. 8
-levels = fig8 if P.data_source == "real" else fig8[fig8["dataset"].str.startswith("cxr") & (fig8["operator"] == "noisy_or")]
-fig8_corr = float(scipy.stats.spearmanr(levels["bag_auc"], levels["S_APJ"])[0]) if len(levels) > 2 else float("nan")
-notebook.record("fig8_spearman_auc_vs_apj", fig8_corr)
+notebook.record_table("fig8_levels", inputs.fig8)
 fig, ax = plt.subplots(1, 2, figsize=(8, 3.2))
 for (name, op), g in fig8.groupby(["dataset", "operator"]):
     for a, score in zip(ax, ("S_APJ", "S_S"), strict=True):
         a.scatter(g["bag_auc"], g[score], label=f"{name} / {op}", s=20)
 for a, score in zip(ax, ("S_APJ", "S_S"), strict=True):
+    lv = inputs.fig8
+    a.plot(lv["bag_auc"], lv[score], color="grey", lw=0.8)
     a.set(xlabel="mean bag AUC of the subset models", ylabel=f"mean {score}")
 ax[1].legend(fontsize=6, bbox_to_anchor=(1.02, 1), loc="upper left")
 plt.tight_layout()
 plt.show()
-fig8.round(3)
+inputs.fig8.round(3)
+
+# %% [markdown]
+# The grey line joins the X-Ray analogue's lesion-contrast levels (NOR), the points the claim row *fig8-trend*
+# tests; every level has the same lesion size (about 9 positive instances per positive bag at P = 8).
 
 # %% [markdown]
 # ## Paper vs us
+#
+# Every row is decided in `medeval.experiments.mil_stability_claims` from the figures above: the rule, the test
+# with its level, n, the effect with its interval or p-value, and the data basis. Operators are compared bag by
+# bag over the positive test bags (every operator's models score the same fixed test set, so the values are
+# paired); comparisons between operators run only when every operator involved passes the quality floor.
 
 # %%
-def verdict(ok, testable=True):
-    if not testable:
-        return "[n/a]"
-    return "[Re]" if ok else "[¬Re]"
-
-
-rows = []
-rows.append({"claim": "Tables II/III: S_AJ and S_APJ of the printed tables", "paper": "0.6/0.43, -0.43/-0.18, 0.17/0.09, 0.24/0.14",
-             "ours": f"max |diff| {max_table_error:.4f}", "verdict": verdict(max_table_error <= 5e-3),
-             "reason": "exact recomputation; Table IIIb row total corrected to 45"})
-g_end, b_end = float(ends["green: n11 up, n00 down"]), float(ends["black dotted: n10 up, n01 down"])
-rows.append({"claim": "Table IX: black dotted line scores higher than green", "paper": "black > green",
-             "ours": f"{b_end:.4f} > {g_end:.4f}", "verdict": verdict(b_end > g_end), "reason": "exact"})
-rows.append({"claim": "APJ and AJ interchangeable", "paper": "r = 0.98", "ours": f"r = {apj_aj:.3f}",
-             "verdict": verdict(apj_aj >= 0.9, np.isfinite(apj_aj)),
-             "reason": "Pearson over (bag, pair) values; APJ = AJ/(2 - AJ) exactly, so the rank correlation is 1"})
-rows.append({"claim": "Kendall and Spearman interchangeable", "paper": "r = 0.99", "ours": f"r = {sp_kendall:.3f}",
-             "verdict": verdict(sp_kendall >= 0.9, np.isfinite(sp_kendall)), "reason": "Pearson over (bag, pair) values"})
-rows.append({"claim": "Threshold sweep: stability decreases steadily, no rapid jumps", "paper": "steady decrease",
-             "ours": f"monotone decrease: {decreasing}; largest jump {max_jump:.3f}",
-             "verdict": verdict(decreasing and max_jump <= 0.2, np.isfinite(max_jump)),
-             "reason": "S_APJ, NOR, positive test bags; thresholds with < 50 % NaN pairs"})
-best = t7.loc[t7["split_bag_auc"].idxmax()] if len(t7) else None
-rows.append({"claim": "Stability is only moderate even at high bag AUC", "paper": "AUC 0.82-0.99, S_APJ 0.05-0.56",
-             "ours": f"{best['dataset']}/{best['operator']}: AUC {best['split_bag_auc']:.2f}, S_APJ {best['S_APJ']:.2f}" if best is not None else "-",
-             "verdict": verdict(best is not None and best["split_bag_auc"] >= 0.85 and best["S_APJ"] < 0.9,
-                                best is not None and np.isfinite(best["S_APJ"])),
-             "reason": "model with the highest bag AUC"})
-fig8_points = "(dataset, operator) points" if P.data_source == "real" else "CXR difficulty levels (NOR)"
-rows.append({"claim": "Stability rises with bag AUC (Fig. 8)", "paper": "some linearity", "ours": f"Spearman r = {fig8_corr:.2f} over {fig8_points}",
-             "verdict": verdict(fig8_corr > 0, np.isfinite(fig8_corr)), "reason": f"{len(levels)} {fig8_points}; S_APJ vs bag AUC of the subset models"})
-max_lowest = []
-for name in clean_names:
-    g = t7[t7["dataset"] == name].set_index("op")
-    if "max" in g.index and len(g) > 1 and g["S_S"].notna().all():
-        max_lowest.append(bool(g["S_S"].idxmin() == "max"))
-rows.append({"claim": "Max pooling has the lowest S_S on every dataset", "paper": "all 3 datasets",
-             "ours": f"{sum(max_lowest)} of {len(max_lowest)} datasets", "verdict": verdict(all(max_lowest), len(max_lowest) > 0),
-             "reason": "Table VII analogue"})
-auc_range = t7.groupby("dataset")["bag_auc"].agg(lambda s: s.max() - s.min())
-dice_range = t7.groupby("dataset")["dice"].agg(lambda s: s.max() - s.min())
-apj_range = t7.groupby("dataset")["S_APJ"].agg(lambda s: s.max() - s.min())
-cmp_ok = [(auc_range[n] < dice_range[n]) and (auc_range[n] < apj_range[n]) for n in clean_names if n in auc_range and np.isfinite(dice_range[n])]
-rows.append({"claim": "Operator changes DICE and stability more than bag AUC", "paper": "AUC 0.87-0.91 vs DICE 0.11-0.75 (X-Ray)",
-             "ours": "; ".join(f"{n}: AUC range {auc_range[n]:.2f}, DICE {dice_range[n]:.2f}, S_APJ {apj_range[n]:.2f}" for n in clean_names if n in auc_range),
-             "verdict": verdict(all(cmp_ok), len(cmp_ok) > 0 and len(P.operators) > 1), "reason": "ranges across operators"})
-if {"mean", "lse_r0.1"} <= set(P.operators):
-    diffs = [abs(t7[(t7.dataset == n) & (t7.op == "mean")]["S_S"].iloc[0] - t7[(t7.dataset == n) & (t7.op == "lse_r0.1")]["S_S"].iloc[0]) for n in clean_names]
-    rows.append({"claim": "Mean and LSE r=0.1 behave alike", "paper": "similar", "ours": f"max |ΔS_S| {max(diffs):.3f}",
-                 "verdict": verdict(max(diffs) < 0.1), "reason": "Table VII analogue"})
-else:
-    rows.append({"claim": "Mean and LSE r=0.1 behave alike", "paper": "similar", "ours": "not run", "verdict": "[n/a]",
-                 "reason": "operators not in this profile"})
-rel = [v["r_apj_dice"] for k, v in relations.items() if k in clean_names and np.isfinite(v["r_apj_dice"])]
-rows.append({"claim": "Per bag, stability goes with DICE (Figs. 6-7)", "paper": "some linearity", "ours": f"Spearman r(S_APJ, DICE) = {', '.join(f'{r:.2f}' for r in rel)}",
-             "verdict": verdict(len(rel) > 0 and all(r > 0 for r in rel), len(rel) > 0), "reason": "annotated positive test bags"})
-rows.append({"claim": "Stable but wrong localizations exist (PASCAL, Fig. 7)", "paper": "cluster with low DICE, high stability",
-             "ours": f"{stable_wrong_share:.0%} of confounded bags" if np.isfinite(stable_wrong_share) else "-",
-             "verdict": verdict(stable_wrong_share > 0.1, np.isfinite(stable_wrong_share)),
-             "reason": "confounded digit bags: S_S above the clean median, DICE < 0.3" if P.data_source == "phantoms"
-             else "needs the confounded digit variant (phantoms); see the voc2005 scatter in Figs. 6-7"})
-paper_auc = " / ".join(f"{v:.2f}" for v in ms.PAPER_TABLE_V_AUC.values())
-if P.data_source == "real":
-    t5_auc = t5.set_index("dataset")["bag_auc"]
-    ours_auc = {n: float(t5_auc.get(n, np.nan)) for n in ms.PAPER_TABLE_V_AUC}
-    auc_ok = all(abs(ours_auc[n] - ms.PAPER_TABLE_V_AUC[n]) <= ms.TABLE_V_AUC_TOLERANCE for n in ours_auc)
-    rows.append({"claim": "Baseline X-Ray/MURA/PASCAL numbers (Table V)", "paper": f"AUC {paper_auc}",
-                 "ours": "AUC " + " / ".join(f"{v:.2f}" for v in ours_auc.values()),
-                 "verdict": verdict(auc_ok, base_op == "noisy_or" and all(np.isfinite(v) for v in ours_auc.values())),
-                 "reason": f"CV bag AUC of {ms.OPERATOR_LABELS[base_op]} on chestxray14 / mura / voc2005; [Re] when each is "
-                           f"within {ms.TABLE_V_AUC_TOLERANCE} of the printed value"})
-else:
-    rows.append({"claim": "Baseline X-Ray/MURA/PASCAL numbers (Table V)", "paper": f"AUC {paper_auc}", "ours": "phantom analogues only",
-                 "verdict": "[n/a]", "reason": "needs the real data (full profile); see Table V analogue above"})
-pvu = pd.DataFrame(rows)
-notebook.paper_vs_us(pvu)
-pvu
+claim_list = msc.chapter_claims(inputs, profile)
+notebook.paper_vs_us(claim_list)
 
 # %% [markdown]
-# ## Deviations and errata found in the paper
+# ### Rows that are not reproduced, and why
+#
+# Each line is built from the row's decision (its test, effect and reason) at this scale:
+
+# %%
+display(Markdown(msc.explanations(claim_list)))
+
+# %% [markdown]
+# ## Checks
+#
+# Identities of the formulas and properties of the scores on simulated maps: computed, pass or fail, not claims.
+
+# %%
+notebook.checks_display([c.row() for c in claim_list.checks])
+
+# %% [markdown]
+# ## Errata: numbers printed in the paper that do not add up
+
+# %%
+notebook.errata_display([e.row() for e in claim_list.errata])
+
+# %% [markdown]
+# ## Deviations and errata in the text
 #
 # * **Eq. 20**: TAR is printed as n11/N; the total agreement ratio is (n11 + n00)/N (default here; the printed
 #   form is `positive_only=True`).
 # * **Eq. 23** (supervised noisy-OR) drops the (1 − ŷ) factor; we implement Π_S ŷ · Π_¬S (1 − ŷ).
-# * **Table IIIb** prints a row total of 55; it is 45.
 # * **Appendix A**: the S_APJ minimum −1/3 is attained for n11 = n00 = 0 and n01 = n10 = k for *every* k, not only
 #   k = 1; S_APJ is *not* strictly increasing in n11 when n00 = 0 and n01 or n10 is 0 (it stays 0).
 # * **S_APJ vs S_AJ**: S_APJ = S_AJ/(2 − S_AJ) exactly — the "positive" adjusted Jaccard is symmetric in positives and
-#   negatives; the 0.98 correlation of Sec. IV-F is a non-linearity, not noise.
+#   negatives; the 0.98 correlation of Sec. IV-F is a non-linearity, not noise (see *Checks*).
 # * **HAPJ** text: "at least N − (n*1 + n1*)" should be (n*1 + n1*) − N; HAPJ = min(n11, n00)/(n01 + n10 + min(n11, n00)).
 # * **Table I**: the Pearson and Spearman formulas are garbled; Kendall's τ is called a "ratio" of concordant and
 #   discordant pairs. We use the standard forms; Kendall τ-b (the authors' code) with τ-a as an option.
@@ -417,15 +396,21 @@ pvu
 # * **Our deviations**: phantoms instead of the real data in default/gpu; a SmallCNN and 8 × 8 grids on 64-px images;
 #   `cv_folds` disjoint patient folds instead of 5 random 80/20 group-shuffle splits; model k also gets its own
 #   initialisation seed; NOR is Eq. 5 in log space (the Li 0.98 form, `noisy_or_li`, saturates at 1 − 0.98⁶⁴ with
-#   64 instances); DICE is measured on all positive test bags (the phantoms' truth is known for all of them).
+#   64 instances); DICE is measured on all positive test bags (the phantoms' truth is known for all of them); one
+#   batch size, learning rate and epoch count for all operators (the paper tuned them per operator, Table VIII), with
+#   small batches so that every operator gets enough Adam steps to train; the lesion contrast of the X-Ray analogue
+#   (not its size) sets the difficulty of Fig. 8.
 
 # %% [markdown]
 # ## Try it
 #
-# * `medeval run 01-mil-stability --set difficulty=0.15` — a harder X-Ray analogue: does stability fall with AUC?
-# * `--set operators='["noisy_or","noisy_or_li"]'` — the authors' normalised Noisy-OR against exact Eq. 5.
-# * `--set confounder_strength=0.5` — a weaker shortcut: when do localizations stop being "stable but wrong"?
-# * `--set threshold=0.3` — how much do the Table VII stability columns depend on T(binary)?
+# * `medeval run 01-mil-stability --set difficulty=0.06` — a harder X-Ray analogue: where do the operators land
+#   against the quality floor, and which rows become not testable?
+# * `--set operators='["noisy_or","noisy_or_li"]'` — the authors' normalised Noisy-OR against exact Eq. 5: does the
+#   normalised form train on 64-instance bags?
+# * `--set confounder_strength=0.5` — a weaker shortcut: how does the stable-but-wrong share of the confounded digits
+#   compare with the clean control now?
+# * `--set threshold=0.3` — which stability columns of Table VII move most with T(binary)?
 # * Exercise: prove S_APJ = S_AJ/(2 − S_AJ) from the Appendix A closed forms.
 
 # %% [markdown]

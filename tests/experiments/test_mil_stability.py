@@ -94,3 +94,20 @@ def test_real_data_absent_raises_clearly(tmp_path, monkeypatch):
             ms.load_real_bags(name, 64, 8, seed=0)
     with pytest.raises(ValueError, match="dataset"):
         ms.load_real_bags("imagenet", 64, 8, seed=0)
+
+
+def test_cxr_difficulty_changes_contrast_not_size():
+    easy = ms.make_cxr_bags(40, 64, 8, difficulty=1.0, seed=3, annotated_fraction=0.0)
+    hard = ms.make_cxr_bags(40, 64, 8, difficulty=0.1, seed=3, annotated_fraction=0.0)
+    assert np.array_equal(easy.instance_labels, hard.instance_labels)  # the same positive instances
+    assert np.array_equal(easy.bag_labels, hard.bag_labels) and easy.bag_labels.any() and not easy.bag_labels.all()
+    neg = easy.bag_labels == 0
+    assert np.array_equal(easy.images[neg], hard.images[neg])  # a normal heart does not depend on the contrast
+    pos = ~neg
+    diff = np.abs(easy.images[pos] - hard.images[pos])
+    assert diff.max() > 0.05
+    # the blend is linear in the contrast: 0.55 lies half-way between 0.1 and 1.0
+    mid = ms.make_cxr_bags(40, 64, 8, difficulty=0.55, seed=3, annotated_fraction=0.0)
+    assert np.allclose(mid.images - hard.images, 0.5 * (easy.images - hard.images), atol=1e-5)
+    with pytest.raises(ValueError, match="difficulty"):
+        ms.make_cxr_bags(10, 64, 8, difficulty=0.0, seed=0, annotated_fraction=0.0)

@@ -1,0 +1,295 @@
+"""Every claim rule of chapter 1 on constructed inputs: one case it reproduces, one it must not ([¬Re] or [~]),
+and [n/a] where the quality floor applies. The inputs are small synthetic tables, not trained models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from medeval.experiments import mil_stability as ms
+from medeval.experiments import mil_stability_claims as mc
+
+pytestmark = pytest.mark.claim
+
+OPS = ["noisy_or", "mean", "lse_r0.1", "lse_r1", "max"]
+# per-operator means roughly shaped like the paper's X-Ray rows of Table VII (NOR good, Max worst)
+GOOD = {
+    "cxr": {"noisy_or": (0.45, 0.60, 0.70), "mean": (0.30, 0.62, 0.50), "lse_r0.1": (0.31, 0.63, 0.52),
+            "lse_r1": (0.50, 0.70, 0.55), "max": (0.10, 0.20, 0.15)},
+    "digits": {"noisy_or": (0.60, 0.85, 0.35), "mean": (0.28, 0.80, 0.25), "lse_r0.1": (0.29, 0.81, 0.26),
+               "lse_r1": (0.35, 0.88, 0.27), "max": (0.45, 0.60, 0.40)},
+    "digits_confounded": {"noisy_or": (0.60, 0.90, 0.10)},
+}
+
+
+def _bags(means: dict, n_bags: int, rng, sd: float = 0.05) -> pd.DataFrame:
+    """Per-bag S_APJ, S_S, DICE around the given means, with a bag effect shared by all operators (paired)."""
+    rows = []
+    for ds, per_op in means.items():
+        bag_effect = rng.normal(0, 0.1, n_bags)
+        for op, (apj, ss, dice) in per_op.items():
+            noise = rng.normal(0, sd, (3, n_bags))
+            rows.append(pd.DataFrame({
+                "dataset": ds, "operator": op, "bag": np.arange(n_bags),
+                "S_APJ": np.clip(apj + bag_effect + noise[0], -1 / 3, 1), "S_S": np.clip(ss + bag_effect + noise[1], -1, 1),
+                "dice_mean": np.clip(dice + 0.8 * bag_effect + noise[2], 0, 1),
+                "dice_std": np.clip(0.15 - 0.5 * bag_effect + rng.normal(0, 0.02, n_bags), 0, 1)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def make_inputs(*, means=None, auc=0.88, n_bags=40, seed=0, sweep_slope=-0.3, fig8_slope=1.0, ops=None,
+                data_source="phantoms") -> mc.ClaimInputs:
+    rng = np.random.default_rng(seed)
+    ops = list(ops or OPS)
+    means = means or {ds: {op: v for op, v in per.items() if op in ops} for ds, per in GOOD.items()}
+    loc = _bags(means, n_bags, rng)
+    stab = loc[["dataset", "operator", "bag", "S_APJ", "S_S"]].copy()
+    aucs = auc if isinstance(auc, dict) else {}
+    cv, models = [], []
+    for ds, per_op in means.items():
+        for op, (_, _, dice) in per_op.items():
+            a = aucs.get((ds, op), auc if not isinstance(auc, dict) else 0.88)
+            if ds != "digits_confounded":
+                for f in range(3):
+                    cv.append({"dataset": ds, "operator": op, "fold": f, "bag_auc": a + rng.normal(0, 0.01), "dice": dice})
+            for m in range(5):
+                models.append({"dataset": ds, "operator": op, "model": m, "bag_auc": a + rng.normal(0, 0.01),
+                               "dice": dice + rng.normal(0, 0.02)})
+    # (bag, pair) values: S_APJ from S_AJ by the identity, Kendall close to Spearman
+    aj = rng.uniform(-0.2, 0.9, 400)
+    ss = rng.uniform(-0.2, 0.9, 400)
+    pairs = pd.DataFrame({"bag": np.repeat(np.arange(40), 10), "pair": np.tile(np.arange(10), 40), "S_AJ": aj,
+                          "S_APJ": aj / (2 - aj), "S_S": ss, "S_K": 0.75 * ss + rng.normal(0, 0.01, 400)})
+    thresholds = np.round(np.arange(0.1, 1.0, 0.1), 1)
+    sweep = []
+    for ds in ("cxr", "digits"):
+        base = rng.uniform(0.3, 0.6, n_bags)
+        for t in thresholds:
+            sweep.append(pd.DataFrame({"dataset": ds, "operator": "noisy_or", "threshold": t, "bag": np.arange(n_bags),
+                                       "S_APJ": base + sweep_slope * (t - 0.5) + rng.normal(0, 0.02, n_bags),
+                                       "nan_pairs": 0, "n_pairs": 10}))
+    levels = np.array([0.04, 0.06, 0.08, 0.1, 0.13, 0.17])
+    fig8 = pd.DataFrame({"dataset": [f"cxr@{d:g}" for d in levels], "difficulty": levels, "operator": "noisy_or",
+                         "bag_auc": 0.6 + 2 * levels, "S_APJ": 0.1 + fig8_slope * 2 * levels + rng.normal(0, 0.001, 6),
+                         "S_S": 0.3 + fig8_slope * 2 * levels + rng.normal(0, 0.001, 6)})
+    return mc.ClaimInputs(
+        data_source=data_source, operators=ops, base_operator="noisy_or", xray="cxr", pascal="digits",
+        operator_datasets=["cxr", "digits"], confounded="digits_confounded" if "digits_confounded" in means else None,
+        control="digits", stab=stab, loc=loc, cv=pd.DataFrame(cv), models=pd.DataFrame(models), pairs=pairs,
+        sweep=pd.concat(sweep, ignore_index=True), fig8=fig8, tables=ms.paper_tables(),
+        fig9_ends=ms.fig9_lines(5).query("step == 50").set_index("line")["S_APJ"].to_dict(),
+        chance={"adjusted_positive_jaccard": 0.001, "positive_jaccard": 0.334, "spearman": -0.002}, chance_n=2000,
+        reference="cxr")
+
+
+def verdict(builder, inp) -> str:
+    return builder(inp)["decision"].verdict
+
+
+def _tied(inp, datasets):
+    """Every operator scores each bag of ``datasets`` exactly like NOR: no difference anywhere."""
+    for ds in datasets:
+        nor = inp.stab[(inp.stab["dataset"] == ds) & (inp.stab["operator"] == "noisy_or")].set_index("bag")
+        rows = inp.stab["dataset"] == ds
+        for col in ("S_APJ", "S_S"):
+            inp.stab.loc[rows, col] = inp.stab.loc[rows, "bag"].map(nor[col]).to_numpy()
+    return inp
+
+
+def _means_with(ds, op, values):
+    m = {d: dict(per) for d, per in GOOD.items()}
+    m[ds][op] = values
+    return m
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# exact rows
+
+
+def test_claim_tables_ii_iii():
+    inp = make_inputs()
+    assert verdict(mc.claim_tables_ii_iii, inp) == "[Re]"
+    bad = inp.tables.copy()
+    bad.loc[0, "S_APJ (paper)"] = 0.50  # a printed value 0.07 away from the recomputation
+    inp.tables = bad
+    assert verdict(mc.claim_tables_ii_iii, inp) == "[¬Re]"
+
+
+def test_claim_table_ix():
+    inp = make_inputs()
+    assert verdict(mc.claim_table_ix, inp) == "[Re]"
+    inp.fig9_ends = {"green: n11 up, n00 down": 0.2, "black dotted: n10 up, n01 down": 0.1}
+    assert verdict(mc.claim_table_ix, inp) == "[¬Re]"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# phantom rows
+
+
+def test_claim_kendall_spearman():
+    inp = make_inputs()
+    assert verdict(mc.claim_kendall_spearman, inp) == "[Re]"
+    rng = np.random.default_rng(1)
+    inp.pairs = inp.pairs.assign(S_K=rng.uniform(-1, 1, len(inp.pairs)))  # unrelated scores
+    assert verdict(mc.claim_kendall_spearman, inp) == "[¬Re]"
+
+
+def test_claim_threshold_sweep():
+    assert verdict(mc.claim_threshold_sweep, make_inputs(sweep_slope=-0.3)) == "[Re]"
+    d = mc.claim_threshold_sweep(make_inputs(sweep_slope=+0.3))["decision"]  # stability rises with T
+    assert d.verdict == "[¬Re]" and "against the claim" in d.reason
+    # a steady decrease with one rapid jump between two thresholds fails the jump half
+    inp = make_inputs(sweep_slope=-0.1)
+    inp.sweep.loc[inp.sweep["threshold"] >= 0.6, "S_APJ"] -= 0.4
+    assert verdict(mc.claim_threshold_sweep, inp) == "[¬Re]"
+    flat = make_inputs(sweep_slope=0.0)
+    assert verdict(mc.claim_threshold_sweep, flat) in ("[~]", "[¬Re]")
+
+
+def test_claim_moderate_at_high_auc():
+    assert verdict(mc.claim_moderate_at_high_auc, make_inputs()) == "[Re]"
+    high = _means_with("cxr", "lse_r1", (0.97, 0.98, 0.8))
+    aucs = {(ds, op): 0.85 for ds in GOOD for op in OPS} | {("cxr", "lse_r1"): 0.95}
+    assert verdict(mc.claim_moderate_at_high_auc, make_inputs(means=high, auc=aucs)) == "[¬Re]"
+    low = mc.claim_moderate_at_high_auc(make_inputs(auc=0.75))["decision"]  # trains, but AUC not "high"
+    assert low.verdict == "[n/a]" and "not above 0.8" in low.reason
+    assert verdict(mc.claim_moderate_at_high_auc, make_inputs(auc=0.6)) == "[n/a]"
+
+
+def test_claim_fig8_trend():
+    assert verdict(mc.claim_fig8_trend, make_inputs(fig8_slope=1.0)) == "[Re]"
+    assert verdict(mc.claim_fig8_trend, make_inputs(fig8_slope=-1.0)) == "[¬Re]"
+    few = make_inputs()
+    few.fig8 = few.fig8.iloc[:3]
+    d = mc.claim_fig8_trend(few)["decision"]
+    assert d.verdict == "[~]" and "only 3 points" in d.reason
+
+
+def test_claim_table_vi_contrast():
+    assert verdict(mc.claim_table_vi_contrast, make_inputs()) == "[Re]"
+    # the PASCAL analogue as stable as the X-Ray one: the stability half fails
+    same = {d: dict(per) for d, per in GOOD.items()}
+    same["digits"]["noisy_or"] = (0.30, 0.40, 0.35)
+    assert verdict(mc.claim_table_vi_contrast, make_inputs(means=same)) == "[¬Re]"
+    aucs = {(ds, op): 0.88 for ds in GOOD for op in OPS} | {("cxr", "noisy_or"): 0.6}
+    assert verdict(mc.claim_table_vi_contrast, make_inputs(auc=aucs)) == "[n/a]"
+
+
+def test_claim_per_bag_dice_mean_and_std():
+    inp = make_inputs()
+    assert verdict(mc.claim_per_bag_dice_mean, inp) == "[Re]"
+    assert verdict(mc.claim_per_bag_dice_std, inp) == "[Re]"
+    flipped = make_inputs()
+    flipped.loc = flipped.loc.assign(dice_mean=-flipped.loc["dice_mean"], dice_std=-flipped.loc["dice_std"])
+    assert verdict(mc.claim_per_bag_dice_mean, flipped) == "[¬Re]"
+    assert verdict(mc.claim_per_bag_dice_std, flipped) == "[¬Re]"
+    # the std half can fail while the mean half holds (as on cxr before this chapter's fixes)
+    rng = np.random.default_rng(3)
+    noise = make_inputs()
+    noise.loc = noise.loc.assign(dice_std=rng.uniform(0, 0.3, len(noise.loc)))
+    assert verdict(mc.claim_per_bag_dice_mean, noise) == "[Re]"
+    assert verdict(mc.claim_per_bag_dice_std, noise) in ("[~]", "[¬Re]")
+
+
+def test_claim_stable_but_wrong():
+    assert verdict(mc.claim_stable_but_wrong, make_inputs()) == "[Re]"
+    # the confounded bags as well localized as the clean ones: no contrast, the rule must not pass on its control
+    same = {d: dict(per) for d, per in GOOD.items()}
+    same["digits_confounded"]["noisy_or"] = GOOD["digits"]["noisy_or"]
+    assert verdict(mc.claim_stable_but_wrong, make_inputs(means=same)) in ("[~]", "[¬Re]")
+    none = make_inputs(means={d: per for d, per in GOOD.items() if d != "digits_confounded"})
+    assert verdict(mc.claim_stable_but_wrong, none) == "[n/a]"
+    aucs = {(ds, op): 0.88 for ds in GOOD for op in OPS} | {("digits", "noisy_or"): 0.55}
+    assert verdict(mc.claim_stable_but_wrong, make_inputs(auc=aucs)) == "[n/a]"
+
+
+def test_claim_max_lowest_ss():
+    assert verdict(mc.claim_max_lowest_ss, make_inputs()) == "[Re]"
+    m = _means_with("digits", "max", (0.45, 0.95, 0.40))  # Max the most stable on S_S
+    assert verdict(mc.claim_max_lowest_ss, make_inputs(means=m)) == "[¬Re]"
+    d = mc.claim_max_lowest_ss(make_inputs(auc={(ds, op): 0.88 for ds in GOOD for op in OPS} | {("cxr", "mean"): 0.65}))
+    assert d["decision"].verdict in ("[n/a]", "[~]") and "did not train" in d["decision"].reason
+    assert verdict(mc.claim_max_lowest_ss, make_inputs(auc=0.6)) == "[n/a]"
+    assert verdict(mc.claim_max_lowest_ss, make_inputs(ops=["noisy_or", "mean"])) == "[n/a]"
+
+
+def test_claim_max_lowest_dice():
+    assert verdict(mc.claim_max_lowest_dice, make_inputs()) == "[Re]"
+    m = _means_with("cxr", "max", (0.10, 0.20, 0.90))
+    assert verdict(mc.claim_max_lowest_dice, make_inputs(means=m)) == "[¬Re]"
+    assert verdict(mc.claim_max_lowest_dice, make_inputs(auc=0.65)) == "[n/a]"
+
+
+def test_claim_nor_good_apj():
+    assert verdict(mc.claim_nor_good_apj, make_inputs()) == "[Re]"
+    m = _means_with("cxr", "noisy_or", (0.05, 0.60, 0.70))  # NOR below every other operator but Max
+    assert verdict(mc.claim_nor_good_apj, make_inputs(means=m)) == "[¬Re]"
+    assert verdict(mc.claim_nor_good_apj, _tied(make_inputs(), ["cxr"])) == "[~]"
+    assert verdict(mc.claim_nor_good_apj, make_inputs(auc=0.6)) == "[n/a]"
+
+
+def test_claim_no_best_operator():
+    assert verdict(mc.claim_no_best_operator, make_inputs()) == "[Re]"
+    dom = {d: dict(per) for d, per in GOOD.items()}
+    for ds in ("cxr", "digits"):
+        dom[ds]["lse_r1"] = (0.95, 0.99, 0.9)  # LSE r=1 best everywhere by far
+    assert verdict(mc.claim_no_best_operator, make_inputs(means=dom)) == "[¬Re]"
+    assert verdict(mc.claim_no_best_operator, _tied(make_inputs(), ["cxr", "digits"])) == "[~]"
+    assert verdict(mc.claim_no_best_operator, make_inputs(auc=0.6)) == "[n/a]"
+
+
+def test_claim_operator_ranges():
+    assert verdict(mc.claim_operator_ranges, make_inputs()) == "[Re]"
+    flat = {d: dict(per) for d, per in GOOD.items()}
+    for ds in ("cxr", "digits"):
+        flat[ds] = {op: (0.4, 0.6, 0.5) for op in OPS}
+    aucs = {(ds, op): 0.75 + 0.05 * i for ds in GOOD for i, op in enumerate(OPS)}  # AUC varies, DICE/S_APJ do not
+    assert verdict(mc.claim_operator_ranges, make_inputs(means=flat, auc=aucs)) == "[¬Re]"
+    assert verdict(mc.claim_operator_ranges, make_inputs(auc=0.6)) == "[n/a]"
+
+
+def test_claim_mean_lse_alike():
+    assert verdict(mc.claim_mean_lse_alike, make_inputs()) == "[Re]"
+    apart = _means_with("cxr", "lse_r0.1", (0.60, 0.90, 0.5))
+    assert verdict(mc.claim_mean_lse_alike, make_inputs(means=apart)) == "[¬Re]"
+    near = _means_with("cxr", "lse_r0.1", (0.38, 0.70, 0.5))  # difference 0.08 against a margin of 0.1
+    assert verdict(mc.claim_mean_lse_alike, make_inputs(means=near, n_bags=10)) in ("[~]", "[¬Re]")
+    assert verdict(mc.claim_mean_lse_alike, make_inputs(auc=0.6)) == "[n/a]"
+
+
+def test_claim_ss_above_apj():
+    assert verdict(mc.claim_ss_above_apj, make_inputs()) == "[Re]"
+    m = _means_with("cxr", "noisy_or", (0.55, 0.45, 0.7))  # the paper's own X-Ray NOR row
+    assert verdict(mc.claim_ss_above_apj, make_inputs(means=m)) == "[¬Re]"
+
+
+def test_claim_table_v_real():
+    inp = make_inputs()
+    d = mc.claim_table_v_real(inp)
+    assert d["decision"].verdict == "[n/a]" and d["basis"] == "real"
+    means = {ds: {"noisy_or": (0.4, 0.6, 0.5)} for ds in mc.REAL_NAMES}
+    paper = {ds: mc.PAPER_TABLE_V[name][0] for ds, name in mc.REAL_NAMES.items()}
+    good = make_inputs(means=means, ops=["noisy_or"], data_source="real", auc={(ds, "noisy_or"): paper[ds] for ds in means})
+    assert verdict(mc.claim_table_v_real, good) == "[Re]"
+    off = make_inputs(means=means, ops=["noisy_or"], data_source="real",
+                      auc={(ds, "noisy_or"): paper[ds] - 0.15 for ds in means})
+    assert verdict(mc.claim_table_v_real, off) == "[¬Re]"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the whole list
+
+
+def test_claim_chapter_list_checks_and_errata():
+    cl = mc.chapter_claims(make_inputs(), "test")
+    ids = [c.id for c in cl.claims]
+    assert len(ids) == len(set(ids)) == len(mc.CLAIM_BUILDERS)
+    assert all(c.basis in ("exact", "real", "phantom") and c.rule and c.decision.test for c in cl.claims)
+    assert all(c.check for c in cl.checks) and all(c.passed for c in cl.checks)
+    assert any("IIIb" in e.where for e in cl.errata) and any("always" in e.printed for e in cl.errata)
+    text = mc.explanations(cl)
+    assert "table-v" in text  # the phantom run explains its [n/a] Table V row
+    broken = make_inputs()
+    broken.pairs = broken.pairs.assign(S_APJ=broken.pairs["S_AJ"])  # the identity would fail on these values
+    assert not all(c.passed for c in mc.chapter_claims(broken, "test").checks)
