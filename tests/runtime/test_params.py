@@ -65,7 +65,7 @@ def test_unknown_chapter_and_profile():
 
 def test_precedence_default_profile_override():
     assert resolve_params("A2-rerun", "default").n_repeats == 20
-    assert resolve_params("A2-rerun", "smoke").n_repeats == 4
+    assert resolve_params("A2-rerun", "smoke").n_repeats == 8
     assert resolve_params("A2-rerun", "smoke", {"n_repeats": 7}).n_repeats == 7
 
 
