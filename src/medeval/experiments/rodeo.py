@@ -489,8 +489,11 @@ def classification_closed_form(accuracy, n_classes: int = len(CLASSES)):
 def shift_map(grid_size: int = 41, max_offset: float = 1.5) -> dict[str, np.ndarray]:
     """Fig. 2: square, equal-sized target and prediction offset by (Δx, Δy) target sizes.
 
-    Every cell is its own one-image dataset evaluated with the library's metrics: AP@50 and mAP
-    (thresholds 0.1-0.7; one prediction, so AP is 1 or 0 per threshold), IoU and RoDeO localisation.
+    Every cell is its own one-image dataset with one prediction and one target of the same class: its AP at a
+    threshold t is 1 when IoU ≥ t and 0 otherwise (precision = recall = 1 or 0), so AP@50 and mAP (thresholds
+    0.1-0.7) follow from the library's IoU; IoU and RoDeO localisation are the library's. The library's
+    ``average_precision_at_iou`` is run on the cells of the central row and of the diagonal, and
+    ``"ap_library_max_abs_dev"`` reports its largest deviation from that closed form (a check).
     Returns the offsets and four ``(grid_size, grid_size)`` maps (rows: Δy, columns: Δx).
     """
     from medeval.metrics.box_overlap import paired_iou
@@ -503,24 +506,29 @@ def shift_map(grid_size: int = 41, max_offset: float = 1.5) -> dict[str, np.ndar
     targets = np.tile(target, (dx.size, 1))
     iou = paired_iou(preds, targets, box_format="xywh").reshape(dx.shape)
     loc = localization_similarity(preds, targets, box_format="xywh").reshape(dx.shape)
-    ap50 = np.empty(dx.size)
-    m_ap = np.empty(dx.size)
+    hits = np.stack([iou >= th for th in MAP_IOU_THRESHOLDS]).astype(np.float64)  # AP of one pair per threshold
+    ap50 = hits[MAP_IOU_THRESHOLDS.index(0.5)]
+    m_ap = hits.mean(0)
     names = ("finding", "other")  # two classes: MCC-based metrics need K >= 2
-    for i in range(dx.size):
+    mid = grid_size // 2
+    probe = sorted({mid * grid_size + j for j in range(grid_size)} | {j * grid_size + j for j in range(grid_size)})
+    dev = 0.0
+    for i in probe:
         p = [np.append(preds[i], 0.0)[None]]
         t = [np.append(target, 0.0)[None]]
         aps = [
             average_precision_at_iou(p, t, box_format="xywh", class_names=names, iou_threshold=th).mean
             for th in MAP_IOU_THRESHOLDS
         ]
-        ap50[i] = aps[MAP_IOU_THRESHOLDS.index(0.5)]
-        m_ap[i] = np.mean(aps)
+        dev = max(dev, float(np.max(np.abs(np.array(aps) - hits.reshape(len(MAP_IOU_THRESHOLDS), -1)[:, i]))))
     return {
         "offsets": offsets,
-        "AP@50": ap50.reshape(dx.shape),
-        "mAP": m_ap.reshape(dx.shape),
+        "AP@50": ap50,
+        "mAP": m_ap,
         "IoU": iou,
         "RoDeO loc": loc,
+        "ap_library_max_abs_dev": dev,
+        "ap_library_cells": len(probe),
     }
 
 
@@ -544,6 +552,9 @@ def shift_probe(maps: dict[str, np.ndarray]) -> dict[str, float]:
     off = maps["offsets"]
     r2 = off[None, :] ** 2 + off[:, None] ** 2
     out["loc_max_abs_dev_from_radial"] = float(np.max(np.abs(maps["RoDeO loc"] - 2.0 ** (-r2))))
+    if "ap_library_max_abs_dev" in maps:
+        out["ap_library_max_abs_dev"] = float(maps["ap_library_max_abs_dev"])
+        out["ap_library_cells"] = int(maps["ap_library_cells"])
     return out
 
 
