@@ -139,3 +139,31 @@ def test_full_profile_without_images_names_the_dataset(monkeypatch, tmp_path):
     monkeypatch.setenv("MEDEVAL_DATA", str(tmp_path))
     with pytest.raises(DatasetUnavailableError, match="chestxray14-images"):
         R.chestxray14_detection_data(R.Params(detector_data="chestxray14"), 0)
+
+
+def test_oracle_cells_literal_eq8_and_fig6(oracle_targets):
+    targets, _ = oracle_targets
+    cells = R.oracle_target_cells(targets)
+    assert cells["n_cells"] == 8 * targets.n_images and targets.n_images <= cells["n_occupied_cells"] <= len(targets)
+    loc = R.literal_eq8_localization(targets, [0.0, 1.0], 0)
+    assert loc[0.0] == pytest.approx(1.0) and loc[1.0] < 0.01  # |Δp|/w² box widths: far off for boxes of ~0.24
+    curves = R.fig6_curves(max_factor=4.0, n=7)
+    size = curves["size"]
+    np.testing.assert_allclose(size["cIoU"], 1 / size["factor"] ** 2)  # cIoU of a uniform scale f: 1/f²
+    np.testing.assert_allclose(size["Hausdorff similarity"], 2 - size["factor"])  # d_H = (f − 1)·half-diagonal
+    np.testing.assert_allclose(curves["aspect"]["cIoU"], 1 / (2 * curves["aspect"]["factor"] - 1))
+    assert R.hausdorff_distance_centred(1, 1, 3, 1) == pytest.approx(1.0)
+
+
+def test_bootstrap_samples_and_intervals(oracle_targets):
+    targets, _ = oracle_targets
+    preds = R.oracle_predictions(targets, 3, sigma_pos=0.3)
+    samples = R.bootstrap_samples(preds, targets, 3, 0)
+    assert sorted(samples["resample"].unique()) == [0, 1, 2] and len(samples) == 3 * 9
+    assert {"tp@30", "tn@30"} <= set(samples.columns)
+    table = R.detector_table(preds, targets)
+    t = table.set_index("class")
+    acc = (t["tp@30"] + t["tn@30"]) / t[["tp@30", "fp@30", "fn@30", "tn@30"]].sum(axis=1) * 100
+    np.testing.assert_allclose(acc.drop("Total"), t["acc@30"].drop("Total"))  # the counts behind acc@30
+    ci = R.bootstrap_intervals(samples)
+    assert (ci["low"] <= ci["high"]).all()
