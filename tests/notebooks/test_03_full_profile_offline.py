@@ -26,7 +26,8 @@ SMALL = {
     # 30 per class does not fit two disjoint subsets in 50 AD: omitted, as in the paper
     "characterization_sizes": [10, 20, 30], "characterization_n_pairs": 4,
     "strategy_sizes": [10], "strategy_n_pairs": 3,
-    "truth_sizes": [10], "truth_n_pools": 2, "truth_pairs_per_pool": 3, "truth_n_draws": 20,
+    "truth_sizes": [10], "truth_n_pools": 2, "truth_pairs_per_pool": 3, "truth_null_pairs": 2, "truth_n_draws": 20,
+    "n_bootstrap": 200,
     "setting_sizes": [10], "setting_n_pairs": 3,
     "comparison_size": 10, "comparison_n_pairs": 3, "bridge_n_pairs": 3, "bridge_size": 40,
 }
@@ -67,8 +68,11 @@ def test_03_full_reads_the_adni_csv(adni_env):
     for name in TABLES:
         assert isinstance(res[name], list) and res[name], f"table {name} missing or empty"
     assert {r["dataset"] for r in res["characterization"]} == {"adni"}
-    real = next(r for r in res["paper_vs_us"] if r["claim"] == "Real ADNI numbers")
-    assert real["ours"] == "adni" and "ADNI CSV" in real["reason"]
+    # on ADNI the pool's claims are real-data rows (no "ADNI not available" row); the known truth stays phantom
+    rows = {r["id"]: r for r in res["paper_vs_us"]}
+    assert "adni-figures" not in rows
+    assert rows["eve-flat"]["basis"] == "real" and rows["three-fold-bias"]["basis"] == "real"
+    assert rows["eve-unbiased"]["basis"] == "phantom" and rows["eve-unbiased"]["scale"] == "full"
 
 
 def test_03_full_sections_on_adni(adni_env):
@@ -89,7 +93,7 @@ def test_03_full_sections_on_adni(adni_env):
         assert 0 <= rows[p]["eve"] <= 0.5 and rows[p]["n_parents"] == SMALL["drawstring_n_parents"]
     for r in rows.values():
         assert 0 <= r["neve"] <= 0.25 and 0 <= r["mean_score"] <= 1
-    assert math.isfinite(res["drawstring_eve_slope"]["slope"])
+    assert math.isfinite(res["drawstring_eve_slope"]["slope"]) and res["drawstring_eve_slope"]["n_p"] == 2
     # characterization: 30 > 50 AD // 2 is omitted with NaN, the fitting sizes have variances in range
     assert res["characterization_omitted_sizes"] == [30]
     char = {r["subset_size"]: r for r in res["characterization"]}
@@ -107,7 +111,9 @@ def test_03_full_sections_on_adni(adni_env):
     loo = next(r for r in strat if r["strategy"] == "LOO")
     assert loo["bias_ratio"] == 0 and loo["mse_ratio"] == pytest.approx(1)
     # known truth still on the phantom
-    assert [r["subset_size"] for r in res["known_truth"]] == [10] and res["known_truth"][0]["n_draws"] == 20
+    assert {(r["metric"], r["subset_size"]) for r in res["known_truth"]} == {
+        (m, 10) for m in ("accuracy", "sensitivity", "specificity", "auc")}
+    assert all(r["n_draws"] == 20 and r["n_pools"] == 2 for r in res["known_truth"])
     # the learner x data comparison includes the ADNI pool next to the phantom and WDBC
     assert {r["dataset"] for r in res["settings"]} == {"adni_phantom", "wdbc", "adni"}
     assert set(res["setting_eve_to_binomial"]) == {f"{d}/{c}" for d in ("adni_phantom", "wdbc", "adni")

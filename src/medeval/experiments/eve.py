@@ -8,12 +8,16 @@ they are picklable and cacheable.
 
 Experiments (paper section):
 
-* :func:`drawstring_unit` (3.1): E[EVE] and E[NEVE] within parents of P subjects per class;
+* :func:`drawstring_unit` (3.1): E[EVE] and E[NEVE] within parents of P subjects per class, for every metric;
 * :func:`characterization_unit` (3.2): EVE, NEVE, fold-wise (NFW) and binomial variances at one size;
 * :func:`strategy_unit` (3.3): bias, SD and MSE of 10x1, 10x10, 3x1, 3x10 relative to LOO;
-* :func:`known_truth_unit` (ours): EVE on finite phantom pools against the Monte Carlo truth;
+* :func:`truth_draws_unit` and :func:`truth_pools_unit` (ours): the Monte Carlo truth from fresh phantom
+  draws, and EVE on finite phantom pools (with a second fold partition for a paired test under a true null);
 * :func:`comparison_unit` (ours): a worked CI and a paired SVM-vs-centroid comparison;
 * :func:`bridge_unit` (ours): EVE for the macro-AUC of a multi-label problem (chapter 5's metric).
+
+:func:`run_chapter` builds every grid of the chapter and runs it as one grid (so that local workers stay
+busy); :mod:`medeval.experiments.eve_claims` decides the paper's claims from its results.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from medeval.metrics.variance import (
 )
 from medeval.runtime.params import ChapterParams
 from medeval.validation import (
+    METRICS,
     draw_balanced_subsets,
     draw_disjoint_subset_pairs,
     draw_parent,
@@ -73,9 +78,10 @@ class Params(ChapterParams):
     effect_size: float = Field(1.5, gt=0, le=5, description="AD atrophy in medial temporal regions (HC SDs), phantom only")
     n_features: int = Field(80, ge=6, le=200, description="regions of the ADNI-like phantom")
     classifier: Literal["svm", "nearest_centroid"] = Field("svm", description="main learner (the paper: hard-margin linear SVM)")
-    engine: Literal["auto", "batched", "sklearn"] = Field(
-        "auto", description="SVM fitting: 'batched' torch solver (CPU/GPU), a scikit-learn SVC loop, or 'auto' "
-        "(batched on CUDA, scikit-learn on the CPU, where the loop is faster; see benchmarks/results/eve.md)"
+    engine: Literal["auto", "batched", "sklearn", "active_set"] = Field(
+        "auto", description="SVM fitting: 'batched' torch SMO (CPU/GPU), a scikit-learn SVC loop, 'active_set' (the "
+        "exact optimum of problems with at most d training points by a batched active-set method, the rest by "
+        "scikit-learn), or 'auto' (batched on CUDA, active_set on the CPU; see benchmarks/results/eve.md)"
     )
     svm_c: float = Field(1e4, gt=0, le=1e9, description="SVM box constraint C (verified to be in the hard-margin limit)")
     svm_tol: float = Field(1e-3, gt=0, le=0.1, description="SVM stopping tolerance (LIBSVM eps)")
@@ -87,26 +93,34 @@ class Params(ChapterParams):
         [25, 35, 50, 70, 100, 155], min_length=2, max_length=100, description="parent sizes P (per class); paper 25..155 step 2"
     )
     drawstring_subset_size: PerClass = Field(25, description="subjects per class in each drawstring subset (paper 25)")
-    drawstring_n_parents: int = Field(16, ge=2, le=10_000, description="parents per P (paper 500)")
-    drawstring_n_pairs: int = Field(16, ge=2, le=100_000, description="disjoint pairs per parent (paper 500); NEVE uses 2x this many subsets")
+    drawstring_n_parents: int = Field(32, ge=2, le=10_000, description="parents per P (paper 500)")
+    drawstring_n_pairs: int = Field(24, ge=2, le=100_000, description="disjoint pairs per parent (paper 500); NEVE uses "
+                                    "their 2x subsets, or as many independently drawn ones where no pair fits")
 
     characterization_sizes: list[PerClass] = Field(
         [10, 25, 50, 100], min_length=2, max_length=100, description="subset sizes per class (paper 10..125)"
     )
     characterization_n_pairs: int = Field(100, ge=2, le=1_000_000, description="disjoint pairs per size (paper 10,000)")
+    characterization_n_pairs_small: int | None = Field(
+        400, ge=2, le=1_000_000, description="disjoint pairs per size at sizes up to 25 per class, where fits are cheap "
+        "(null: characterization_n_pairs)")
 
     strategy_sizes: list[PerClass] = Field([10, 25], min_length=1, max_length=20, description="subset sizes for the strategy comparison")
-    strategy_n_pairs: int = Field(60, ge=2, le=100_000, description="disjoint pairs per size (paper 2,500)")
+    strategy_n_pairs: int = Field(300, ge=2, le=100_000, description="disjoint pairs per size (paper 2,500)")
     strategies: list[str] = Field(
         ["10x1", "10x10", "3x1", "3x10", "LOO"], min_length=2, description="strategies compared with leave-one-out (must include LOO)"
     )
 
-    truth_sizes: list[PerClass] = Field([10, 25], min_length=1, max_length=20, description="sizes of the known-truth check (phantom)")
-    truth_n_pools: int = Field(8, ge=2, le=10_000, description="independent finite phantom pools (370/252) in the known-truth check")
-    truth_pairs_per_pool: int = Field(15, ge=1, le=100_000, description="disjoint pairs per pool in the known-truth check")
-    truth_n_draws: int = Field(300, ge=10, le=1_000_000, description="fresh draws for the Monte Carlo true variance")
+    truth_sizes: list[PerClass] = Field([10, 20], min_length=1, max_length=20, description="sizes of the known-truth "
+                                        "check (phantom); a size n with 2n also listed tests EVE as conservative for 2n")
+    truth_n_pools: int = Field(350, ge=2, le=100_000, description="independent finite phantom pools (370/252) in the known-truth check")
+    truth_pairs_per_pool: int = Field(10, ge=1, le=100_000, description="disjoint pairs per pool in the known-truth check")
+    truth_n_draws: int = Field(3500, ge=10, le=1_000_000, description="fresh draws for the Monte Carlo true variance (spec: >= 2000)")
+    truth_null_pairs: int = Field(5, ge=0, le=100_000, description="pairs per pool re-validated with a second fold partition: "
+                                  "the paired test under a true null (0 = skip)")
+    n_bootstrap: int = Field(2000, ge=100, le=100_000, description="bootstrap resamples of pairs for the intervals of the claims")
 
-    setting_sizes: list[PerClass] = Field([10, 25, 50], min_length=1, max_length=20, description="sizes of the learner x data comparison")
+    setting_sizes: list[PerClass] = Field([10, 25], min_length=1, max_length=20, description="sizes of the learner x data comparison")
     setting_n_pairs: int = Field(60, ge=2, le=100_000, description="disjoint pairs per size in the learner x data comparison")
 
     comparison_size: PerClass = Field(25, description="subset size (per class) of the worked CI / comparison example")
@@ -117,6 +131,8 @@ class Params(ChapterParams):
 
     @model_validator(mode="after")
     def _check(self):
+        if self.truth_null_pairs > self.truth_pairs_per_pool:
+            raise ValueError(f"truth_null_pairs={self.truth_null_pairs} exceeds truth_pairs_per_pool={self.truth_pairs_per_pool}")
         if "LOO" not in [s.upper() for s in self.strategies]:
             raise ValueError("strategies must include 'LOO' (the reference of the comparison)")
         for s in self.strategies:
@@ -255,7 +271,7 @@ def make_config(P: Params, **changes) -> dict:
     if engine == "auto":
         from medeval.runtime.device import resolve_device
 
-        engine = "batched" if resolve_device(P.device).type == "cuda" else "sklearn"
+        engine = "batched" if resolve_device(P.device).type == "cuda" else "active_set"
     config = {
         "dataset": P.dataset, "adni_csv": P.adni_csv, "effect_size": P.effect_size, "n_features": P.n_features,
         "data_seed": P.seed, "classifier": P.classifier, "engine": engine, "C": P.svm_c, "tol": P.svm_tol,
@@ -268,6 +284,7 @@ def make_config(P: Params, **changes) -> dict:
 
 
 def _validate(X, y, subsets, strategy, config, rng, metrics=None):
+    """``run_validation`` with the config's learner and engine; ``metrics`` defaults to the config's metric."""
     return run_validation(
         X, y, subsets, strategy, rng=rng, classifier=config["classifier"], metrics=metrics or (config["metric"],),
         engine=config["engine"], C=config["C"], tol=config["tol"], device=config["device"],
@@ -282,73 +299,101 @@ def _rng(seed: int, *keys: int) -> np.random.Generator:
 # 3.1 drawstring
 # ----------------------------------------------------------------------------------------------
 def drawstring_unit(config: dict, parent_size: int, subset_size: int, n_parents: int, n_pairs: int,
-                    n_splits: int, seed: int) -> pd.DataFrame:
-    """Sec. 3.1: for ``n_parents`` parents of ``parent_size`` per class, EVE (``n_pairs`` disjoint pairs)
-    and NEVE (2 x ``n_pairs`` independently drawn, overlapping subsets) of ``n_splits``-fold CV on
-    subsets of ``subset_size`` per class. One row per parent; EVE is NaN (with ``eve_note``) where two
-    disjoint subsets do not fit in the parent (P < 2n), as in the paper.
+                    n_splits: int, seed: int, part: int = 0) -> pd.DataFrame:
+    """Sec. 3.1: for ``n_parents`` parents of ``parent_size`` per class, EVE and NEVE of ``n_splits``-fold CV on
+    subsets of ``subset_size`` per class, for every metric of :data:`medeval.validation.METRICS` at once (the
+    same fits).
+
+    Where two disjoint subsets fit in the parent (P ≥ 2n), EVE comes from ``n_pairs`` disjoint pairs and NEVE is
+    the sample variance of the same 2R subsets, which overlap across pairs: the paper produced all its estimators
+    "from a number of disjoint pairs of validation experiments" (Sec. 3). Where no pair fits (P < 2n), EVE is NaN
+    with ``eve_note`` (omitted, as in the paper) and NEVE comes from 2R independently drawn, overlapping subsets.
+    One row per parent; the columns ``eve``, ``neve``, ``mean_score`` hold the config's metric, ``eve_<metric>``,
+    ``neve_<metric>``, ``mean_<metric>`` every metric. ``part`` numbers independent batches of parents.
     """
     X, y, _ = _pool_from_config(config)
-    rng = _rng(seed, 31, parent_size)
+    rng = _rng(seed, 31, parent_size, part)
     metric = config["metric"]
     rows = []
     for parent_id in range(n_parents):
         parent = draw_parent(y, parent_size, rng)
-        row = {"parent_size": parent_size, "parent": parent_id}
-        neve_subsets = draw_balanced_subsets(y, subset_size, 2 * n_pairs, rng, pool=parent)
+        row = {"parent_size": parent_size, "parent": part * n_parents + parent_id}
         fits_pairs = max_disjoint_subset_size(y, parent) >= subset_size
-        all_subsets = neve_subsets
         if fits_pairs:
-            pairs = draw_disjoint_subset_pairs(y, subset_size, n_pairs, rng, pool=parent)
-            all_subsets = np.concatenate([neve_subsets, pairs.reshape(2 * n_pairs, -1)])
-        scores = _validate(X, y, all_subsets, f"{n_splits}x1", config, rng).scores[metric]
-        row["neve"] = naive_empirical_variance_estimate(scores[: 2 * n_pairs])
-        row["mean_score"] = float(scores.mean())
-        if fits_pairs:
-            pair_scores = scores[2 * n_pairs :].reshape(n_pairs, 2)
-            row["eve"] = empirical_variance_estimate(pair_scores[:, 0], pair_scores[:, 1])
-            row["eve_note"] = ""
+            subsets = draw_disjoint_subset_pairs(y, subset_size, n_pairs, rng, pool=parent).reshape(2 * n_pairs, -1)
         else:
-            row["eve"] = np.nan
-            row["eve_note"] = f"P={parent_size} < 2n={2 * subset_size}: no disjoint pair fits"
+            subsets = draw_balanced_subsets(y, subset_size, 2 * n_pairs, rng, pool=parent)
+        scores = _validate(X, y, subsets, f"{n_splits}x1", config, rng, metrics=METRICS).scores
+        for name in METRICS:
+            s = scores[name]
+            row[f"neve_{name}"] = naive_empirical_variance_estimate(s)
+            row[f"mean_{name}"] = float(s.mean())
+            pair = s.reshape(n_pairs, 2)
+            row[f"eve_{name}"] = empirical_variance_estimate(pair[:, 0], pair[:, 1]) if fits_pairs else np.nan
+        row["eve"], row["neve"], row["mean_score"] = row[f"eve_{metric}"], row[f"neve_{metric}"], row[f"mean_{metric}"]
+        row["eve_note"] = "" if fits_pairs else f"P={parent_size} < 2n={2 * subset_size}: no disjoint pair fits"
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def summarise_drawstring(frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean and Monte Carlo SE of EVE and NEVE across parents, per P."""
+def summarise_drawstring(frame: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
+    """Mean and Monte Carlo SE of EVE and NEVE across parents, per P (``metric`` None: the main columns)."""
     def se(x):
         x = x.dropna()
         return x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else np.nan
 
+    e, n, m = ("eve", "neve", "mean_score") if metric is None else (f"eve_{metric}", f"neve_{metric}", f"mean_{metric}")
     out = frame.groupby("parent_size").agg(
-        eve=("eve", "mean"), eve_se=("eve", se), neve=("neve", "mean"), neve_se=("neve", se),
-        mean_score=("mean_score", "mean"), n_parents=("parent", "count"),
+        eve=(e, "mean"), eve_se=(e, se), neve=(n, "mean"), neve_se=(n, se),
+        mean_score=(m, "mean"), n_parents=("parent", "count"),
     )
     return out.reset_index()
 
 
-def drawstring_slope(summary: pd.DataFrame) -> dict:
-    """Weighted least-squares slope of E[EVE] against P with its SE (flat ⇔ |slope| < 2 SE)."""
-    s = summary.dropna(subset=["eve", "eve_se"])
-    if len(s) < 2:
-        return {"slope": np.nan, "slope_se": np.nan, "z": np.nan}
-    x, yv, w = s["parent_size"].to_numpy(float), s["eve"].to_numpy(), 1 / np.maximum(s["eve_se"].to_numpy(), 1e-12) ** 2
-    xm = np.sum(w * x) / w.sum()
-    slope = np.sum(w * (x - xm) * yv) / np.sum(w * (x - xm) ** 2)
-    slope_se = 1 / np.sqrt(np.sum(w * (x - xm) ** 2))
-    return {"slope": float(slope), "slope_se": float(slope_se), "z": float(slope / slope_se)}
+def drawstring_slope(frame: pd.DataFrame, metric: str | None = None) -> dict:
+    """Least-squares line of the parents' EVE against P (over the P where EVE exists), with the SE of its slope.
+
+    One point per parent (unweighted: under the claim every parent has the same expected EVE, and weights taken
+    from the skewed per-P spreads would bias the line); the slope's SE comes from the residuals. Flatness
+    (Sec. 4.1, "the proposed estimator stays constant") is an equivalence claim, decided in
+    :func:`medeval.experiments.eve_claims.decide_eve_flat`: the line's change over the P range relative to the
+    mean EVE (``relative_change`` ± ``relative_change_se``) must lie within a stated margin by two one-sided
+    tests. A slope that is merely "not significant" supports nothing.
+    """
+    col = "eve" if metric is None else f"eve_{metric}"
+    s = frame.dropna(subset=[col])
+    x, yv = s["parent_size"].to_numpy(float), s[col].to_numpy(float)
+    n_p = int(np.unique(x).size)
+    nan = {"slope": np.nan, "slope_se": np.nan, "z": np.nan, "relative_change": np.nan, "relative_change_se": np.nan,
+           "p_range": np.nan, "mean_eve": float(yv.mean()) if len(yv) else np.nan, "n_p": n_p, "n_parents": len(x)}
+    if n_p < 2 or len(x) < 3:
+        return nan
+    xm, ym = x.mean(), yv.mean()
+    sxx = np.sum((x - xm) ** 2)
+    slope = np.sum((x - xm) * (yv - ym)) / sxx
+    resid = yv - ym - slope * (x - xm)
+    slope_se = float(np.sqrt(np.sum(resid**2) / (len(x) - 2) / sxx))
+    p_range = float(x.max() - x.min())
+    return {"slope": float(slope), "slope_se": slope_se, "z": float(slope / slope_se) if slope_se > 0 else np.nan,
+            "relative_change": float(slope * p_range / ym), "relative_change_se": float(slope_se * p_range / ym),
+            "p_range": p_range, "mean_eve": float(ym), "n_p": n_p, "n_parents": len(x)}
 
 
 # ----------------------------------------------------------------------------------------------
 # 3.2 characterization
 # ----------------------------------------------------------------------------------------------
+#: columns of the unit frames that hold raw per-pair arrays (dropped from recorded tables)
+RAW_COLUMNS = ("pair_scores", "nfw_subset")
+
+
 def characterization_unit(config: dict, subset_size: int, n_pairs: int, n_splits: int, seed: int) -> pd.DataFrame:
     """Sec. 3.2 at one size: EVE, NEVE, NFW and binomial variances of ``n_splits``-fold CV.
 
     NEVE here is the sample variance of the 2R subsets of the pairs (disjoint within a pair,
     overlapping across pairs: "randomly selected from all available data, and allowed to overlap").
-    A size too large for disjoint pairs in the pool gives one row of NaNs with the reason.
+    A size too large for disjoint pairs in the pool gives one row of NaNs with the reason. The row also
+    carries the raw per-pair scores (``pair_scores``, (R, 2)) and each subset's fold-wise variance
+    s²(fold scores)/K (``nfw_subset``, (2R,)), from which the claims bootstrap their intervals.
     """
     X, y, _ = _pool_from_config(config)
     metric = config["metric"]
@@ -357,13 +402,15 @@ def characterization_unit(config: dict, subset_size: int, n_pairs: int, n_splits
     largest = max_disjoint_subset_size(y)
     if subset_size > largest:
         return pd.DataFrame([{**base, "mean_score": np.nan, "eve": np.nan, "eve_se": np.nan, "neve": np.nan,
-                              "nfw": np.nan, "binomial": np.nan,
-                              "note": f"n={subset_size} > {largest}: two disjoint subsets do not fit in the pool"}])
+                              "nfw": np.nan, "binomial": np.nan, "n_unconverged": 0,
+                              "note": f"n={subset_size} > {largest}: two disjoint subsets do not fit in the pool",
+                              "pair_scores": None, "nfw_subset": None}])
     rng = _rng(seed, 32, subset_size)
     pairs = draw_disjoint_subset_pairs(y, subset_size, n_pairs, rng)
     result = _validate(X, y, pairs.reshape(2 * n_pairs, -1), f"{n_splits}x1", config, rng)
     scores = result.scores[metric].reshape(n_pairs, 2)
     fold_scores = result.fold_scores[metric]
+    finite_folds = bool(np.all(np.isfinite(fold_scores)))
     p = float(scores.mean())
     row = {
         **base,
@@ -371,10 +418,12 @@ def characterization_unit(config: dict, subset_size: int, n_pairs: int, n_splits
         "eve": empirical_variance_estimate(scores[:, 0], scores[:, 1]),
         "eve_se": empirical_variance_estimate_standard_error(scores[:, 0], scores[:, 1]),
         "neve": naive_empirical_variance_estimate(scores.ravel()),
-        "nfw": naive_foldwise_variance(fold_scores) if np.all(np.isfinite(fold_scores)) else np.nan,
+        "nfw": naive_foldwise_variance(fold_scores) if finite_folds else np.nan,
         "binomial": naive_binomial_variance(p, 2 * subset_size) if metric != "auc" else np.nan,
         "n_unconverged": result.n_unconverged,
         "note": "",
+        "pair_scores": scores,
+        "nfw_subset": np.var(fold_scores, axis=1, ddof=1) / fold_scores.shape[1] if finite_folds else None,
     }
     return pd.DataFrame([row])
 
@@ -390,85 +439,171 @@ def characterization_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def without_raw(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without the raw per-pair array columns (:data:`RAW_COLUMNS`), for display and recording."""
+    return frame.drop(columns=[c for c in RAW_COLUMNS if c in frame.columns])
+
+
 # ----------------------------------------------------------------------------------------------
 # 3.3 validation strategies
 # ----------------------------------------------------------------------------------------------
-def strategy_unit(config: dict, subset_size: int, n_pairs: int, strategies: list[str], seed: int) -> pd.DataFrame:
+def strategy_unit(config: dict, subset_size: int, n_pairs: int, strategies: list[str], seed: int,
+                  part: int = 0) -> pd.DataFrame:
     """Sec. 3.3 at one size: every strategy on the same ``n_pairs`` disjoint pairs; bias, variance (EVE)
-    and MSE as estimators of the expected LOO performance, plus the ratios to LOO (Fig. 3)."""
+    and MSE as estimators of the expected LOO performance, plus the ratios to LOO (Fig. 3).
+
+    An unrepeated K-fold strategy whose repeated version is also listed (10x1 next to 10x10) is read off the
+    first repeat of the repeated run: the same fits, a 10x1 on the same subsets with the same partition, which
+    also makes the comparison of the two paired. One row per strategy; ``pair_scores`` holds its (R, 2) scores.
+    """
     X, y, _ = _pool_from_config(config)
     metric = config["metric"]
-    rng = _rng(seed, 33, subset_size)
+    rng = _rng(seed, 33, subset_size, part)
     pairs = draw_disjoint_subset_pairs(y, subset_size, n_pairs, rng)
     subsets = pairs.reshape(2 * n_pairs, -1)
+    parsed = [parse_strategy(name) for name in strategies]
+    repeated = {s.n_splits: s for s in parsed if s.kind == "kfold" and s.n_repeats > 1}
+    runs = {}
+    for strategy in parsed:
+        if strategy.kind == "kfold" and strategy.n_repeats == 1 and strategy.n_splits in repeated:
+            continue
+        runs[strategy.name] = _validate(X, y, subsets, strategy, config, rng)
     scores = {}
-    for name in strategies:
-        strategy = parse_strategy(name)
-        scores[strategy.name] = _validate(X, y, subsets, strategy, config, rng).scores[metric].reshape(n_pairs, 2)
+    for strategy in parsed:
+        if strategy.name in runs:
+            scores[strategy.name] = runs[strategy.name].scores[metric].reshape(n_pairs, 2)
+        else:
+            source = runs[repeated[strategy.n_splits].name]
+            scores[strategy.name] = source.repeat_scores[metric][:, 0].reshape(n_pairs, 2)
+    return strategy_frame(scores, subset_size)
+
+
+def strategy_frame(scores: dict[str, np.ndarray], subset_size: int) -> pd.DataFrame:
+    """Fig. 3's rows from each strategy's (R, 2) scores on shared pairs (``scores`` must hold "LOO")."""
     reference = scores["LOO"]
     rows = []
     for name, s in scores.items():
         errors = strategy_bias_variance_mse(s[:, 0], s[:, 1], reference[:, 0], reference[:, 1])
-        rows.append({"subset_size": subset_size, "strategy": name, "n_pairs": n_pairs, **errors.to_dict()})
+        rows.append({"subset_size": subset_size, "strategy": name, "n_pairs": len(s), **errors.to_dict(),
+                     "pair_scores": s})
     return pd.DataFrame(rows)
+
+
+def merge_strategy_parts(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """One Fig. 3 frame per size from the parts of :func:`strategy_unit` (their pairs concatenated)."""
+    out = []
+    for size, group in pd.concat(frames, ignore_index=True).groupby("subset_size", sort=True):
+        names = list(dict.fromkeys(group["strategy"]))
+        scores = {n: np.concatenate(group.loc[group["strategy"] == n, "pair_scores"].tolist()) for n in names}
+        out.append(strategy_frame(scores, int(size)))
+    return pd.concat(out, ignore_index=True)
 
 
 # ----------------------------------------------------------------------------------------------
 # known truth (phantom)
 # ----------------------------------------------------------------------------------------------
-def known_truth_unit(config: dict, subset_size: int, n_pools: int, pairs_per_pool: int, n_draws: int,
-                     n_splits: int, seed: int) -> pd.DataFrame:
-    """EVE on finite ADNI-like pools (370/252) against the true variance from fresh draws.
-
-    Truth: ``n_draws`` independent fresh balanced samples of ``subset_size`` per class from the
-    generating model, each validated with ``n_splits``-fold CV; σ² = their sample variance (SE from
-    :func:`sample_variance_standard_error`). The draws are also paired to give the true variance of
-    the mean of two half-size estimates, which ½·EVE should match. EVE: ``pairs_per_pool`` disjoint
-    pairs in each of ``n_pools`` fresh pools; its SE is the spread of the per-pool EVEs (it includes
-    the pool-to-pool variation). ``z`` = (EVE - σ²) / √(SE_EVE² + SE_σ²).
-    """
+def _phantom_model(config: dict):
     if config["dataset"] != "adni_phantom":
-        raise ValueError("known_truth_unit needs config['dataset'] == 'adni_phantom' (the truth must be computable)")
+        raise ValueError("the known-truth units need config['dataset'] == 'adni_phantom' (the truth must be computable)")
     from medeval.data.phantoms.adni import adni_phantom_model
 
-    model = adni_phantom_model(n_features=config.get("n_features", 80), effect_size=config.get("effect_size", 1.5),
-                               seed=config.get("data_seed", 0))
-    metric = config["metric"]
-    rng = _rng(seed, 34, subset_size)
-    strategy = f"{n_splits}x1"
-    # truth from fresh draws: one subject set per draw, stacked as "subsets" of a big array
-    feats, labs = [], []
-    for _ in range(n_draws):
-        Xd, yd = model.sample(subset_size, subset_size, rng)
-        feats.append(model.standardize(Xd))
-        labs.append(yd)
-    X_fresh = np.concatenate(feats)
-    y_fresh = np.concatenate(labs)
-    subsets = np.arange(X_fresh.shape[0]).reshape(n_draws, 2 * subset_size)
-    fresh = _validate(X_fresh, y_fresh, subsets, strategy, config, rng).scores[metric]
-    true_var = float(np.var(fresh, ddof=1))
-    true_se = sample_variance_standard_error(fresh)
-    halves = fresh[: 2 * (n_draws // 2)].reshape(-1, 2).mean(axis=1)
-    true_half_var = float(np.var(halves, ddof=1))
-    true_half_se = sample_variance_standard_error(halves) if halves.size >= 4 else np.nan
-    # EVE on finite pools
-    per_pool = []
-    for _ in range(n_pools):
+    return adni_phantom_model(n_features=config.get("n_features", 80), effect_size=config.get("effect_size", 1.5),
+                              seed=config.get("data_seed", 0))
+
+
+def truth_draws_unit(config: dict, subset_size: int, n_draws: int, n_splits: int, seed: int, part: int = 0) -> dict:
+    """The Monte Carlo truth: ``n_draws`` independent fresh balanced samples of ``subset_size`` per class from the
+    phantom's generating model, each validated with ``n_splits``-fold CV. Returns ``{metric: (n_draws,) scores}``
+    for every metric (their sample variance is the true variance σ²(n), their mean the expected performance)."""
+    model = _phantom_model(config)
+    rng = _rng(seed, 34, subset_size, part)
+    X, y = model.sample(n_draws * subset_size, n_draws * subset_size, rng)  # HC first, then AD
+    X = model.standardize(X)
+    hc = np.arange(n_draws * subset_size).reshape(n_draws, subset_size)
+    subsets = np.concatenate([hc, hc + n_draws * subset_size], axis=1)
+    scores = _validate(X, y, subsets, f"{n_splits}x1", config, rng, metrics=METRICS).scores
+    return {name: np.asarray(v) for name, v in scores.items()}
+
+
+def truth_pools_unit(config: dict, subset_size: int, n_pools: int, pairs_per_pool: int, null_pairs: int,
+                     n_splits: int, seed: int, part: int = 0) -> dict:
+    """EVE as the paper computes it, on ``n_pools`` independent finite ADNI-like pools (370 HC / 252 AD) from the
+    phantom: ``pairs_per_pool`` disjoint pairs per pool, ``n_splits``-fold CV on each subset.
+
+    The first ``null_pairs`` pairs of each pool are validated a second time with an independent fold partition:
+    "algorithm A" and "algorithm B" are then the same SVM, so a paired comparison of the two runs has a true null
+    (equal expected performance) and its rejection rate is its type-I error.
+
+    Returns ``{"scores": {metric: (n_pools, R, 2)}, "null_scores": {metric: (n_pools, null_pairs, 2)}}``.
+    All pools are stacked into one array so that one batched validation fits them together.
+    """
+    model = _phantom_model(config)
+    rng = _rng(seed, 35, subset_size, part)
+    feats, subsets = [], []
+    for k in range(n_pools):
         Xp, yp = model.sample(370, 252, rng)
-        Xp = model.standardize(Xp)
+        feats.append(model.standardize(Xp))
         pairs = draw_disjoint_subset_pairs(yp, subset_size, pairs_per_pool, rng)
-        s = _validate(Xp, yp, pairs.reshape(2 * pairs_per_pool, -1), strategy, config, rng).scores[metric].reshape(-1, 2)
-        per_pool.append(empirical_variance_estimate(s[:, 0], s[:, 1]))
-    per_pool = np.asarray(per_pool)
+        subsets.append(pairs + k * len(yp))
+        labels = yp
+    X = np.concatenate(feats)
+    y = np.tile(labels, n_pools)
+    idx = np.stack(subsets)  # (n_pools, R, 2, m)
+    m = idx.shape[-1]
+    strategy = f"{n_splits}x1"
+    scores = _validate(X, y, idx.reshape(-1, m), strategy, config, rng, metrics=METRICS).scores
+    out = {"scores": {k: v.reshape(n_pools, pairs_per_pool, 2) for k, v in scores.items()}, "null_scores": {}}
+    if null_pairs > 0:
+        again = _validate(X, y, idx[:, :null_pairs].reshape(-1, m), strategy, config, rng, metrics=METRICS).scores
+        out["null_scores"] = {k: v.reshape(n_pools, null_pairs, 2) for k, v in again.items()}
+    return out
+
+
+def truth_summary(draws: np.ndarray, pool_scores: np.ndarray, subset_size: int) -> dict:
+    """EVE on finite pools against the truth at one size, for one metric.
+
+    ``draws``: (D,) fresh-draw scores; ``pool_scores``: (n_pools, R, 2). σ² = var(draws) with its SE
+    (:func:`sample_variance_standard_error`); the true variance of the mean of two half-size estimates comes
+    from pairing consecutive draws. EVE is the mean of the per-pool EVEs and its SE their spread / √n_pools
+    (it includes the pool-to-pool variation). ``relative_bias`` = EVE/σ² − 1 with a delta-method SE;
+    ``z`` = (EVE − σ²)/√(SE_EVE² + SE_σ²) (kept for comparison with the spec's 3-SE reading).
+    """
+    draws = np.asarray(draws, dtype=float)
+    pool_scores = np.asarray(pool_scores, dtype=float)
+    n_pools = pool_scores.shape[0]
+    true_var = float(np.var(draws, ddof=1))
+    true_se = sample_variance_standard_error(draws)
+    halves = draws[: 2 * (len(draws) // 2)].reshape(-1, 2).mean(axis=1)
+    half_var = float(np.var(halves, ddof=1))
+    half_se = sample_variance_standard_error(halves) if halves.size >= 4 else np.nan
+    per_pool = np.array([empirical_variance_estimate(p[:, 0], p[:, 1]) for p in pool_scores])
     eve = float(per_pool.mean())
-    eve_se = float(per_pool.std(ddof=1) / np.sqrt(n_pools))
-    z = (eve - true_var) / np.sqrt(eve_se**2 + true_se**2)
-    z_half = (eve / 2 - true_half_var) / np.sqrt((eve_se / 2) ** 2 + true_half_se**2)
-    return pd.DataFrame([{
+    eve_se = float(per_pool.std(ddof=1) / np.sqrt(n_pools)) if n_pools > 1 else np.nan
+    rel = eve / true_var - 1 if true_var > 0 else np.nan
+    rel_se = float(np.sqrt(eve_se**2 + (eve / true_var) ** 2 * true_se**2) / true_var) if true_var > 0 else np.nan
+    half_rel = (eve / 2) / half_var - 1 if half_var > 0 else np.nan
+    half_rel_se = (float(np.sqrt((eve_se / 2) ** 2 + ((eve / 2) / half_var) ** 2 * half_se**2) / half_var)
+                   if half_var > 0 else np.nan)
+    return {
         "subset_size": subset_size, "true_variance": true_var, "true_variance_se": true_se, "eve": eve, "eve_se": eve_se,
-        "z": float(z), "true_variance_mean_of_halves": true_half_var, "half_eve": eve / 2, "z_half": float(z_half),
-        "true_mean_score": float(fresh.mean()), "n_draws": n_draws, "n_pools": n_pools, "pairs_per_pool": pairs_per_pool,
-    }])
+        "z": float((eve - true_var) / np.sqrt(eve_se**2 + true_se**2)),
+        "relative_bias": float(rel), "relative_bias_se": rel_se,
+        "true_variance_mean_of_halves": half_var, "true_variance_mean_of_halves_se": half_se, "half_eve": eve / 2,
+        "half_relative_bias": float(half_rel), "half_relative_bias_se": half_rel_se,
+        "z_half": float((eve / 2 - half_var) / np.sqrt((eve_se / 2) ** 2 + half_se**2)),
+        "true_mean_score": float(draws.mean()), "n_draws": len(draws), "n_pools": n_pools,
+        "pairs_per_pool": pool_scores.shape[1],
+    }
+
+
+def known_truth_unit(config: dict, subset_size: int, n_pools: int, pairs_per_pool: int, n_draws: int,
+                     n_splits: int, seed: int) -> pd.DataFrame:
+    """EVE on finite ADNI-like pools against the true variance from fresh draws, for the config's metric
+    (:func:`truth_draws_unit` + :func:`truth_pools_unit` + :func:`truth_summary` in one call)."""
+    draws = truth_draws_unit(config, subset_size, n_draws, n_splits, seed)
+    pools = truth_pools_unit(config, subset_size, n_pools, pairs_per_pool, 0, n_splits, seed)
+    metric = config["metric"]
+    return pd.DataFrame([truth_summary(draws[metric], pools["scores"][metric], subset_size)])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -515,6 +650,29 @@ def hard_margin_unit(config: dict, subset_sizes: list[int], factor: float, seed:
                                        device=config["device"])
         rows.append({"subset_size": n, **res})
     return pd.DataFrame(rows)
+
+
+def engine_check_unit(config: dict, subset_size: int, n_subsets: int, n_splits: int, seed: int) -> dict:
+    """The config's SVM engine against LIBSVM (scikit-learn's ``SVC``) run to a tight tolerance (1e-7) on the same
+    10-fold problems: the share of held-out predictions that agree and the largest relative change of a held-out
+    decision value. The active-set engine solves the C-SVC exactly, so it should agree with a converged LIBSVM."""
+    from medeval.validation import fit_decision_values, libsvm_fold_ids
+
+    X, y, _ = _pool_from_config(config)
+    rng = _rng(seed, 39, subset_size)
+    subsets = draw_balanced_subsets(y, subset_size, n_subsets, rng)
+    folds = libsvm_fold_ids(y[subsets], n_splits, rng)
+    m = subsets.shape[1]
+    train = (folds[:, None, :] != np.arange(n_splits)[None, :, None]).reshape(-1, m)
+    sidx = np.repeat(np.arange(n_subsets), n_splits)
+    kw = {"C": config["C"], "device": config["device"]}
+    ours, unconverged = fit_decision_values(X[subsets], y[subsets], train, sidx, engine=config["engine"], tol=config["tol"], **kw)
+    ref, ref_unconverged = fit_decision_values(X[subsets], y[subsets], train, sidx, engine="sklearn", tol=1e-7, **kw)
+    held = ~train
+    rel = np.abs(ours - ref)[held] / np.maximum(np.abs(ref[held]), 1e-12)
+    return {"engine": config["engine"], "subset_size": subset_size, "n_problems": int(train.shape[0]),
+            "agreement": float(((ours > 0) == (ref > 0))[held].mean()), "max_relative_difference": float(rel.max()),
+            "median_relative_difference": float(np.median(rel)), "n_unconverged": int(unconverged + ref_unconverged)}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -567,3 +725,158 @@ def bridge_unit(n_pairs: int, subset_size: int, seed: int, n_labels: int = 5, n_
         "n_subsets_without_foldwise": int((~ok).sum()),
         "max_abs_difference_vs_sklearn": float(max_diff),
     }
+
+
+# ----------------------------------------------------------------------------------------------
+# the whole chapter as one grid
+# ----------------------------------------------------------------------------------------------
+UNITS = {
+    "hard_margin": hard_margin_unit, "engine_check": engine_check_unit, "drawstring": drawstring_unit,
+    "characterization": characterization_unit, "strategies": strategy_unit, "truth_draws": truth_draws_unit,
+    "truth_pools": truth_pools_unit, "settings": characterization_unit, "comparison": comparison_unit,
+    "bridge": bridge_unit,
+}
+
+
+def chapter_unit(kind: str, args: dict):
+    """One run of the chapter's grid: ``UNITS[kind](**args)`` (module level, JSON arguments, so it runs in a
+    worker process or on Dask)."""
+    return UNITS[kind](**args)
+
+
+def _split(total: int, size: int) -> list[int]:
+    """``total`` in parts of at most ``size`` (the last one smaller)."""
+    parts = [size] * (total // size)
+    if total % size:
+        parts.append(total % size)
+    return parts
+
+
+def characterization_pairs(P: Params, size: int) -> int:
+    """Pairs at one characterization size: ``characterization_n_pairs_small`` up to 25 per class, else
+    ``characterization_n_pairs``."""
+    small = P.characterization_n_pairs_small
+    return small if small is not None and size <= 25 else P.characterization_n_pairs
+
+
+def setting_list(P: Params) -> list[tuple[str, str]]:
+    """(dataset, classifier) of the learner x data comparison (section 5 of the page)."""
+    return [(d, c) for d in dict.fromkeys(["adni_phantom", "wdbc", P.dataset]) for c in ("svm", "nearest_centroid")]
+
+
+def chapter_grid(P: Params) -> list[dict]:
+    """Every run of the chapter as ``{"kind", "args"}`` (largest first, so that the pool's tail is short).
+
+    Large counts are split into parts (parents of the drawstring, pairs of the strategies, draws and pools of
+    the known truth) so that two or more workers share them; each part has its own random stream.
+    """
+    config = make_config(P)
+    phantom = make_config(P, dataset="adni_phantom")
+    runs: list[tuple[float, dict]] = []
+
+    def add(kind, cost, **args):
+        runs.append((cost, {"kind": kind, "args": args}))
+
+    n, k = P.drawstring_subset_size, P.n_splits
+    for p in P.drawstring_parent_sizes:
+        per_part = max(1, 400 // P.drawstring_n_pairs)
+        for part, count in enumerate(_split(P.drawstring_n_parents, per_part)):
+            add("drawstring", count * P.drawstring_n_pairs * 2 * k * n**2, config=config, parent_size=p,
+                subset_size=n, n_parents=count, n_pairs=P.drawstring_n_pairs, n_splits=k, seed=P.seed, part=part)
+    for size in P.characterization_sizes:
+        pairs = characterization_pairs(P, size)
+        add("characterization", pairs * 2 * k * size**2 * (4 if size > 40 else 1), config=config,
+            subset_size=size, n_pairs=pairs, n_splits=k, seed=P.seed)
+    fits_per_subset = sum(parse_strategy(s).n_repeats * (parse_strategy(s).n_splits or 2) for s in P.strategies)
+    for size in P.strategy_sizes:
+        for part, count in enumerate(_split(P.strategy_n_pairs, 50)):
+            add("strategies", count * 2 * fits_per_subset * size**2, config=config, subset_size=size, n_pairs=count,
+                strategies=list(P.strategies), seed=P.seed, part=part)
+    for size in P.truth_sizes:
+        for part, count in enumerate(_split(P.truth_n_draws, 1000)):
+            add("truth_draws", count * k * size**2, config=phantom, subset_size=size, n_draws=count, n_splits=k,
+                seed=P.seed, part=part)
+        per_part = max(1, 1000 // P.truth_pairs_per_pool)
+        for part, count in enumerate(_split(P.truth_n_pools, per_part)):
+            add("truth_pools", count * (2 * P.truth_pairs_per_pool + 2 * P.truth_null_pairs) * k * size**2,
+                config=phantom, subset_size=size, n_pools=count, pairs_per_pool=P.truth_pairs_per_pool,
+                null_pairs=P.truth_null_pairs, n_splits=k, seed=P.seed, part=part)
+    for d, c in setting_list(P):
+        for size in P.setting_sizes:
+            add("settings", P.setting_n_pairs * 2 * k * size**2 * (4 if c == "svm" and size > 20 else 1),
+                config=make_config(P, dataset=d, classifier=c), subset_size=size, n_pairs=P.setting_n_pairs,
+                n_splits=k, seed=P.seed)
+    hm_sizes = sorted(set(P.characterization_sizes) | {P.drawstring_subset_size})
+    add("hard_margin", 10 * k * sum(s**2 for s in hm_sizes), config=config, subset_sizes=hm_sizes,
+        factor=P.hard_margin_factor, seed=P.seed, n_subsets=5)
+    add("engine_check", 5 * k * P.comparison_size**2 * 20, config=config, subset_size=P.comparison_size,
+        n_subsets=5, n_splits=k, seed=P.seed)
+    add("comparison", P.comparison_n_pairs * 4 * k * P.comparison_size**2, config=config,
+        subset_size=P.comparison_size, n_pairs=P.comparison_n_pairs, n_splits=k, seed=P.seed)
+    add("bridge", P.bridge_n_pairs * 100, n_pairs=P.bridge_n_pairs, subset_size=P.bridge_size, seed=P.seed)
+    runs.sort(key=lambda r: -r[0])
+    return [r[1] for r in runs]
+
+
+def run_chapter(P: Params, *, cache_dir=None) -> dict:
+    """Run the chapter's grid (:func:`chapter_grid`) and assemble its results.
+
+    Returns a dict: ``hard_margin`` (frame), ``engine_check`` (dict), ``drawstring`` (one row per parent),
+    ``characterization`` and ``settings`` (one row per size / setting, with raw per-pair arrays), ``strategies``
+    (one row per size and strategy, with raw per-pair arrays), ``truth`` (per size: ``draws`` {metric: (D,)},
+    ``pools`` {metric: (n_pools, R, 2)}, ``null`` {metric: (n_pools, R_null, 2)}), ``comparison`` and ``bridge``.
+    """
+    from medeval.runtime.grid import run_grid
+
+    grid = chapter_grid(P)
+    values = run_grid(chapter_unit, grid, cache_dir=cache_dir, scheduler=P.scheduler, max_workers=P.max_workers,
+                      desc="chapter 3 grid")
+    by: dict[str, list] = {}
+    for run, value in zip(grid, values, strict=True):
+        by.setdefault(run["kind"], []).append((run["args"], value))
+    out: dict = {}
+    out["hard_margin"] = by["hard_margin"][0][1]
+    out["engine_check"] = by["engine_check"][0][1]
+    out["comparison"] = by["comparison"][0][1]
+    out["bridge"] = by["bridge"][0][1]
+    ds = pd.concat([v for _, v in by["drawstring"]], ignore_index=True)
+    out["drawstring"] = ds.sort_values(["parent_size", "parent"], kind="stable").reset_index(drop=True)
+    char = pd.concat([v for _, v in by["characterization"]], ignore_index=True)
+    out["characterization"] = characterization_ratios(char.sort_values("subset_size").reset_index(drop=True))
+    settings = pd.concat([v for _, v in by["settings"]], ignore_index=True)
+    order = {s: i for i, s in enumerate(setting_list(P))}
+    settings["_o"] = [order[(d, c)] for d, c in zip(settings["dataset"], settings["classifier"], strict=True)]
+    out["settings"] = characterization_ratios(settings.sort_values(["_o", "subset_size"]).drop(columns="_o")
+                                              .reset_index(drop=True))
+    out["strategies"] = merge_strategy_parts([v for _, v in by["strategies"]])
+    truth: dict = {}
+    for kind in ("truth_draws", "truth_pools"):
+        for args, value in sorted(by.get(kind, []), key=lambda av: (av[0]["subset_size"], av[0]["part"])):
+            t = truth.setdefault(args["subset_size"], {"draws": {}, "pools": {}, "null": {}})
+            if kind == "truth_draws":
+                for metric, v in value.items():
+                    t["draws"][metric] = np.concatenate([t["draws"].get(metric, np.empty(0)), v])
+            else:
+                for key, field in (("scores", "pools"), ("null_scores", "null")):
+                    for metric, v in value[key].items():
+                        prev = t[field].get(metric)
+                        t[field][metric] = v if prev is None else np.concatenate([prev, v])
+    out["truth"] = dict(sorted(truth.items()))
+    out["pair_check"] = pair_check(P)
+    return out
+
+
+def pair_check(P: Params) -> dict:
+    """Subset validity (no fits): draw ``strategy_n_pairs`` pairs of the largest strategy size from the main pool and
+    count those that are disjoint with exactly n of each class in both subsets."""
+    _, y, _ = load_pool(P.dataset, seed=P.seed, effect_size=P.effect_size, n_features=P.n_features, adni_csv=P.adni_csv)
+    n = max(P.strategy_sizes)
+    pairs = draw_disjoint_subset_pairs(y, n, P.strategy_n_pairs, _rng(P.seed, 40))
+    valid = sum(int(not set(a) & set(b) and len(set(a)) == len(set(b)) == 2 * n and y[a].sum() == y[b].sum() == n)
+                for a, b in pairs)
+    return {"subset_size": n, "n_pairs": len(pairs), "valid": valid}
+
+
+def truth_frame(truth: dict, metric: str) -> pd.DataFrame:
+    """One :func:`truth_summary` row per size for ``metric``."""
+    return pd.DataFrame([truth_summary(t["draws"][metric], t["pools"][metric], size) for size, t in truth.items()])
