@@ -841,7 +841,7 @@ _spec("fig5-rodeo-exponential", "Over-prediction leads to an exponential decay o
       "ln(RSS_lin/RSS_exp) > 0 by a paired t-test over runs, one-sided, α = 0.05, for loc, shape and cls.")(
     _run(["fig5"], decide_fig5_exponential))
 _spec("table1-tn-dominance", "acc@IoU gives one of the highest scores to Pneumonia, due to the dominance of true "
-      "negatives.", "Sec. 5.1, Table 1", "Pneumonia acc@30 71.6 (2nd of 8), RoDeO 16.0, mAP 2.1",
+      "negatives.", "Sec. 5.1, Table 1", "Pneumonia: acc@30 71.6, RoDeO 16.0, mAP 2.1; 'one of the highest scores'",
       f"If the detector passes the floor (mean per-class test AUC > {AUC_FLOOR}), for Pneumonia on its test images, "
       "each by a 95 % percentile bootstrap interval over images: rank of "
       "acc@30 among the 8 classes ≤ 3 ('one of the highest', our reading), acc@30 − max(RoDeO, mAP) > 0, and "
