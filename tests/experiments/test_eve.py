@@ -1,6 +1,7 @@
 """Chapter 3 machinery: subset pairs, LIBSVM folds, strategies, metrics, known-truth unbiasedness."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
@@ -191,3 +192,101 @@ def test_adni_csv_reader_path(tmp_path):
     Xs, ys, _ = eve.load_pool("adni", adni_csv=str(path))
     assert Xs.shape == (60, 12) and ys.sum() == 30
     np.testing.assert_allclose(Xs.mean(0), 0, atol=1e-12)
+
+
+def test_active_set_engine_is_the_exact_svm():
+    """The active-set engine solves the C-SVC exactly: it agrees with LIBSVM run to a tight tolerance on every
+    held-out prediction, and problems with more training points than features go to LIBSVM."""
+    from medeval.validation import active_set_linear_svm, fit_decision_values
+
+    X, y, _ = eve.load_pool("adni_phantom")
+    rng = np.random.default_rng(4)
+    subsets = draw_balanced_subsets(y, 20, 6, rng)
+    folds = libsvm_fold_ids(y[subsets], 10, rng)
+    m = subsets.shape[1]
+    train = (folds[:, None, :] != np.arange(10)[None, :, None]).reshape(-1, m)
+    sidx = np.repeat(np.arange(6), 10)
+    ours, unconverged = fit_decision_values(X[subsets], y[subsets], train, sidx, engine="active_set")
+    ref, _ = fit_decision_values(X[subsets], y[subsets], train, sidx, engine="sklearn", tol=1e-8)
+    held = ~train
+    assert unconverged == 0
+    assert np.all((ours > 0) == (ref > 0))
+    np.testing.assert_allclose(ours[held], ref[held], rtol=1e-3, atol=1e-3)
+    dec, ok = active_set_linear_svm(X[subsets], y[subsets], train, sidx)
+    assert ok.all() and np.array_equal(dec, ours)
+    # 30 features < 36 training points: every problem goes to the LIBSVM loop (same answer as engine="sklearn")
+    Xw, yw, _ = eve.load_pool("wdbc")
+    sub = draw_balanced_subsets(yw, 20, 2, rng)
+    tr = (libsvm_fold_ids(yw[sub], 10, rng)[:, None, :] != np.arange(10)[None, :, None]).reshape(-1, 40)
+    a, _ = fit_decision_values(Xw[sub], yw[sub], tr, np.repeat(np.arange(2), 10), engine="active_set")
+    b, _ = fit_decision_values(Xw[sub], yw[sub], tr, np.repeat(np.arange(2), 10), engine="sklearn")
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="engine must be one of"):
+        fit_decision_values(X[subsets], y[subsets], train, sidx, engine="smo")
+
+
+def test_repeat_scores_hold_the_unrepeated_strategy():
+    X, y, _ = eve.load_pool("adni_phantom")
+    subsets = draw_disjoint_subset_pairs(y, 10, 3, rng=0).reshape(6, -1)
+    res = run_validation(X, y, subsets, "3x4", rng=1, engine="active_set", metrics=("accuracy", "auc"))
+    assert res.repeat_scores["accuracy"].shape == (6, 4)
+    np.testing.assert_allclose(res.repeat_scores["auc"].mean(axis=1), res.scores["auc"])
+    # each repeat is a 3-fold run of its own partition (accuracies on 20 subjects: multiples of 1/20)
+    acc = res.repeat_scores["accuracy"]
+    np.testing.assert_allclose(acc * 20, np.round(acc * 20), atol=1e-12)
+    assert not np.all(acc == acc[:, :1])
+
+
+def test_strategy_unit_reads_kx1_off_kx10():
+    config = {"dataset": "adni_phantom", "classifier": "svm", "engine": "active_set", "C": 1e4, "tol": 1e-3,
+              "device": "cpu", "metric": "accuracy"}
+    frame = eve.strategy_unit(config, 10, 4, ["10x1", "10x10", "3x1", "3x10", "LOO"], seed=0)
+    assert list(frame["strategy"]) == ["10x1", "10x10", "3x1", "3x10", "LOO"]
+    scores = dict(zip(frame["strategy"], frame["pair_scores"], strict=True))
+    assert all(s.shape == (4, 2) for s in scores.values())
+    loo = frame[frame["strategy"] == "LOO"].iloc[0]
+    assert loo["bias"] == 0 and loo["mse_ratio"] == pytest.approx(1)
+    merged = eve.merge_strategy_parts([frame, eve.strategy_unit(config, 10, 3, list(frame["strategy"]), seed=0, part=1)])
+    assert len(merged) == 5 and (merged["n_pairs"] == 7).all()
+
+
+def test_drawstring_slope_is_an_ols_line_over_parents():
+    frame = pd.DataFrame({"parent_size": np.repeat([25, 50, 100], 4),
+                          "eve": np.r_[[np.nan] * 4, [1.0, 1.1, 0.9, 1.0], [2.0, 2.1, 1.9, 2.0]]})
+    s = eve.drawstring_slope(frame)
+    assert s["n_p"] == 2 and s["n_parents"] == 8
+    assert s["slope"] == pytest.approx(1 / 50) and s["relative_change"] == pytest.approx(1 / 1.5)
+    assert s["slope_se"] > 0
+    assert np.isnan(eve.drawstring_slope(frame[frame["parent_size"] <= 50])["slope"])
+
+
+def test_truth_units_and_summary():
+    config = {"dataset": "adni_phantom", "classifier": "svm", "engine": "active_set", "C": 1e4, "tol": 1e-3,
+              "device": "cpu", "metric": "accuracy", "data_seed": 0, "effect_size": 1.5, "n_features": 80}
+    draws = eve.truth_draws_unit(config, 10, 30, 10, seed=0)
+    assert set(draws) == {"accuracy", "sensitivity", "specificity", "auc"} and draws["auc"].shape == (30,)
+    pools = eve.truth_pools_unit(config, 10, 3, 4, 2, 10, seed=0)
+    assert pools["scores"]["accuracy"].shape == (3, 4, 2) and pools["null_scores"]["accuracy"].shape == (3, 2, 2)
+    # the null run re-validates the same subsets with another partition: close, not identical
+    assert not np.array_equal(pools["null_scores"]["accuracy"], pools["scores"]["accuracy"][:, :2])
+    row = eve.truth_summary(draws["accuracy"], pools["scores"]["accuracy"], 10)
+    assert row["relative_bias"] == pytest.approx(row["eve"] / row["true_variance"] - 1)
+    assert row["n_draws"] == 30 and row["n_pools"] == 3 and row["relative_bias_se"] > 0
+    with pytest.raises(ValueError, match="adni_phantom"):
+        eve.truth_draws_unit({**config, "dataset": "wdbc"}, 10, 5, 10, seed=0)
+
+
+def test_chapter_grid_covers_every_experiment():
+    P = eve.Params(truth_n_draws=2500, strategy_n_pairs=120)
+    grid = eve.chapter_grid(P)
+    kinds = {g["kind"] for g in grid}
+    assert kinds == set(eve.UNITS)
+    draws = [g["args"] for g in grid if g["kind"] == "truth_draws"]
+    assert sum(a["n_draws"] for a in draws) == 2500 * len(P.truth_sizes)
+    strat = [g["args"] for g in grid if g["kind"] == "strategies"]
+    assert sum(a["n_pairs"] for a in strat) == 120 * len(P.strategy_sizes)
+    assert len({(g["kind"], str(sorted(g["args"].items()))) for g in grid}) == len(grid)  # no duplicate runs
+    pc = eve.pair_check(P)
+    assert pc["valid"] == pc["n_pairs"] == P.strategy_n_pairs
+    with pytest.raises(ValueError, match="truth_null_pairs"):
+        eve.Params(truth_pairs_per_pool=3, truth_null_pairs=5)
