@@ -19,7 +19,7 @@ GOOD = {
             "lse_r1": (0.50, 0.70, 0.55), "max": (0.10, 0.20, 0.15)},
     "digits": {"noisy_or": (0.60, 0.85, 0.35), "mean": (0.28, 0.80, 0.25), "lse_r0.1": (0.29, 0.81, 0.26),
                "lse_r1": (0.35, 0.88, 0.27), "max": (0.45, 0.60, 0.40)},
-    "digits_confounded": {"noisy_or": (0.60, 0.90, 0.10)},
+    "digits_confounded": {"noisy_or": (0.75, 0.95, 0.10)},
 }
 
 
@@ -198,6 +198,10 @@ def test_claim_stable_but_wrong():
     same = {d: dict(per) for d, per in GOOD.items()}
     same["digits_confounded"]["noisy_or"] = GOOD["digits"]["noisy_or"]
     assert verdict(mc.claim_stable_but_wrong, make_inputs(means=same)) in ("[~]", "[¬Re]")
+    # stable and wrong by S_APJ only (high S_APJ, Spearman as low as the clean control's): one half fails
+    half = {d: dict(per) for d, per in GOOD.items()}
+    half["digits_confounded"]["noisy_or"] = (0.75, 0.55, 0.10)
+    assert verdict(mc.claim_stable_but_wrong, make_inputs(means=half)) in ("[~]", "[¬Re]")
     none = make_inputs(means={d: per for d, per in GOOD.items() if d != "digits_confounded"})
     assert verdict(mc.claim_stable_but_wrong, none) == "[n/a]"
     aucs = {(ds, op): 0.88 for ds in GOOD for op in OPS} | {("digits", "noisy_or"): 0.55}

@@ -12,10 +12,12 @@ localization accuracy (T = 0.5, T_J = 0.1; the authors' code used 5 random 80/20
 we use disjoint folds). All trainings of a chapter run through :func:`medeval.runtime.grid.run_grid`.
 
 Datasets: ``cxr`` (chest phantoms, Cardiomegaly at prevalence 0.5, instance labels from the exact
-lesion mask on a P x P grid; the X-Ray analogue), ``digits`` (bags of scikit-learn digit tiles, positive
+lesion mask on a P x P grid; the X-Ray analogue; ``difficulty`` is the contrast of the enlarged heart, its size is
+fixed, so the Fig. 8 levels change how visible the lesion is and not how many instances are positive), ``digits`` (bags of scikit-learn digit tiles, positive
 iff the target digit is present, instance label = tile shows the target; the PASCAL analogue) and
 ``digits`` with a confounder (a bright marker tile that co-occurs with the positive label: stable but wrong
-localization, the Fig. 5g / Fig. 7 situation). ``data_source="real"`` reads ChestX-ray14, MURA shoulder
+localization, the Fig. 5g / Fig. 7 situation). The claims of the paper are decided from these results in
+:mod:`medeval.experiments.mil_stability_claims`. ``data_source="real"`` reads ChestX-ray14, MURA shoulder
 and PASCAL VOC 2005 cars through :mod:`medeval.data.readers` (a clear DatasetUnavailableError if absent).
 """
 
@@ -672,14 +674,17 @@ def stability_of(result: ProtocolResult, operator: str, P: Params, *, selection:
 
 
 def per_bag_table(result: ProtocolResult, operator: str, P: Params) -> pd.DataFrame:
-    """Per annotated positive test bag: mean S_APJ and S_S over pairs, mean and std of DICE over models."""
+    """Per annotated positive test bag: mean S_APJ and S_S over pairs, mean and std of DICE over models, and the
+    share of instances predicted positive (mean over models) next to the share that is positive."""
     stab = stability_of(result, operator, P, selection="annotated")
     idx = result.test_idx[stab.bag_index]
     truth = result.data.instance_labels[idx]
-    dice = st.instance_dice(result.predictions[operator][:, stab.bag_index], truth, threshold=P.threshold)
+    probs = result.predictions[operator][:, stab.bag_index]
+    dice = st.instance_dice(probs, truth, threshold=P.threshold)
     frame = pd.DataFrame({
         "bag": idx, "S_APJ": stab.per_bag("adjusted_positive_jaccard"), "S_S": stab.per_bag("spearman"),
         "dice_mean": np.nanmean(dice, axis=0), "dice_std": np.nanstd(dice, axis=0),
+        "predicted_share": (probs >= P.threshold).mean(axis=(0, 2)), "true_share": truth.mean(axis=1),
     })
     if result.data.distractor is not None:
         frame["confounder"] = result.data.distractor[idx].any(axis=1)
