@@ -84,8 +84,10 @@ def _f(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
-def _pct(x: float, digits: int = 1) -> str:
-    return "nan" if x is None or not np.isfinite(x) else f"{100 * x:+.{digits}f} %"
+def _pct(x: float, digits: int = 1, sign: bool = True) -> str:
+    if x is None or not np.isfinite(x):
+        return "nan"
+    return f"{100 * x:+.{digits}f} %" if sign else f"{100 * x:.{digits}f} %"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -158,7 +160,7 @@ def decide_eve_flat(frame: pd.DataFrame, metric: str | None = None, *, margin: f
     d = decide_equivalence(s["relative_change"], s["relative_change_se"], margin=margin, alpha=ALPHA, n=per_p,
                            df=s["n_parents"] - 2, unit="parents per P", what="change of E[EVE] over the P range / mean")
     ours = (f"E[EVE] {_f(s['mean_eve'], 5)}; fitted change over the P range {_pct(s['relative_change'])} ± "
-            f"{_pct(s['relative_change_se'])} (SE), {s['n_p']} parent sizes")
+            f"{_pct(s['relative_change_se'], sign=False)} (SE), {s['n_p']} parent sizes")
     return d, ours
 
 
@@ -217,7 +219,7 @@ def decide_unbiased(rows: Sequence[dict], *, half: bool = False, margin: float =
         parts.append(decide_equivalence(r[key], r[f"{key}_se"], margin=margin, alpha=ALPHA, n=int(r["n_draws"]),
                                         unit="draws (with as many pool pairs)", what="EVE/σ² − 1" if not half
                                         else "(½EVE)/σ²_mean-of-halves − 1"))
-        texts.append(f"n={r['subset_size']}: {_pct(r[key])} ± {_pct(r[f'{key}_se'])}")
+        texts.append(f"n={r['subset_size']}: {_pct(r[key])} ± {_pct(r[f'{key}_se'], sign=False)}")
     d = combine(parts, labels=[f"{label}n={r['subset_size']}" for r in rows])
     return d, "relative bias " + "; ".join(texts)
 
@@ -674,7 +676,7 @@ def chapter_claims(results: dict, P, *, scale: str, gpu=None) -> ClaimList:
     parts, labels, texts = [], [], []
     for m in OTHER_METRICS:
         rows_m = truth_frame(truth, m).to_dict(orient="records") if truth else []
-        dm, om = decide_unbiased(rows_m, label=f"{m} ")
+        dm, om = decide_unbiased(rows_m)
         parts.append(dm)
         labels.append(m)
         texts.append(f"{m}: {om}")
