@@ -417,8 +417,10 @@ notebook.errata_display([e.row() for e in claims.errata])
 #   Table 4.3 sets use a fraction of every category.
 # * **Quality floor.** The thesis compares trained U-Nets (ROC-AUC ≈ 0.96); we leave out runs whose patch ROC-AUC
 #   is at or below `quality_floor`, and say how many in each row.
-# * **Evaluation.** Undefined per-slide metrics are skipped and counted (the thesis does not say); partial edge
-#   tiles count as tiles; the central region is r = l/2 (not stated in the thesis).
+# * **Evaluation.** Undefined per-slide metrics are skipped and counted (the thesis does not say); a class that is
+#   never found on any slide (recall 0) gets F = 0, since TP = 0; partial edge tiles count as tiles; the central
+#   region is r = l/2 (not stated in the thesis). A run whose argmax predicts no C has no argmax precision: it is
+#   left out of the precision tests and counted in the row.
 # * **Tests.** The thesis names no t-test; we use Welch's unequal-variance test, one-sided in the claimed
 #   direction, at α = `alpha`.
 # * **Mean curves.** Mean ROC by vertical averaging; mean PR with the thesis's own Chapter 5 algorithm (Alg. 3)

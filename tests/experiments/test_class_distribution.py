@@ -110,3 +110,9 @@ def test_quality_band_reports_ranges_and_trained_runs():
     assert band["hypotheses"]["argmax_precision"] == pytest.approx([0.725, 0.85])
     assert band["hypotheses"]["runs_trained"] == 3 and band["preliminary"]["runs"] == 1
     assert "3 of 4 runs" in cd.quality_band_text(band, 0.9)
+
+
+def test_f_measure_is_zero_when_the_class_is_never_found():
+    assert cd.f_measure_of({"recall": 0.0, "precision": float("nan"), "f_measure": float("nan")}) == 0.0
+    assert np.isnan(cd.f_measure_of({"recall": float("nan"), "precision": float("nan"), "f_measure": float("nan")}))
+    assert cd.f_measure_of({"recall": 0.5, "precision": 0.5, "f_measure": 0.5}) == 0.5

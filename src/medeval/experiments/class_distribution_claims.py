@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -108,13 +108,14 @@ class ClaimSettings:
 # Per-run samples and the quality floor
 
 
-@dataclass(frozen=True)
+@dataclass
 class Runs:
     """The runs of one study with the quality floor applied: ``kept`` (above the floor) and what was left out."""
 
     all: pd.DataFrame
     kept: pd.DataFrame
     floor: float
+    _cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, frame: pd.DataFrame, floor: float) -> Runs:
@@ -124,10 +125,16 @@ class Runs:
         return cls(frame, frame[q > floor], floor)
 
     def values(self, dist: str, column: str, **where) -> np.ndarray:
-        df = self.kept[self.kept["distribution"] == dist]
-        for k, v in where.items():
-            df = df[df[k] == v]
-        return pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+        """The kept runs' ``column`` for ``dist`` (and the equalities in ``where``), in run order."""
+        key = (dist, column, tuple(sorted(where.items())))
+        if key not in self._cache:
+            if dist not in self._cache:
+                self._cache[dist] = self.kept[self.kept["distribution"] == dist]
+            df = self._cache[dist]
+            for k, v in where.items():
+                df = df[df[k] == v]
+            self._cache[key] = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+        return self._cache[key]
 
     def quality(self, dists: Sequence[str]) -> str:
         """'ROC-AUC E2.b 0.95 (3/3 runs trained)' for the distributions of a row."""
@@ -204,6 +211,17 @@ def _mean(runs: Runs, d: str, column: str, **where) -> float:
     v = runs.values(d, column, **where)
     v = v[np.isfinite(v)]
     return float(v.mean()) if v.size else float("nan")
+
+
+def undefined_precision(runs: Runs, dists: Sequence[str], **where) -> str:
+    """'; runs whose argmax predicts no C (precision undefined, left out): E3.b 2 of 4' — empty when none."""
+    parts = []
+    for d in dists:
+        v = runs.values(d, "argmax_precision", **where)
+        k = int(np.sum(~np.isfinite(v)))
+        if k:
+            parts.append(f"{_lab(d)} {k} of {v.size}")
+    return f"; trained runs whose argmax predicts no C (precision undefined, left out): {', '.join(parts)}" if parts else ""
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -408,12 +426,12 @@ def rule_cls_less_sensitive(seg: Runs, cls: Runs, s: ClaimSettings, column: str 
     sv = [seg.values(d, column) for d in dists]
     cv = [cls.values(d, column, test_set="balanced") for d in dists]
 
-    def spread(samples):
-        means = [v[rng.integers(0, v.size, v.size)].mean() for v in samples]
-        return max(means) - min(means)
+    def spreads(samples):  # n_boot bootstrap spreads of the means
+        means = np.stack([v[rng.integers(0, v.size, (n_boot, v.size))].mean(axis=1) for v in samples])
+        return means.max(axis=0) - means.min(axis=0)
 
     est = (max(v.mean() for v in sv) - min(v.mean() for v in sv)) - (max(v.mean() for v in cv) - min(v.mean() for v in cv))
-    boots = np.array([spread(sv) - spread(cv) for _ in range(n_boot)])
+    boots = spreads(sv) - spreads(cv)
     lo, hi = np.quantile(boots, [s.alpha, 1 - s.alpha])
     n = f"{sum(v.size for v in sv)} segmentation + {sum(v.size for v in cv)} classification runs"
     d = decide_bound(float(est), float(lo), float(hi), bound=0.0, direction="greater", confidence=1 - 2 * s.alpha,
@@ -526,7 +544,8 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
             f"; argmax recall {_lab(a)} {_fmt(_mean(runs, a, 'argmax_recall', **where))}, "
             f"{_lab(b)} {_fmt(_mean(runs, b, 'argmax_recall', **where))}")
         return (f"{col.replace('_', ' ')} {_lab(a)} {_fmt(_mean(runs, a, col, **where))} vs {_lab(b)} "
-                f"{_fmt(_mean(runs, b, col, **where))}{extra}; {runs.quality([a, b])}")
+                f"{_fmt(_mean(runs, b, col, **where))}{extra}; {runs.quality([a, b])}"
+                f"{undefined_precision(runs, [a, b], **where)}")
 
     hyp_claims = (
         ("h1", "¬H1: the natural distribution E1.b (O:C:¬C = 7:1:1) beats the balanced E1.a (3:3:3).",
@@ -551,9 +570,10 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
     )
     for cid, text, where, paper, pairs in hyp_claims:
         a, b = pairs[0][0], pairs[0][1]
+        names = list(dict.fromkeys(p for pair in pairs for p in pair[:2]))
         ours = pair_ours(a, b) if len(pairs) == 1 else "; ".join(
-            f"{ap} {_lab(x)} {_fmt(_mean(seg, x, 'argmax_precision'))}" for x in dict.fromkeys(
-                [p for pair in pairs for p in pair[:2]])) + f"; {seg.quality(list(dict.fromkeys(p for pair in pairs for p in pair[:2])))}"
+            f"{ap} {_lab(x)} {_fmt(_mean(seg, x, 'argmax_precision'))}" for x in names
+        ) + f"; {seg.quality(names)}{undefined_precision(seg, names)}"
         out.claim(cid, text, where=where, paper=paper,
                   rule=f"{ap} per run, " + " and ".join(f"{_lab(x)} {'>' if d == 'greater' else '<'} {_lab(y)}"
                                                        for x, y, d in pairs) + f" ({welch}); {floor_text}.",
@@ -585,7 +605,8 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
         paper="precision-curve AUC E2.b 0.77, E2.a 0.68, E2.c 0.67",
         rule=f"E2.b vs E2.a and vs E2.c: {curve_rule}; all four must hold.",
         ours="precision-AUC " + ", ".join(f"{d} {_fmt(_mean(seg, d, 'precision_auc'))}" for d in ("E2.a", "E2.b", "E2.c"))
-             + "; FPR-AUC " + ", ".join(f"{d} {_fmt(_mean(seg, d, 'fpr_auc'), 4)}" for d in ("E2.a", "E2.b", "E2.c")),
+             + "; FPR-AUC " + ", ".join(f"{d} {_fmt(_mean(seg, d, 'fpr_auc'), 4)}" for d in ("E2.a", "E2.b", "E2.c"))
+             + f"; {seg.quality(['E2.a', 'E2.b', 'E2.c'])}",
         basis="phantom",
         decision=_with_power(combine(
             [_compare(seg, "E2.b", o, "precision_auc", "greater", s) for o in ("E2.a", "E2.c")]
@@ -598,7 +619,7 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
         rule=f"E3.b vs E3.a: {curve_rule}; both must hold.",
         ours=f"precision-AUC E3.b {_fmt(_mean(seg, 'E3.b', 'precision_auc'))} vs E3.a "
              f"{_fmt(_mean(seg, 'E3.a', 'precision_auc'))}; FPR-AUC {_fmt(_mean(seg, 'E3.b', 'fpr_auc'), 4)} vs "
-             f"{_fmt(_mean(seg, 'E3.a', 'fpr_auc'), 4)}",
+             f"{_fmt(_mean(seg, 'E3.a', 'fpr_auc'), 4)}; {seg.quality(['E3.b', 'E3.a'])}",
         basis="phantom",
         decision=_with_power(combine([_compare(seg, "E3.b", "E3.a", "precision_auc", "greater", s),
                                       _compare(seg, "E3.b", "E3.a", "fpr_auc", "less", s)],
