@@ -150,7 +150,7 @@ def test_adni_phantom():
 
 @pytest.mark.slow
 def test_known_truth_unbiasedness_within_three_se():
-    config = {"dataset": "adni_phantom", "classifier": "svm", "engine": "batched", "C": 1e4, "tol": 1e-3,
+    config = {"dataset": "adni_phantom", "classifier": "svm", "engine": "active_set", "C": 1e4, "tol": 1e-3,
               "device": "cpu", "metric": "accuracy", "data_seed": 0, "effect_size": 1.5, "n_features": 80}
     row = eve.known_truth_unit(config, subset_size=10, n_pools=10, pairs_per_pool=20, n_draws=400, n_splits=10, seed=0).iloc[0]
     assert abs(row["z"]) <= 3, row.to_dict()

@@ -113,9 +113,9 @@ class Params(ChapterParams):
 
     truth_sizes: list[PerClass] = Field([10, 20], min_length=1, max_length=20, description="sizes of the known-truth "
                                         "check (phantom); a size n with 2n also listed tests EVE as conservative for 2n")
-    truth_n_pools: int = Field(350, ge=2, le=100_000, description="independent finite phantom pools (370/252) in the known-truth check")
+    truth_n_pools: int = Field(500, ge=2, le=100_000, description="independent finite phantom pools (370/252) in the known-truth check")
     truth_pairs_per_pool: int = Field(10, ge=1, le=100_000, description="disjoint pairs per pool in the known-truth check")
-    truth_n_draws: int = Field(3500, ge=10, le=1_000_000, description="fresh draws for the Monte Carlo true variance (spec: >= 2000)")
+    truth_n_draws: int = Field(5000, ge=10, le=1_000_000, description="fresh draws for the Monte Carlo true variance (spec: >= 2000)")
     truth_null_pairs: int = Field(5, ge=0, le=100_000, description="pairs per pool re-validated with a second fold partition: "
                                   "the paired test under a true null (0 = skip)")
     n_bootstrap: int = Field(2000, ge=100, le=100_000, description="bootstrap resamples of pairs for the intervals of the claims")
