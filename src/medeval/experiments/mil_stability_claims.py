@@ -348,7 +348,7 @@ def _has(frame, dataset, operators) -> bool:
 def claim_tables_ii_iii(inp: ClaimInputs) -> dict:
     t = inp.tables
     err = float(np.max(np.abs(np.r_[t["S_AJ (ours)"] - t["S_AJ (paper)"], t["S_APJ (ours)"] - t["S_APJ (paper)"]])))
-    ours = "; ".join(f"{r['table'].split()[0]} {r['S_AJ (ours)']:.4f} / {r['S_APJ (ours)']:.4f}" for _, r in t.iterrows())
+    ours = "; ".join(f"{r['table'].split(' (')[0]} {r['S_AJ (ours)']:.4f} / {r['S_APJ (ours)']:.4f}" for _, r in t.iterrows())
     d = decide_tolerance(err, 0.0, tolerance=TABLE_TOLERANCE, n=f"{2 * len(t)} values", what="largest |ours − printed|")
     return dict(id="tables-ii-iii", claim="The kappa-paradox examples: S_AJ and S_APJ of the 2×2 tables of Tables II and III",
                 where="Sec. III-C, Tables II–III",
@@ -442,7 +442,8 @@ def claim_threshold_sweep(inp: ClaimInputs) -> dict:
         direction = "falls" if tau < 0 else "rises" if tau > 0 else "does not move"
         span = (f"mean S_APJ {_f(means[0])} → {_f(means[-1])} over the thresholds with < 50 % NaN pairs" if means
                 else "fewer than 2 thresholds with < 50 % NaN pairs")
-        ours.append(f"{ds}: mean per-bag τ(T, S_APJ) = {_f(tau)} (S_APJ {direction} with T; {span}), largest jump {_f(jump, 3)}")
+        ours.append(f"{ds}: mean per-bag τ(T, S_APJ) = {_f(tau)} (S_APJ {direction} with T; {span}), largest jump {_f(jump, 3)}; "
+                    f"{quality_text(inp, ds, [inp.base_operator])}")
     d = combine(parts, labels=labels) if parts else not_testable("needs at least 3 thresholds")
     return dict(id="threshold-sweep", claim="Stability decreases steadily with the binarisation threshold, without rapid jumps",
                 where="Sec. IV-G", paper="T = 0.1 … 0.9: 'a general tendency of the stability to decrease', 'no rapid jumps'",
@@ -669,7 +670,7 @@ def _per_bag_relation(inp: ClaimInputs, column: str, direction: str) -> tuple[De
         labels.append(ds)
         ok = sub[["S_APJ", column]].dropna()
         tau = float(stats.kendalltau(ok["S_APJ"], ok[column])[0]) if len(ok) > 2 else float("nan")
-        ours.append(f"{ds}: τ(S_APJ, {column}) = {_f(tau)} over {len(ok)} bags")
+        ours.append(f"{ds}: τ(S_APJ, {column}) = {_f(tau)} over {len(ok)} bags ({quality_text(inp, ds, [inp.base_operator])})")
     if not parts:
         return not_testable("no dataset with instance labels"), ours
     return combine(parts, labels=labels), ours
