@@ -314,16 +314,21 @@ def drawstring_unit(config: dict, parent_size: int, subset_size: int, n_parents:
     X, y, _ = _pool_from_config(config)
     rng = _rng(seed, 31, parent_size, part)
     metric = config["metric"]
-    rows = []
-    for parent_id in range(n_parents):
+    rows, all_subsets, fits = [], [], []
+    for _ in range(n_parents):
         parent = draw_parent(y, parent_size, rng)
-        row = {"parent_size": parent_size, "parent": part * n_parents + parent_id}
         fits_pairs = max_disjoint_subset_size(y, parent) >= subset_size
         if fits_pairs:
             subsets = draw_disjoint_subset_pairs(y, subset_size, n_pairs, rng, pool=parent).reshape(2 * n_pairs, -1)
         else:
             subsets = draw_balanced_subsets(y, subset_size, 2 * n_pairs, rng, pool=parent)
-        scores = _validate(X, y, subsets, f"{n_splits}x1", config, rng, metrics=METRICS).scores
+        all_subsets.append(subsets)
+        fits.append(fits_pairs)
+    # every parent's subsets in one batched validation
+    scores_all = _validate(X, y, np.concatenate(all_subsets), f"{n_splits}x1", config, rng, metrics=METRICS).scores
+    for parent_id, fits_pairs in enumerate(fits):
+        row = {"parent_size": parent_size, "parent": part * n_parents + parent_id}
+        scores = {k: v[parent_id * 2 * n_pairs : (parent_id + 1) * 2 * n_pairs] for k, v in scores_all.items()}
         for name in METRICS:
             s = scores[name]
             row[f"neve_{name}"] = naive_empirical_variance_estimate(s)
