@@ -380,7 +380,7 @@ display(Markdown(", ".join(f"{v} {k}" for k, v in counts.items()) + f" over {len
 notebook.paper_vs_us(claims)
 
 # %% [markdown]
-# ### Why the rows that are not [Re] are what they are
+# ### Why the rows that are not reproduced are what they are
 #
 # Built from each row's computed figures, test and reason.
 

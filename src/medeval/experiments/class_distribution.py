@@ -93,7 +93,7 @@ class Params(HistologyParams):
         60, ge=1, description="cap on the unit U (patches); null = U from the data as in the thesis"
     )
     preliminary_fraction: float = Field(
-        0.15, gt=0, le=1, description="fraction of every category used by the Table 4.3 sets (keeps composition)"
+        0.2, gt=0, le=1, description="fraction of every category used by the Table 4.3 sets (keeps composition)"
     )
     base_channels: int = Field(8, ge=2, le=128, description="U-Net width at the first level")
     depth: int = Field(2, ge=1, le=5, description="U-Net down/up levels")
@@ -107,7 +107,7 @@ class Params(HistologyParams):
         [1, 2, 4, 8, 16, 32, 64], min_length=1, description="evaluation patch sizes e (method 1 sweep)"
     )
     evaluation_tile: int = Field(16, ge=1, description="e of the Table 4.4 analogue (thesis: 500 px)")
-    cls_runs: int = Field(4, ge=2, le=50, description="runs per E2 distribution in the classification study")
+    cls_runs: int = Field(3, ge=2, le=50, description="runs per E2 distribution in the classification study")
     germinal_similarity: float = Field(
         0.0, ge=0, le=1, description="slide phantom: how far germinal centres (¬C) look like tumour (C), 0 = as "
                                      "drawn, 1 = textured like C; calibrates the task off the ceiling")
