@@ -390,7 +390,7 @@ notebook.checks_display([c.row() for c in claim_list.checks])
 # - **Data.** The book uses a synthetic ADNI-like pool and WDBC instead of ADNI. The qualitative claims
 #   are about the estimator, not about ADNI. Profile `full` runs on your ADNI CSV.
 # - **Counts.** The `default` counts are far below the paper's (500 × 500 per P, 10,000 and 2,500 pairs), so
-#   some rows are [~]; their reasons name the n that would decide them. Profile `gpu` runs the paper's counts per
+#   some rows are inconclusive; their reasons name the n that would decide them. Profile `gpu` runs the paper's counts per
 #   P on a coarser P grid.
 # - **Readings of under-specified steps** (ours):
 #   - NFW = mean over subsets of s²(fold scores)/K;
@@ -425,7 +425,7 @@ notebook.checks_display([c.row() for c in claim_list.checks])
 # ```
 #
 # ## Try it
-# - `medeval run 03-eve --set metric=auc`: which rows change, and which stay [n/a] because they need accuracy?
+# - `medeval run 03-eve --set metric=auc`: which rows change, and which become not testable because they need accuracy?
 # - `--set classifier=nearest_centroid` or `--set dataset=wdbc`: does "naive < EVE" survive?
 # - `--set effect_size=0.8`: where does the quality band land, and does the hard-margin check still pass?
 #
