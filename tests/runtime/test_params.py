@@ -80,7 +80,7 @@ def test_parse_assignment_reads_yaml_values():
 def test_describe_schema_shows_ranges_defaults_and_help():
     text = describe_schema("A2-rerun")
     assert "n_repeats  (integer, >= 2, <= 10000)" in text
-    assert "smoke: 4" in text and "random hold-out splits" in text
+    assert "smoke: 8" in text and "random hold-out splits" in text
 
 
 def test_notebook_setup_applies_papermill_style_injection():
