@@ -82,6 +82,7 @@ from IPython.display import Markdown, display
 
 from medeval.experiments import mil_stability as ms
 from medeval.experiments import mil_stability_claims as msc
+from medeval.experiments.claims import explain as explain_claims
 from medeval.metrics import stability as st
 from medeval.runtime import notebook
 
@@ -361,7 +362,7 @@ notebook.paper_vs_us(claim_list)
 # Each line is built from the row's decision (its test, effect and reason) at this scale:
 
 # %%
-display(Markdown(msc.explanations(claim_list)))
+display(Markdown(explain_claims(claim_list)))
 
 # %% [markdown]
 # ## Checks

@@ -76,6 +76,7 @@ from IPython.display import Markdown, display
 from medeval import plots
 from medeval.experiments import rodeo as R
 from medeval.experiments import rodeo_claims as RC
+from medeval.experiments.claims import explain as explain_claims
 from medeval.runtime import notebook
 
 P = notebook.setup("02-rodeo", globals())
@@ -434,7 +435,7 @@ notebook.paper_vs_us(claims)
 # Each sentence below is built from the computed figures of its row.
 
 # %%
-Markdown(RC.explain(claims))
+Markdown(explain_claims(claims))
 
 # %% [markdown]
 # ## Checks

@@ -95,6 +95,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from medeval.experiments import eve, eve_claims
+from medeval.experiments.claims import explain as explain_claims
+from medeval.experiments.claims import verdict_counts
 from medeval.runtime import notebook
 from medeval.runtime.params import resolve_params
 
@@ -363,7 +365,7 @@ pd.Series(bridge)
 
 # %%
 claim_list = eve_claims.chapter_claims(results, P, scale=profile, gpu=resolve_params("03-eve", "gpu"))
-notebook.record("verdict_counts", eve_claims.verdict_summary(claim_list))
+notebook.record("verdict_counts", verdict_counts(claim_list.claims))
 notebook.paper_vs_us(claim_list)
 
 # %% [markdown]
@@ -372,7 +374,7 @@ notebook.paper_vs_us(claim_list)
 # Each line is built from the row's decision (its test, effect and reason) at this scale:
 
 # %%
-display(Markdown(eve_claims.explanations(claim_list)))
+display(Markdown(explain_claims(claim_list)))
 
 # %% [markdown]
 # ## Checks

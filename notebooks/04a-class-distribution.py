@@ -93,8 +93,8 @@ from IPython.display import Markdown, display
 
 from medeval import plots
 from medeval.experiments import class_distribution as cd
-from medeval.experiments import class_distribution_claims as cdc
 from medeval.experiments import histology as H
+from medeval.experiments.claims import explain as explain_claims
 from medeval.experiments.claims import verdict_counts
 from medeval.runtime import notebook
 
@@ -385,7 +385,7 @@ notebook.paper_vs_us(claims)
 # Built from each row's computed figures, test and reason.
 
 # %%
-Markdown(cdc.explain(claims))
+Markdown(explain_claims(claims))
 
 # %% [markdown]
 # ## Checks

@@ -95,6 +95,7 @@ from IPython.display import Markdown, display
 from medeval import plots
 from medeval.experiments import evaluation_measures as em
 from medeval.experiments import evaluation_measures_claims as emc
+from medeval.experiments.claims import explain as explain_claims
 from medeval.metrics import curves as C
 from medeval.runtime import notebook
 
@@ -116,21 +117,21 @@ P
 #
 # For a model's scores $s$ on a test set with `pos` positives and `neg` negatives:
 #
-# * **PR-T** (Algorithms 1–2, {func}`medeval.metrics.curves.pr_t_curve`, {func}`medeval.metrics.curves.pr_t_auc`):
+# * **PR-T** (Algorithms 1–2, `medeval.metrics.curves.pr_t_curve`, `medeval.metrics.curves.pr_t_auc`):
 #   scores min-max normalised to $s_n \in [0, 1]$; at each $t \in \{0, 0.01, \dots, 1\}$,
 #   $\mathrm{prec}(t) = TP_t / (TP_t + FP_t)$ and $\mathrm{recall}(t) = TP_t / (TP_t + FN_t)$; precision-AUC and
 #   recall-AUC by the trapezoidal rule.
-# * **Mean PR** (Algorithms 3–5, {func}`medeval.metrics.curves.interpolated_pr_points`): for each recall
+# * **Mean PR** (Algorithms 3–5, `medeval.metrics.curves.interpolated_pr_points`): for each recall
 #   $r_m$ on a grid, the FPR is interpolated *in ROC space* (Eq. 5.2)
 #   $$\mathrm{fpr}_m = \mathrm{fpr}_{j-1} + (\mathrm{fpr}_j - \mathrm{fpr}_{j-1})
 #   \frac{r_m - \mathrm{tpr}_{j-1}}{\mathrm{tpr}_j - \mathrm{tpr}_{j-1}},\qquad
 #   \mathrm{prec}_m = \frac{r_m\,\mathrm{pos}}{r_m\,\mathrm{pos} + \mathrm{fpr}_m\,\mathrm{neg}},$$
 #   with the maximum FPR for a tie at the start, the minimum at the end, the median (curve) or all tied FPRs (AUC)
 #   in between.
-# * **Threshold-matched precision** ({func}`medeval.experiments.evaluation_measures.precision_at_recall`): the
+# * **Threshold-matched precision** (`medeval.experiments.evaluation_measures.precision_at_recall`): the
 #   precision each model reaches at the *same* recall $r^*$ (the mean recall of En at the threshold 0.5), read off
 #   its ROC curve by Eq. 5.2. It compares two rankings, whatever their calibration.
-# * **Prior correction** ({func}`medeval.experiments.evaluation_measures.prior_corrected`, Saerens et al. 2002):
+# * **Prior correction** (`medeval.experiments.evaluation_measures.prior_corrected`, Saerens et al. 2002):
 #   a model trained at prior $\pi_s$ has its odds moved to a common prior $\pi_t = 0.5$,
 #   $\mathrm{odds}' = \mathrm{odds}\cdot\frac{\pi_t/(1-\pi_t)}{\pi_s/(1-\pi_s)}$; a monotone map, so ROC
 #   and PR do not move while fixed thresholds do.
@@ -448,7 +449,7 @@ notebook.paper_vs_us(claims)
 # Each sentence below is built from the computed figures of its row.
 
 # %%
-Markdown(emc.explain(claims))
+Markdown(explain_claims(claims))
 
 # %% [markdown]
 # ## Checks

@@ -80,6 +80,7 @@ from IPython.display import Markdown, display
 from medeval import plots
 from medeval.experiments import multilabel_cxr14 as ex
 from medeval.experiments import multilabel_cxr14_claims as claims
+from medeval.experiments.claims import explain as explain_claims
 from medeval.metrics import multilabel as ml
 from medeval.runtime import notebook
 from medeval.runtime.device import resolve_device
@@ -487,7 +488,7 @@ notebook.paper_vs_us(CL)
 # **Rows not reproduced, and why** (from the computed figures of each row):
 
 # %%
-Markdown(claims.explain(CL))
+Markdown(explain_claims(CL))
 
 # %% [markdown]
 # ## Checks

@@ -9,6 +9,7 @@ import pytest
 
 from medeval.experiments import class_distribution_claims as cdc
 from medeval.experiments.claims import BASES, VERDICTS
+from medeval.experiments.claims import explain as explain_claims
 
 pytestmark = pytest.mark.claim
 
@@ -194,6 +195,6 @@ def test_claim_checks_and_errata_are_not_claims():
 
 def test_claim_explain_lists_every_row_that_is_not_reproduced():
     cl = contrary()
-    text = cdc.explain(cl)
+    text = explain_claims(cl)
     for c in cl.claims:
         assert (f"**{c.id}**" in text) == (c.verdict != "[Re]")

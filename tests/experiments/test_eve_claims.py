@@ -6,6 +6,7 @@ import pytest
 
 from medeval.experiments import eve
 from medeval.experiments import eve_claims as ec
+from medeval.experiments.claims import explain as explain_claims
 from medeval.metrics.variance import naive_binomial_variance
 
 pytestmark = pytest.mark.claim
@@ -318,7 +319,7 @@ def test_claim_reason_names_the_gpu_counts_for_inconclusive_rows():
 def test_claim_explanations_cover_every_row_not_reproduced():
     P = eve.Params(n_bootstrap=200)
     cl = ec.chapter_claims(synthetic_results(0.85), P, scale="default")
-    text = ec.explanations(cl)
+    text = explain_claims(cl)
     for c in cl.claims:
         assert (f"**{c.id}**" in text) == (c.verdict != "[Re]")
 

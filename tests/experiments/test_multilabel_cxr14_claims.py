@@ -12,6 +12,7 @@ import pytest
 from medeval.experiments import multilabel_cxr14 as ex
 from medeval.experiments import multilabel_cxr14_claims as mc
 from medeval.experiments.claims import BASES, VERDICTS, claims_frame
+from medeval.experiments.claims import explain as explain_claims
 
 pytestmark = pytest.mark.claim
 
@@ -257,7 +258,7 @@ def test_claim_errata_follow_the_numbers():
 
 def test_claim_explain_lists_every_row_not_reproduced():
     cl = mc.chapter_claims(changed(data_source="phantoms", cnn_quality=_quality(0.85, 0.8, 0.9)), "t")
-    text = mc.explain(cl)
+    text = explain_claims(cl)
     not_re = [c.id for c in cl.claims if c.verdict != "[Re]"]
     assert not_re and all(f"**{cid}**" in text for cid in not_re)
     assert "**n-images-patients**" not in text

@@ -15,6 +15,7 @@ import pytest
 from medeval.experiments import rodeo as R
 from medeval.experiments import rodeo_claims as RC
 from medeval.experiments.claims import BASES, VERDICTS
+from medeval.experiments.claims import explain as explain_claims
 
 ALL = RC.ACC + RC.AP + ("mAP", "RoDeO") + RC.SUB
 RUNS = 5
@@ -465,7 +466,7 @@ def test_claim_chapter_claims_rows_checks_and_errata():
     bias = [k for k in cl.checks if "position bias" in k.check]
     assert len(bias) == 1 and not bias[0].passed
     assert any("Eq. 8" in e.where for e in cl.errata)
-    assert "fig8-sharp-vs-smooth" in RC.explain(cl)
+    assert "fig8-sharp-vs-smooth" in explain_claims(cl)
 
 
 def test_claim_paper_column_holds_paper_figures_only():

@@ -580,6 +580,28 @@ def with_reason(decision: Decision, reason: str) -> Decision:
     return replace(decision, reason=joined)
 
 
+def explain(claim_list: ClaimList) -> str:
+    """Markdown for the chapter page: one bullet per claim that is not [Re] — the claim, what we found (with the
+    test's effect) and why, all from the computed decision — and one per failed check."""
+
+    def sentence(text: str) -> str:
+        text = text.strip().rstrip(".")
+        return text[:1].upper() + text[1:] + "." if text else ""
+
+    lines = []
+    for c in claim_list.claims:
+        if c.verdict == "[Re]":
+            continue
+        d = c.decision
+        found = c.ours + (f" ({d.effect})" if d.effect and d.effect not in c.ours else "")
+        lines.append(f"* **{c.id}** {c.verdict} — {sentence(c.claim)} We found {found.rstrip('.')}. "
+                     f"Why: {sentence(d.reason or 'see the test: ' + d.test)}")
+    for k in claim_list.checks:
+        if not k.passed:
+            lines.append(f"* Check failed: {k.check} ({k.where}): expected {k.expected}, computed {k.computed}.")
+    return "\n".join(lines) if lines else f"All {len(claim_list.claims)} claims are reproduced at this scale."
+
+
 @dataclass
 class ClaimList:
     """A chapter's claims, checks and errata as they are built; ``scale`` (the profile) is stamped on every claim."""

@@ -747,14 +747,3 @@ def _checks_and_errata(out: ClaimList, prelim: pd.DataFrame, cls: pd.DataFrame, 
                 recomputed=f"⌊(262,144 / 2) / 3⌋ = {(262_144 // 2) // 3:,}",
                 note="U matches PCam's published 8:1:1 split (262,144 training patches), not 6:1:1")
 
-
-def explain(claims: ClaimList) -> str:
-    """Markdown: one sentence per row that is not [Re], from its computed figures and reason."""
-    lines = []
-    for c in claims.claims:
-        if c.verdict == "[Re]":
-            continue
-        d = c.decision
-        lines.append(f"* **{c.id}** {c.verdict} — ours: {c.ours}. Test: {d.test}"
-                     + (f"; {d.effect}" if d.effect else "") + f". Why: {d.reason or 'see the test'}.")
-    return "\n".join(lines) if lines else "Every row is [Re]."

@@ -656,14 +656,3 @@ def chapter_claims(results: dict, *, scale: str, alpha: float = DEFAULT_ALPHA, s
                  passed=row["passed"])
     return cl
 
-
-def explain(claim_list: ClaimList) -> str:
-    """Markdown: one sentence per row whose verdict is not [Re], built from its recorded figures and reason."""
-    lines = []
-    for c in claim_list.claims:
-        if c.verdict == "[Re]":
-            continue
-        d = c.decision
-        effect = f" ({d.effect})" if d.effect else ""
-        lines.append(f"* **{c.id}** {c.verdict}: {c.ours}{effect}. {d.reason[:1].upper() + d.reason[1:]}.")
-    return "\n".join(lines) if lines else "Every row is [Re]."

@@ -859,21 +859,3 @@ def quality_band(results: dict) -> dict:
     vals = list(q.values())
     return {"min": min(vals) if vals else float("nan"), "max": max(vals) if vals else float("nan"),
             "floor": QUALITY_FLOOR, "per_model": q}
-
-
-def explanations(cl: ClaimList) -> str:
-    """Markdown: one line per claim that is not [Re], from its decision and figures (computed values only)."""
-    lines = []
-    for c in cl.claims:
-        if c.verdict == "[Re]":
-            continue
-        effect = f" Test: {c.decision.test}; {c.decision.effect}." if c.decision.effect else ""
-        lines.append(f"* **{c.id}** {c.verdict} — {c.decision.reason or 'see the row'}.{effect} Ours: {c.ours}.")
-    return "\n".join(lines) if lines else "Every claim is reproduced at this scale."
-
-
-def verdict_summary(cl: ClaimList) -> dict[str, int]:
-    """How many rows carry each verdict."""
-    from medeval.experiments.claims import verdict_counts
-
-    return verdict_counts(cl.claims)

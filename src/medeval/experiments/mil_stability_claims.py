@@ -998,12 +998,3 @@ def chapter_claims(inp: ClaimInputs, scale: str) -> ClaimList:
     add_errata(cl)
     return cl
 
-
-def explanations(cl: ClaimList) -> str:
-    """Markdown: one sentence per claim that is not [Re], from its decision (computed figures only)."""
-    lines = []
-    for c in cl.claims:
-        if c.verdict == "[Re]":
-            continue
-        lines.append(f"* **{c.id}** {c.verdict} — {c.decision.reason or 'see the row'}. Ours: {c.ours}.")
-    return "\n".join(lines) if lines else "Every claim is reproduced at this scale."

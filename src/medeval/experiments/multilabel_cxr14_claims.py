@@ -45,7 +45,6 @@ __all__ = [
     "REQUIRED_KEYS",
     "TOY_METRICS",
     "chapter_claims",
-    "explain",
     "toy_best_sets",
 ]
 
@@ -496,18 +495,3 @@ def chapter_claims(r: Mapping, scale: str) -> ClaimList:
     _errata(cl, r)
     return cl
 
-
-def explain(cl: ClaimList) -> str:
-    """Markdown: one bullet per claim that is not reproduced ([¬Re], [~], [n/a]) with what we saw and why, built from
-    the decisions' computed figures; a sentence saying so when every claim is reproduced."""
-    bullets = []
-    for c in cl.claims:
-        d = c.decision
-        if d.verdict == "[Re]":
-            continue
-        saw = f"we found {c.ours}" + (f" ({d.effect})" if d.effect and d.effect not in c.ours else "")
-        bullets.append(f"* **{c.id}** {d.verdict}: {saw}. {d.reason[:1].upper() + d.reason[1:] if d.reason else ''}"
-                       .rstrip())
-    if not bullets:
-        return f"All {len(cl.claims)} claims are reproduced at this scale."
-    return "\n".join(bullets)

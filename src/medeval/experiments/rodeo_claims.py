@@ -1091,15 +1091,3 @@ def chapter_claims(inputs: dict, *, scale: str) -> ClaimList:
     add_errata(cl, inputs)
     return cl
 
-
-def explain(cl: ClaimList) -> str:
-    """Markdown: one bullet per claim that is not [Re], with its verdict, our figures and the computed reason."""
-    lines = []
-    for c in cl.claims:
-        if c.verdict == "[Re]":
-            continue
-        lines.append(f"* **{c.id}** {c.verdict} — {c.claim} Ours: {c.ours}. Why: {c.decision.reason or c.decision.effect}.")
-    failed = [k for k in cl.checks if not k.passed]
-    for k in failed:
-        lines.append(f"* Check failed: {k.check} (expected {k.expected}, computed {k.computed}).")
-    return "\n".join(lines) if lines else "Every claim is reproduced at this scale."
