@@ -223,19 +223,32 @@ class _HTMLTable:
 _VERDICT_CLASS = {"[Re]": "re", "[¬Re]": "not-re", "[~]": "inconclusive", "[n/a]": "na"}
 
 
-def claims_display(rows: list[dict], columns=("claim", "where", "paper", "ours", "basis", "n", "test", "effect",
-                                                "verdict", "reason")) -> _HTMLTable:
-    """The paper-versus-us table as HTML, one row per claim with the anchor ``claim-<id>`` the Scorecard links to."""
+_NARROW = {"verdict", "basis", "scale"}
+
+
+def claims_display(rows: list[dict], columns=("verdict", "claim", "where", "paper", "ours", "basis", "n", "test",
+                                                "effect", "reason")) -> _HTMLTable:
+    """The paper-versus-us table as HTML, one row per claim with the anchor ``claim-<id>`` the Scorecard links to.
+
+    The table keeps a readable width (short columns do not wrap, text columns wrap at word boundaries) and scrolls
+    horizontally inside the page's content column when it is wider."""
     head = "".join(f"<th>{c}</th>" for c in columns)
     body = []
     for r in rows:
-        cells = "".join(
-            f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}"><strong>{_html_escape(r[c])}</strong></td>'
-            if c == "verdict" else f"<td>{_html_escape(r.get(c, ''))}</td>" for c in columns)
-        body.append(f'<tr id="claim-{_html_escape(r["id"])}">{cells}</tr>')
+        cells = []
+        for c in columns:
+            value = _html_escape(r.get(c, ""))
+            if c == "verdict":
+                cells.append(f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}" '
+                             f'style="white-space:nowrap"><strong>{value}</strong></td>')
+            elif c in _NARROW:
+                cells.append(f'<td style="white-space:nowrap">{value}</td>')
+            else:
+                cells.append(f'<td style="min-width:9em">{value}</td>')
+        body.append(f'<tr id="claim-{_html_escape(r["id"])}">{"".join(cells)}</tr>')
     html_text = (
         '<div class="medeval-claims" style="overflow-x:auto"><table class="medeval-claims-table" '
-        'style="table-layout:auto;width:100%;font-size:0.85em;word-break:normal;overflow-wrap:anywhere">'
+        'style="min-width:1500px;font-size:0.8em;word-break:normal;overflow-wrap:normal">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
     text = "\n".join(f"{r.get('verdict')} {r.get('id')}: {r.get('claim')}" for r in rows)
     return _HTMLTable(html_text, text)
