@@ -205,3 +205,16 @@ def test_local_data_digest_follows_the_data_files(tmp_path, monkeypatch):
     assert parts["data"] == local_data_digest(chapter.datasets)
     (tmp_path / "cifar10" / "cifar-10-batches-py" / "extra").write_text("x")
     assert cache_key(chapter, "full", {})[0] != key_now
+
+
+def test_timings_are_recorded_per_profile_and_read_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(execution, "timings_file", lambda: tmp_path / "results" / "timings.json")
+    assert execution.recorded_timings("A2-rerun") == {}
+    meta = {"wall_time_s": 12.3, "started": "2026-11-23T17:00:00",
+            "provenance": {"device": "CPU: test", "git_commit": "0123456789abcdef"}}
+    execution.record_timing("A2-rerun", "smoke", meta)
+    execution.record_timing("A2-rerun", "default", {**meta, "wall_time_s": 40.0})
+    got = execution.recorded_timings("A2-rerun")
+    assert got["smoke"]["wall_time_s"] == 12.3 and got["default"]["wall_time_s"] == 40.0
+    assert got["smoke"]["git_commit"] == "0123456789ab" and got["smoke"]["device"] == "CPU: test"
+    assert execution.recorded_timings("01-mil-stability") == {}
