@@ -207,6 +207,20 @@ def _finite(values, name: str) -> np.ndarray:
 # Sample sizes (power 0.8 unless stated)
 
 
+def _smallest_n(achieved, power: float) -> int:
+    """The smallest n ≥ 2 with ``achieved(n) ≥ power`` (achieved power rises with n): doubling, then bisection;
+    capped at 10⁷."""
+    lo, hi = 2, 4
+    while achieved(hi) < power:
+        lo, hi = hi, hi * 2
+        if hi > 10**7:
+            return 10**7
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if achieved(mid) < power else (lo, mid)
+    return hi
+
+
 def two_sample_n_for_power(effect_size: float, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> int | None:
     """Runs per group a one-sided two-sample t-test needs to detect a standardised difference ``effect_size``.
 
@@ -217,41 +231,17 @@ def two_sample_n_for_power(effect_size: float, alpha: float = DEFAULT_ALPHA, pow
     d = abs(float(effect_size))
     if not np.isfinite(d) or d == 0:
         return None
-
-    def achieved(n: int) -> float:
-        df = 2 * n - 2
-        return float(stats.nct.sf(stats.t.ppf(1 - alpha, df), df, d * math.sqrt(n / 2)))
-
-    lo, hi = 2, 4
-    while achieved(hi) < power:
-        lo, hi = hi, hi * 2
-        if hi > 10**7:
-            return 10**7
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if achieved(mid) < power else (lo, mid)
-    return hi
+    return _smallest_n(lambda n: float(stats.nct.sf(stats.t.ppf(1 - alpha, 2 * n - 2), 2 * n - 2, d * math.sqrt(n / 2))),
+                       power)
 
 
 def one_sample_n_for_power(effect_size: float, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> int | None:
-    """Observations a one-sided one-sample (or paired) t-test needs for a standardised mean ``effect_size``."""
+    """Observations a one-sided one-sample (or paired) t-test needs for a standardised mean ``effect_size``
+    (non-central t of ``n − 1`` degrees of freedom, non-centrality ``d·sqrt(n)``)."""
     d = abs(float(effect_size))
     if not np.isfinite(d) or d == 0:
         return None
-
-    def achieved(n: int) -> float:
-        df = n - 1
-        return float(stats.nct.sf(stats.t.ppf(1 - alpha, df), df, d * math.sqrt(n)))
-
-    lo, hi = 2, 4
-    while achieved(hi) < power:
-        lo, hi = hi, hi * 2
-        if hi > 10**7:
-            return 10**7
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if achieved(mid) < power else (lo, mid)
-    return hi
+    return _smallest_n(lambda n: float(stats.nct.sf(stats.t.ppf(1 - alpha, n - 1), n - 1, d * math.sqrt(n))), power)
 
 
 def correlation_n_for_power(r: float, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> int | None:
