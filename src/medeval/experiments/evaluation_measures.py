@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import json
-import zlib
 from typing import Literal
 
 import numpy as np
@@ -170,10 +169,6 @@ def _degraded(which: str, data_key: str, cls_key: str, degrade_key: str):
     return degrade_patches(test["images"], seed=seed, **deg), test
 
 
-def _images_to_tensor(images: np.ndarray) -> np.ndarray:
-    return (images.astype(np.float32) / 255.0).transpose(0, 3, 1, 2)  # thesis: pixel / 255 into [0, 1]
-
-
 def phantom_classification_run(*, distribution: str, run: int, data: dict, cls: dict, degrade: dict,
                                device: str = "cpu") -> dict:
     """Train one patch classifier on a binary distribution (En, Ep, E2.a, ...) and score both test sets.
@@ -183,48 +178,16 @@ def phantom_classification_run(*, distribution: str, run: int, data: dict, cls: 
     patches alike, fixed per patch). Returns labels and C-probabilities on the balanced and the imbalanced test
     sets and the argmax decision.
     """
-    import torch
+    from medeval.data.training_sets import BINARY_DISTRIBUTIONS
 
-    from medeval.data import training_sets as ts
-    from medeval.models.training import predict, train_model
-    from medeval.models.unet import PatchClassifier, classification_loss, softmax_probabilities
-    from medeval.runtime.device import limit_cpu_threads
-
-    dist = ts.BINARY_DISTRIBUTIONS.get(distribution)
-    if dist is None:
-        raise ValueError(f"distribution must be one of {list(ts.BINARY_DISTRIBUTIONS)}, got {distribution!r}")
+    if distribution not in BINARY_DISTRIBUTIONS:  # before any patch is made
+        raise ValueError(f"distribution must be one of {list(BINARY_DISTRIBUTIONS)}, got {distribution!r}")
     keys = [json.dumps(v, sort_keys=True) for v in (data, cls, degrade)]
-    seed = int(data["seed"]) * 1_000 + 500 + int(run)
-    rng = np.random.default_rng([seed, zlib.crc32(distribution.encode())])
-    limit_cpu_threads(device)
     images, masks = _degraded("train", *keys)
-    cats = H.binary_categories(masks, cls["central_size"])
-    unit = ts.unit_size(ts.category_counts(cats))
-    unit = min(unit, cls["unit_cap"]) if cls.get("unit_cap") else unit
-    tset = ts.build_training_set(cats, dist, unit, seed=rng)
-    train_idx, _ = ts.train_validation_split(tset.size, seed=rng)
-    idx = tset.indices[train_idx]
-    x = _images_to_tensor(images[idx])
-    y = (cats[idx] == "C").astype(np.int64)
-    torch.manual_seed(seed)
-    net = PatchClassifier(base_channels=cls["base_channels"], n_blocks=cls["n_blocks"])
-    train_model(net, (x, y), classification_loss, epochs=cls["epochs"], batch_size=cls["batch_size"],
-                lr=cls["lr"], device=device, seed=seed, amp=False)
     test_images, test = _degraded("test", *keys)
-    out = {"distribution": distribution, "run": int(run), "unit": int(unit), "taken": tset.taken,
-           "train_size": int(idx.size)}
-    all_idx = np.union1d(test["balanced"], test["imbalanced"])
-    probs = predict(net, _images_to_tensor(test_images[all_idx]), device=device, batch_size=256,
-                    forward=softmax_probabilities, amp=False)
-    lookup = np.searchsorted(all_idx, np.arange(test_images.shape[0]))
-    for name in ("balanced", "imbalanced"):
-        rows = lookup[test[name]]
-        out[name] = {
-            "y_true": np.asarray(test["labels"][test[name]], dtype=bool),
-            "score_c": probs[rows, 1].astype(np.float32),
-            "argmax_c": probs[rows].argmax(1) == 1,
-        }
-    return out
+    return H.train_and_score_patch_classifier(distribution=distribution, run=run, data=data, cls=cls,
+                                              device=device, train_images=images, train_masks=masks,
+                                              test={**test, "images": test_images})
 
 
 def histology_fn(P: Params):

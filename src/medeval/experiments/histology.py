@@ -308,6 +308,17 @@ def classification_run(*, distribution: str, run: int, data: dict, cls: dict, de
     U = floor(min(#C, #notC) / 3) as in §5.5.1. Returns labels and C-probabilities on the balanced and the
     imbalanced test sets and the argmax decision.
     """
+    images, masks, _ = training_patches(data)
+    test = classification_test_sets(data, cls)
+    return train_and_score_patch_classifier(distribution=distribution, run=run, data=data, cls=cls, device=device,
+                                            train_images=images, train_masks=masks, test=test)
+
+
+def train_and_score_patch_classifier(*, distribution: str, run: int, data: dict, cls: dict, device: str,
+                                     train_images: np.ndarray, train_masks: np.ndarray, test: dict) -> dict:
+    """The body of :func:`classification_run` on given patches: the training-set draw (U, the binary distribution,
+    the validation split), the seeded network and its training, then the scores on ``test`` (a dict as
+    :func:`classification_test_sets` returns: ``images``, ``labels``, ``balanced``, ``imbalanced``)."""
     import torch
 
     from medeval.models.training import predict, train_model
@@ -319,30 +330,28 @@ def classification_run(*, distribution: str, run: int, data: dict, cls: dict, de
     seed = int(data["seed"]) * 1_000 + 500 + int(run)
     rng = np.random.default_rng([seed, zlib.crc32(distribution.encode())])
     limit_cpu_threads(device)
-    images, masks, _ = training_patches(data)
-    cats = binary_categories(masks, cls["central_size"])
+    cats = binary_categories(train_masks, cls["central_size"])
     unit = ts.unit_size(ts.category_counts(cats))
     unit = min(unit, cls["unit_cap"]) if cls.get("unit_cap") else unit
     tset = ts.build_training_set(cats, dist, unit, seed=rng)
     train_idx, _ = ts.train_validation_split(tset.size, seed=rng)
     idx = tset.indices[train_idx]
-    x = _to_tensor_images(images[idx])
+    x = _to_tensor_images(train_images[idx])
     y = (cats[idx] == "C").astype(np.int64)
     torch.manual_seed(seed)
     net = PatchClassifier(base_channels=cls["base_channels"], n_blocks=cls["n_blocks"])
     train_model(net, (x, y), classification_loss, epochs=cls["epochs"], batch_size=cls["batch_size"],
                 lr=cls["lr"], device=device, seed=seed, amp=False)
-    test = classification_test_sets(data, cls)
-    out = {"distribution": distribution, "run": int(run), "unit": unit, "taken": tset.taken,
+    out = {"distribution": distribution, "run": int(run), "unit": int(unit), "taken": tset.taken,
            "train_size": int(idx.size)}
     all_idx = np.union1d(test["balanced"], test["imbalanced"])
     probs = predict(net, _to_tensor_images(test["images"][all_idx]), device=device, batch_size=256,
                     forward=softmax_probabilities, amp=False)
-    lookup = {int(i): k for k, i in enumerate(all_idx)}
+    lookup = np.searchsorted(all_idx, np.arange(len(test["images"])))
     for name in ("balanced", "imbalanced"):
-        rows = np.array([lookup[int(i)] for i in test[name]])
+        rows = lookup[test[name]]
         out[name] = {
-            "y_true": test["labels"][test[name]],
+            "y_true": np.asarray(test["labels"][test[name]], dtype=bool),
             "score_c": probs[rows, 1].astype(np.float32),
             "argmax_c": probs[rows].argmax(1) == 1,
         }
