@@ -11,19 +11,35 @@
 # ---
 
 # %% [markdown]
+# (ch-mil)=
 # # Localization stability of weakly supervised MIL models
 #
-# Romanova, van Schoren and Cheplygina ask whether deep multiple-instance-learning (MIL) models localize
+# {cite:t}`romanova2023stability` ask whether deep multiple-instance-learning (MIL) models localize
 # *consistently*: five near-identical models, each trained on a random 95 % subset of the same training set,
 # are compared instance by instance on a fixed test set. Stability needs no instance labels, so it can flag
 # unreliable localization when none are available. The paper criticises the positive Jaccard score of
-# Cheplygina et al. (not corrected for chance, threshold-dependent), analyses five binary and three
-# continuous alternatives, keeps the **adjusted positive Jaccard S_APJ** and **Spearman's ρ (S_S)**, and
+# {cite:t}`cheplygina2015label` (not corrected for chance, threshold-dependent), analyses five binary and three
+# continuous alternatives, keeps the **adjusted positive Jaccard** $S_{APJ}$ and **Spearman's ρ** ($S_S$), and
 # reports that stability is only low to moderate even at high bag AUC, rises with bag AUC, goes with good
 # localization (but can be "stable and wrong"), and depends strongly on the MIL pooling operator.
 #
-# **What we reproduce** (every claim is decided by a stated rule in `medeval.experiments.mil_stability_claims`;
-# the table "Paper vs us" at the end lists them with their statistics)
+# ## What you will learn
+#
+# * Build the 2 × 2 agreement table of two binary localization maps and compute the chance-corrected stability
+#   scores $S_{APJ}$ and $S_{AJ}$ from it, and explain why the uncorrected positive Jaccard scores 1/3 on random
+#   maps.
+# * Measure the stability of probability maps with Spearman's ρ and Kendall's τ, and aggregate any pairwise score
+#   over all model pairs of a bag.
+# * Write down the MIL pooling operators (max, mean, LSE with its r, noisy-OR and its Li et al. form) and say
+#   how each turns instance probabilities into a bag probability.
+# * Run the subset-model protocol and relate stability to bag AUC and to localization quality (DICE).
+# * Recognise the kappa paradoxes of chance-corrected scores and "stable but wrong" localization.
+#
+# ## What we reproduce
+#
+# Every claim is decided by a stated rule in `medeval.experiments.mil_stability_claims`; the table "Paper vs us"
+# at the end lists them with their statistics.
+#
 # 1. Tables II, III and IX / Fig. 9 exactly (metric-only), plus the Appendix A limits (in the test suite).
 # 2. The score-choice correlations (APJ vs AJ, an identity; Kendall vs Spearman) and the chance level.
 # 3. The threshold sweep 0.1–0.9 (Sec. IV-G), with NaN counts and a per-bag trend test.
@@ -31,9 +47,18 @@
 #    PASCAL analogue: bags of digit tiles), Fig. 5 vote histograms, Fig. 6/7 scatters, Fig. 8 over lesion contrast.
 # 5. "Stable but wrong": a confounded digit variant against its clean control.
 #
-# **Prerequisites.** MIL basics, Cohen's kappa, rank correlation.
+# ## Prerequisites
 #
-# **Time to run**: the table below the parameters (the last measured run of each profile).
+# * Multiple-instance learning: a *bag* (here an image) carries a label, its *instances* (grid cells) do not; the
+#   model predicts instances and pools them into a bag prediction (see the Method below).
+# * Binary classification and the ROC curve with its area, the AUC ({ref}`em-method`).
+# * The Jaccard index, which object detection calls intersection over union ({eq}`eq-rodeo-iou` in
+#   {ref}`rodeo-method`), and the DICE coefficient.
+# * Cohen's kappa (agreement corrected for chance) and rank correlation (Spearman, Kendall).
+#
+# ## Time to run
+#
+# The last measured run of each profile:
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"
@@ -74,12 +99,13 @@ confounder_strength = None
 chance_n_bags = None
 confounded_operators = None
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["remove-input"]
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
+from matplotlib.lines import Line2D
 
+from medeval import plots
 from medeval.experiments import mil_stability as ms
 from medeval.experiments import mil_stability_claims as msc
 from medeval.experiments.claims import explain as explain_claims
@@ -87,10 +113,40 @@ from medeval.metrics import stability as st
 from medeval.runtime import notebook
 
 P = notebook.setup("01-mil-stability", globals())
-P
 
-# %%
+#: display names of the stability scores, with the paper's equation
+SCORE_LABELS = {
+    "positive_jaccard": "S_J, positive Jaccard (Eq. 7)", "positive_overlap": "S_PO, positive overlap (Eq. 15)",
+    "adjusted_positive_overlap": "S_APO, adjusted positive overlap (Eq. 16)",
+    "heuristic_adjusted_positive_jaccard": "S_HAPJ, heuristic adjusted positive Jaccard (Eq. 17)",
+    "adjusted_positive_jaccard": "S_APJ, adjusted positive Jaccard (Eq. 18)",
+    "adjusted_jaccard": "S_AJ, adjusted Jaccard (Eq. 19)", "total_agreement_ratio": "TAR (Eq. 20, corrected)",
+    "positive_agreement_ratio": "PAR (Eq. 21)", "negative_agreement_ratio": "NAR (Eq. 22)",
+    "pearson": "Pearson r", "spearman": "S_S, Spearman ρ", "kendall": "Kendall τ-b",
+}
+SHORT_SCORE = {"positive_jaccard": "S_J", "adjusted_positive_jaccard": "S_APJ", "adjusted_jaccard": "S_AJ",
+               "spearman": "S_S", "kendall": "Kendall τ"}
+
+
+def as_is(columns) -> dict[str, str]:
+    """show_table labels that keep the column names as they are (S_APJ keeps its underscore)."""
+    return {c: c for c in columns}
+
+
+def mean_sd(mean, sd, digits: int = 2) -> list[str]:
+    """'mean ± sd' strings for a table column ('—' where the mean is missing)."""
+    return ["—" if pd.isna(m) else f"{m:.{digits}f} ± {s:.{digits}f}" if pd.notna(s) else f"{m:.{digits}f}"
+            for m, s in zip(mean, sd, strict=True)]
+
+
+# %% tags=["remove-input"]
 notebook.time_to_run_table()
+
+# %% [markdown]
+# ## Parameters
+
+# %% tags=["remove-input"]
+notebook.parameters_table()
 
 # %% [markdown]
 # ## Data
@@ -98,46 +154,342 @@ notebook.time_to_run_table()
 # * **default / smoke / gpu** — phantoms, generated deterministically from the seed:
 #   * *X-Ray analogue*: chest X-ray phantoms (`medeval.data.phantoms.chest`), Cardiomegaly at prevalence 0.5;
 #     the lesion is the whole enlarged heart, instance labels are the P × P grid cells it covers at least half
-#     of (Eq. 11, exact mask). The enlarged heart is drawn at its full size (from the NIH Cardiomegaly boxes) and
-#     blended into the same radiograph with a normal heart at the *lesion contrast* `difficulty`
-#     (image = normal + difficulty · (enlarged − normal)): difficulty changes how visible the enlargement is, never
-#     the number of positive instances. A share `annotated_fraction` of the positive training bags is used with the
-#     supervised pooling of Sec. III-D (corrected Eq. 23), weighted ×`annotated_weight`.
-#   * *PASCAL analogue*: canvases of 8 × 8 scikit-learn digit tiles; a bag is positive iff it shows the target
-#     digit, whose tiles are the positive instances. The *confounded* variant adds a bright frame marker that
-#     co-occurs with the label and dims the target digit.
-# * **full** — ChestX-ray14 (all images of patients with at least one Cardiomegaly image, the paper's cohort
-#   rule; NIH boxes → instance labels), MURA shoulder and PASCAL VOC 2005 cars, read by `medeval.data.readers`
+#     of ({eq}`eq-mil-instance-label`, exact mask). The enlarged heart is drawn at its full size (from the NIH
+#     Cardiomegaly boxes of ChestX-ray8 {cite:p}`wang2017chestxray8`) and blended into the same radiograph with a
+#     normal heart at the *lesion contrast* `difficulty` (image = normal + difficulty · (enlarged − normal)):
+#     difficulty changes how visible the enlargement is, never the number of positive instances. A share
+#     `annotated_fraction` of the positive training bags is used with the supervised pooling of Sec. III-D
+#     ({eq}`eq-mil-supervised`), weighted ×`annotated_weight`.
+#   * *PASCAL analogue*: canvases of 8 × 8 scikit-learn digit tiles ({cite:p}`alpaydin1998digits`, as shipped by
+#     {cite:t}`pedregosa2011sklearn`); a bag is positive iff it shows the target digit, whose tiles are the
+#     positive instances. The *confounded* variant adds a bright frame marker that co-occurs with the label and
+#     dims the target digit.
+# * **full** — ChestX-ray14 {cite:p}`wang2017chestxray8` (all images of patients with at least one Cardiomegaly
+#   image, the paper's cohort rule; NIH boxes → instance labels), MURA shoulder {cite:p}`rajpurkar2018mura` and
+#   PASCAL VOC 2005 cars {cite:p}`everingham2006pascal2005`, read by `medeval.data.readers`
 #   (`medeval data fetch …`; MURA needs registration). Nothing is substituted when they are missing.
 
 # %% [markdown]
-# ## 1. Kappa paradoxes: Tables II and III, Table IX / Fig. 9 (exact)
+# (mil-method)=
+# ## Method
+#
+# Notation of the paper: bag $B_i$ has instances $x_{ij}$, $j = 1, \dots, N_i$; an instance classifier $f$ gives
+# instance probabilities $\hat y_{ij} = f(x_{ij})$, a pooling operator turns them into a bag prediction
+# $\hat Y_i$. Two similarly trained classifiers $f'$ and $f''$ give the prediction maps
+# $W'_i = \{f'(x_{ij})\}$ and $W''_i = \{f''(x_{ij})\}$ of the same bag; a *stability score* compares the two
+# maps without any instance label.
+#
+# ### From probabilities to an agreement table
+#
+# Binary scores first threshold the probabilities (Eq. 10):
+#
+# $$
+# \hat y_{ij} = \begin{cases} 1, & f(x_{ij}) \ge T(\text{binary}) \\ 0, & \text{otherwise} \end{cases}
+# $$ (eq-mil-binarize)
+#
+# with $T(\text{binary}) = 0.5$ as in the paper (parameter `threshold`). Implemented by
+# {func}`medeval.metrics.stability.binarize`. The two binary maps of a bag are summarised by the counts of
+# Sec. II-C and III-A,
+#
+# $$
+# n_{ab} = \bigl|\{x_{ij} : \hat y'_{ij} = a \wedge \hat y''_{ij} = b\}\bigr|, \quad a, b \in \{0, 1\}, \qquad
+# N = n_{00} + n_{01} + n_{10} + n_{11},
+# $$ (eq-mil-counts)
+#
+# with the margins $n_{1*} = n_{10} + n_{11}$ and $n_{*1} = n_{01} + n_{11}$ (positives of $f'$ and $f''$) and
+# $n_{0*} = N - n_{1*}$, $n_{*0} = N - n_{*1}$. Implemented by {func}`medeval.metrics.stability.agreement_counts`.
+#
+# ### Binary stability scores
+#
+# The score of {cite:t}`cheplygina2015label` is the **positive Jaccard** index of the two positive sets (Eq. 7; the Jaccard
+# index {cite:p}`jaccard1912`, Eq. 6):
+#
+# $$
+# S_J(W'_i, W''_i) = \frac{n_{11}}{n_{01} + n_{10} + n_{11}}
+# $$ (eq-mil-pj)
+#
+# the share of the instances that either model calls positive on which both agree. It is not corrected for
+# chance: two independent maps with half of their instances positive score 1/3 on average. Implemented by
+# {func}`medeval.metrics.stability.positive_jaccard`.
+#
+# The **adjusted positive Jaccard**, the binary score the paper keeps (Eq. 18), subtracts the overlap expected
+# if the two maps were independent with the same numbers of positives (the correction of Eq. 8):
+#
+# $$
+# S_{APJ}(W'_i, W''_i) = \frac{n_{11} - \mathbb{E}(n_{11})}{n_{10} + n_{01} + n_{11} - \mathbb{E}(n_{11})},
+# \qquad \mathbb{E}(n_{11}) = \frac{n_{1*}\, n_{*1}}{N}
+# $$ (eq-mil-apj)
+#
+# It is 0 for chance agreement and 1 for identical maps, lies in $[-1/3, 1]$ (Appendix A), and is undefined
+# (NaN, never replaced) when both maps are all-positive or all-negative. Implemented by
+# {func}`medeval.metrics.stability.adjusted_positive_jaccard`, through the closed form of Appendix A,
+# $S_{APJ} = (n_{11} n_{00} - n_{01} n_{10}) / (n_{11} n_{00} - n_{01} n_{10} + (n_{10} + n_{01}) N)$.
+#
+# The **adjusted Jaccard** corrects the agreement on positives *and* negatives (Eq. 19); it is Cohen's kappa {cite:p}`cohen1960kappa`:
+#
+# $$
+# S_{AJ}(W'_i, W''_i) = \frac{n_{11} + n_{00} - \mathbb{E}(n_{11}) - \mathbb{E}(n_{00})}
+# {N - \mathbb{E}(n_{11}) - \mathbb{E}(n_{00})}, \qquad \mathbb{E}(n_{00}) = \frac{n_{0*}\, n_{*0}}{N}
+# $$ (eq-mil-aj)
+#
+# in $[-1, 1]$. Implemented by {func}`medeval.metrics.stability.adjusted_jaccard`. The paper finds the two
+# interchangeable (Sec. IV-F, correlation 0.98). From the closed forms of Appendix A (Eq. 30 for $S_{AJ}$) they
+# are in fact one score in two scales, a relation the paper does not state:
+#
+# $$
+# S_{APJ} = \frac{S_{AJ}}{2 - S_{AJ}}
+# $$ (eq-mil-apj-aj)
+#
+# (the Jaccard–Dice relation), so $S_{APJ}$ is symmetric in positives and negatives too; the identity is verified
+# under *Checks*.
+#
+# The paper analyses and discards three more binary scores (Sec. III-A, Eqs. 15–17): the positive overlap, its
+# chance-adjusted form and a heuristic adjustment of the positive Jaccard,
+#
+# $$
+# \begin{aligned}
+# S_{PO} &= \frac{n_{11}}{\min(n_{10}, n_{01}) + n_{11}}, \qquad
+# S_{APO} = \frac{n_{11} - \mathbb{E}(n_{11})}{\min(n_{1*}, n_{*1}) - \mathbb{E}(n_{11})}, \\
+# S_{HAPJ} &= \frac{n_{11} - m}{n_{10} + n_{01} + n_{11} - m}, \qquad m = \max(n_{*1} + n_{1*} - N,\ 0).
+# \end{aligned}
+# $$ (eq-mil-discarded)
+#
+# $S_{PO}$ and $S_{APO}$ reach 1 whenever one positive set contains the other; $m$ is the overlap forced when the
+# two positive sets together exceed the bag. They appear here only in the chance-level table. Implemented by
+# {func}`medeval.metrics.stability.positive_overlap`,
+# {func}`medeval.metrics.stability.adjusted_positive_overlap` and
+# {func}`medeval.metrics.stability.heuristic_adjusted_positive_jaccard`.
+#
+# Chance-corrected scores inherit the *kappa paradoxes* (Sec. III-C): the same agreement scores lower when the
+# two maps are imbalanced in the same direction. The paper reports three agreement ratios next to them
+# (Eqs. 20–22):
+#
+# $$
+# \mathrm{TAR} = \frac{n_{11} + n_{00}}{N}, \qquad
+# \mathrm{PAR} = \frac{2 n_{11}}{2 n_{11} + n_{01} + n_{10}}, \qquad
+# \mathrm{NAR} = \frac{2 n_{00}}{2 n_{00} + n_{01} + n_{10}}
+# $$ (eq-mil-agreement)
+#
+# the total, positive and negative agreement (Eq. 20 prints TAR $= n_{11}/N$, see *Deviations and errata*).
+# Implemented by {func}`medeval.metrics.stability.total_agreement_ratio`,
+# {func}`medeval.metrics.stability.positive_agreement_ratio` and
+# {func}`medeval.metrics.stability.negative_agreement_ratio`; together with the imbalance $n_{0*} - n_{1*}$ by
+# {func}`medeval.metrics.stability.kappa_paradox_indicators`.
+#
+# ### Stability scores for probability maps
+#
+# Scores on the probabilities themselves need no threshold (Sec. III-B). With $W'_{ij}$ and $W''_{ij}$ the
+# predictions of instance $j$ and $\bar W'_i$, $\bar W''_i$ their means over the bag, **Pearson's** correlation
+# is
+#
+# $$
+# r(W'_i, W''_i) = \frac{\sum_j (W'_{ij} - \bar W'_i)(W''_{ij} - \bar W''_i)}
+# {\sqrt{\sum_j (W'_{ij} - \bar W'_i)^2 \, \sum_j (W''_{ij} - \bar W''_i)^2}}
+# $$ (eq-mil-pearson)
+#
+# (the standard form; Table I prints a garbled one). Implemented by
+# {func}`medeval.metrics.stability.pearson_correlation`. **Spearman's** ρ, the probability score the paper
+# keeps, is Pearson's correlation of the ranks, which without ties is Table I's formula:
+#
+# $$
+# S_S(W'_i, W''_i) = r\bigl(\operatorname{rank}(W'_i), \operatorname{rank}(W''_i)\bigr)
+# = 1 - \frac{6 \sum_j \bigl(\operatorname{rank}(W'_{ij}) - \operatorname{rank}(W''_{ij})\bigr)^2}{N (N^2 - 1)}
+# $$ (eq-mil-spearman)
+#
+# It is sensitive to a few large rank differences and tolerant of many small ones; negative values are kept
+# (Sec. VI-C). Implemented by {func}`medeval.metrics.stability.spearman_correlation`. **Kendall's** τ
+# {cite:p}`kendall1938` compares the two orderings pair by pair: with $C$ concordant and $D$ discordant instance
+# pairs and $T'$, $T''$ the pairs tied only in $W'_i$ or only in $W''_i$,
+#
+# $$
+# \tau_b = \frac{C - D}{\sqrt{(C + D + T')(C + D + T'')}}, \qquad \tau_a = \frac{C - D}{\binom{N}{2}}
+# $$ (eq-mil-kendall)
+#
+# where $\tau_a$ is the form of Table I and $\tau_b$ (the default) the one of the authors' code. Implemented by
+# {func}`medeval.metrics.stability.kendall_tau`. All correlations are NaN on a bag where one map is constant.
+#
+# ### Stability of M models
+#
+# The protocol of Sec. IV-E (Fig. 4) trains $M$ models on random 95 % subsets of the training set and scores
+# every one of the $\binom{M}{2}$ model pairs on every test bag. The stability of bag $i$ is the mean over the
+# pairs $\mathcal{P}_i$ on which the score is defined:
+#
+# $$
+# \bar S_i = \frac{1}{|\mathcal{P}_i|} \sum_{(m, m') \in \mathcal{P}_i} S\bigl(W^{(m)}_i, W^{(m')}_i\bigr)
+# $$ (eq-mil-pairs)
+#
+# for any pairwise score $S$ above. Tables report the mean and standard deviation of $\bar S_i$ over the positive
+# test bags (Table VII "*"), with the number of NaN pairs. Implemented by
+# {func}`medeval.metrics.stability.pairwise_stability` (every score, every pair, vectorised) and
+# {func}`medeval.metrics.stability.aggregate_over_pairs`, collected in
+# {class}`medeval.metrics.stability.PairwiseStability`.
+#
+# ### MIL pooling operators
+#
+# A pooling operator derives the bag prediction from the instance predictions (Sec. II-B). **Max** (Eq. 1) gives
+# the bag the label of its most discriminative instance:
+#
+# $$
+# \hat Y_i = \max_j \hat y_{ij}
+# $$ (eq-mil-max)
+#
+# **Mean** (Eq. 2) treats all instances as equally informative:
+#
+# $$
+# \hat Y_i = \frac{1}{N_i} \sum_{j=1}^{N_i} \hat y_{ij}
+# $$ (eq-mil-mean)
+#
+# **Log-sum-exp** {cite:p}`pinheiro2015lse` with its sharpness $r > 0$ (Eq. 4; Eq. 3 is $r = 1$) lies between
+# the two, tending to the mean as $r \to 0$ and to the max as $r \to \infty$; on probabilities in $[0, 1]$,
+# $r = 1$ is still mean-like (LSE$_1$ − mean ≤ 1/8):
+#
+# $$
+# \hat Y_i = \frac{1}{r} \log \Bigl[ \frac{1}{N_i} \sum_j \exp(r \hat y_{ij}) \Bigr]
+# $$ (eq-mil-lse)
+#
+# The chapter runs $r = 0.1$ and $r = 1$ (operators `lse_r0.1`, `lse_r1`). **Noisy-OR** (NOR, Eq. 5;
+# {cite:p}`zhang2005noisyor`) treats the instances as independent chances of the bag being positive:
+#
+# $$
+# \hat Y_i = 1 - \prod_j (1 - \hat y_{ij})
+# $$ (eq-mil-nor)
+#
+# evaluated exactly in log space (operator `noisy_or`, the chapter's baseline). The **Li et al. form**
+# {cite:p}`li2018thoracic`, used by the authors' code (operator `noisy_or_li`), maps every factor into
+# $[0.98, 1]$ so that the product cannot underflow:
+#
+# $$
+# \hat Y_i = 1 - \prod_j \bigl(0.98 + 0.02\,(1 - \hat y_{ij})\bigr) = 1 - \prod_j (1 - 0.02\, \hat y_{ij})
+# $$ (eq-mil-nor-li)
+#
+# a saturating soft count of positive instances that cannot exceed $1 - 0.98^{N_i}$ (0.73 for our 64-instance
+# bags). All five are implemented by {func}`medeval.models.mil.pool_instances`; for ranking bags by noisy-OR,
+# {func}`medeval.models.mil.bag_ranking_score` uses the monotone equivalent $-\log(1 - \hat Y_i)$, which does not
+# saturate at 1.0 in floating point.
+#
+# Bags with instance labels (segmented images, $S_i = \{x_{ij} : y_{ij} = 1\}$) are pooled in a supervised way
+# (Sec. III-D) with target 1; for noisy-OR this is Eq. 23 with the $(1 - \hat y)$ factor the printed equation
+# drops:
+#
+# $$
+# \begin{aligned}
+# \text{NOR:}\quad \hat Y_i &= \prod_{j \in S_i} \hat y_{ij} \prod_{j \in N_i \setminus S_i} (1 - \hat y_{ij}),
+# \qquad \text{Max:}\quad \hat Y_i = \max_{j \in S_i} \hat y_{ij}, \\
+# \text{Mean:}\quad \hat Y_i &= \frac{1}{N_i} \Bigl( \sum_{j \in S_i} \hat y_{ij}
+# + \sum_{j \in N_i \setminus S_i} (1 - \hat y_{ij}) \Bigr), \\
+# \text{LSE:}\quad \hat Y_i &= \frac{1}{r} \log \Bigl[ \frac{1}{N_i} \Bigl( \sum_{j \in S_i} e^{r \hat y_{ij}}
+# + \sum_{j \in N_i \setminus S_i} e^{r (1 - \hat y_{ij})} \Bigr) \Bigr].
+# \end{aligned}
+# $$ (eq-mil-supervised)
+#
+# Implemented by {func}`medeval.models.mil.supervised_pool`; the training loss
+# {func}`medeval.models.mil.mil_bag_loss` is the bag binary cross-entropy with these bags weighted
+# ×`annotated_weight`.
+#
+# ### Localization performance
+#
+# Where instance labels exist, localization is judged against them (Sec. II-E-1). An instance is positive when it
+# lies in the annotation (Eq. 11; on our grids: when the lesion covers at least half of the cell):
+#
+# $$
+# y_{ij} = \begin{cases} 1, & x_{ij} \in \text{BoundingBox}_i \\ 0, & \text{otherwise} \end{cases}
+# $$ (eq-mil-instance-label)
+#
+# With $TP$, $FP$, $FN$ the instances of a bag that are predicted positive and labelled positive, predicted
+# positive and labelled negative, and predicted negative and labelled positive ({eq}`eq-mil-binarize`), the
+# **DICE** coefficient {cite:p}`dice1945` (Eq. 12) and the **Jaccard** index (Eq. 13) of the bag are
+#
+# $$
+# \mathrm{DICE}(x_i \mid bbox_i) = \frac{2\,TP}{2\,TP + FP + FN}
+# $$ (eq-mil-dice)
+#
+# $$
+# \mathrm{Jacc}(x_i \mid bbox_i) = \frac{TP}{TP + FP + FN}
+# $$ (eq-mil-jacc)
+#
+# implemented by {func}`medeval.metrics.stability.instance_dice` and
+# {func}`medeval.metrics.stability.instance_jaccard`. The bag counts as correctly localized when its Jaccard index
+# reaches $T(\text{Jacc}) = 0.1$ (Eq. 14, parameter `jaccard_threshold`):
+#
+# $$
+# \mathrm{Accuracy}(x_i \mid bbox_i) = \begin{cases} 1, & \mathrm{Jacc}(x_i \mid bbox_i) \ge T(\text{Jacc}) \\
+# 0, & \text{otherwise} \end{cases}
+# $$ (eq-mil-accuracy)
+#
+# implemented by {func}`medeval.metrics.stability.localization_accuracy`.
+#
+# ### Bag AUC
+#
+# Classification is measured on all bags by the area under the ROC curve of the bag labels $Y$ against the bag
+# predictions $\hat Y$ (Sec. II-E-2; ROC-AUC as defined in {eq}`eq-em-roc-auc` of {ref}`em-method`). It is the
+# probability that a random positive bag scores above a random negative one {cite:p}`hanley1982auc`:
+#
+# $$
+# \mathrm{AUC}(Y, \hat Y) = \frac{1}{n_+ n_-} \sum_{i : Y_i = 1} \sum_{k : Y_k = 0}
+# \Bigl[ \mathbb{1}(\hat Y_i > \hat Y_k) + \tfrac{1}{2}\, \mathbb{1}(\hat Y_i = \hat Y_k) \Bigr]
+# $$ (eq-mil-bag-auc)
+#
+# with $n_+$ and $n_-$ the numbers of positive and negative bags. The chapter computes it with scikit-learn's
+# `roc_auc_score` {cite:p}`pedregosa2011sklearn`, which equals {func}`medeval.metrics.curves.roc_auc`, on the
+# scores of {func}`medeval.models.mil.bag_ranking_score`; "CV" columns average it over patient-grouped folds,
+# "split" columns over the subset models on the fixed test set.
+
+# %% [markdown]
+# ## Kappa paradoxes: Tables II and III, Table IX / Fig. 9 (exact)
+#
+# The printed 2 × 2 tables of Sec. III-C recomputed with {eq}`eq-mil-apj`, {eq}`eq-mil-aj` and the agreement
+# ratios {eq}`eq-mil-agreement`:
 
 # %%
 tables = ms.paper_tables()
-notebook.record_table("table_ii_iii", tables)
+
+# %% tags=["hide-input"]
 max_table_error = float(
     np.max(np.abs(np.r_[tables["S_AJ (ours)"] - tables["S_AJ (paper)"], tables["S_APJ (ours)"] - tables["S_APJ (paper)"]]))
 )
+notebook.record_table("table_ii_iii", tables)
 notebook.record("table_ii_iii_max_abs_error", max_table_error)
-tables.round(4)
+notebook.show_table(
+    tables, caption="Tables II and III: S_AJ and S_APJ recomputed from the printed counts, next to the printed values",
+    formats={"S_AJ (ours)": "{:.4f}", "S_APJ (ours)": "{:.4f}", "S_AJ (paper)": "{:.2f}", "S_APJ (paper)": "{:.2f}",
+             "TAR": "{:.2f}", "PAR": "{:.3f}", "NAR": "{:.3f}", "PAR - NAR": "{:+.3f}"},
+    labels=as_is(tables.columns),
+)
+
+# %% [markdown]
+# Appendix C (Fig. 9, Table IX) moves instances between the cells of a 50/50/50/50 table of N = 200 and follows
+# $S_{APJ}$:
 
 # %%
 fig9 = ms.fig9_lines(step=5)
 ends = fig9[fig9["step"] == 50].set_index("line")["S_APJ"]
+
+# %% tags=["hide-input"]
 notebook.record("fig9_endpoints", ends.to_dict())
 notebook.record("table_ix_green_end", float(ends["green: n11 up, n00 down"]))
 notebook.record("table_ix_black_end", float(ends["black dotted: n10 up, n01 down"]))
-fig, ax = plt.subplots(figsize=(6, 3.5))
+fig, (ax,) = plots.new_axes(width=6.4, height=3.6)
 for line, group in fig9.groupby("line", sort=False):
     ax.plot(group["step"], group["S_APJ"], marker="o", ms=3, label=line, ls="--" if "dotted" in line else "-",
-            color=line.split(":")[0].split()[0])
-ax.axhline(0, color="grey", lw=0.5)
-ax.set(xlabel="change from the 50/50/50/50 start (N = 200)", ylabel="S_APJ", title="Fig. 9 recomputed")
-ax.legend(fontsize=7)
-plt.show()
+            color=plots.color("apj simulation", line))
+ax.axhline(0, color=plots.NEUTRAL, lw=0.6)
+ax.set(xlabel="instances moved from the 50/50/50/50 start (N = 200)", ylabel="S_APJ")
+fig.legend(loc="outside lower center", ncols=2, frameon=False)
+plots.glue_figure("fig-mil-fig9", fig)
 
-# %%
+# %% [markdown]
+# ```{glue:figure} fig-mil-fig9
+# :name: fig-mil-fig9
+# :alt: Line plot of S_APJ (y axis) against the number of instances moved from a 50/50/50/50 agreement table (x axis, 0 to 50) for four simulations, all starting at 0: the blue line rises to about 0.33 and the black dotted line to about 0.11, the green line falls to about -0.14 and the red dotted line to -0.2.
+#
+# The four simulations of Fig. 9 / Table IX recomputed with {eq}`eq-mil-apj`: each line moves instances from one
+# cell of the agreement table to another, as its legend says; line colours and styles follow the paper's figure.
+# ```
+#
+# {numref}`fig-mil-fig9` shows the kappa paradox in motion: moving instances from $n_{00}$ into $n_{11}$ (green)
+# *lowers* $S_{APJ}$ below zero, although positive agreement grows, because the table becomes imbalanced.
+
+# %% tags=["remove-input"]
 display(Markdown(
     f"Largest difference to the printed 2-decimal values of Tables II–III: {max_table_error:.4f} (Table IIIb "
     f"computed with its corrected row total, see the errata). Table IX: the green line "
@@ -149,15 +501,26 @@ display(Markdown(
 ))
 
 # %% [markdown]
-# ## 2. Chance level (random maps)
+# ## Chance level (random maps)
+#
+# Every score of the Method on pairs of independent uniform random maps: what a score gives when the two models
+# agree only by chance.
 
 # %%
 chance = ms.chance_level(P.chance_n_bags, P.grid_size**2, seed=P.seed)
 chance_means = chance.set_index("score")["mean"]
-notebook.record("chance_level", chance_means.to_dict())
-chance.round(4)
 
-# %%
+# %% tags=["hide-input"]
+notebook.record("chance_level", chance_means.to_dict())
+notebook.show_table(
+    chance.assign(score=chance["score"].map(SCORE_LABELS))[["score", "mean", "std", "nan_pair_fraction"]],
+    caption=f"Stability of {P.chance_n_bags:,} pairs of independent uniform maps of {P.grid_size**2} instances "
+            "(mean and SD over bags)",
+    formats={"mean": "{:+.4f}", "std": "{:.4f}", "nan_pair_fraction": "{:.1%}"},
+    labels={"std": "SD", "nan_pair_fraction": "NaN pairs"},
+)
+
+# %% tags=["remove-input"]
 display(Markdown(
     f"Over {P.chance_n_bags:,} pairs of independent uniform maps, mean S_APJ = "
     f"{chance_means['adjusted_positive_jaccard']:+.4f}, S_AJ = {chance_means['adjusted_jaccard']:+.4f}, "
@@ -168,15 +531,19 @@ display(Markdown(
 ))
 
 # %% [markdown]
-# ## 3. Training the models (the protocol of Fig. 4)
+# ## Training the models (the protocol of Fig. 4)
 #
 # For every operator, `n_models` networks on 95 % subsets (own subset and initialisation seeds) of a fixed
 # patient-level training split, predicting the same test set; plus patient-grouped `cv_folds`-fold CV for bag
-# AUC, DICE, Jaccard and localization accuracy. All trainings run through the grid executor (cached).
+# AUC ({eq}`eq-mil-bag-auc`), DICE, Jaccard and localization accuracy. The instance classifier is the architecture
+# of {cite:t}`li2018thoracic` with a small CNN in place of the ResNet {cite:p}`he2016resnet` feature extractor.
+# All trainings run through the grid executor (cached).
 
 # %%
 results = ms.run_chapter(P, cache_dir=notebook.cache_dir("mil-runs"))
 main_names = [n for n in results if "@" not in n]
+
+# %% tags=["hide-input"]
 notebook.record("datasets", main_names)
 dataset_sizes = {
     name: {"bags": len(r.data.bag_labels), "positive bags": int(r.data.bag_labels.sum()),
@@ -187,7 +554,9 @@ dataset_sizes = {
     for name, r in results.items()
 }
 notebook.record("dataset_sizes", dataset_sizes)
-pd.DataFrame(dataset_sizes).T.round(2)
+sizes_frame = pd.DataFrame(dataset_sizes).T.rename_axis("dataset")
+notebook.show_table(sizes_frame, caption="Bags per dataset (cxr@c: the X-Ray analogue at lesion contrast c)",
+                    formats={"positive instances per positive bag": "{:.1f}"})
 
 # %% [markdown]
 # **Did the models train?** The chapter compares only operators whose models train: mean CV bag AUC above the
@@ -198,6 +567,8 @@ pd.DataFrame(dataset_sizes).T.round(2)
 # %%
 inputs = msc.claim_inputs(results, P, tables=tables, fig9=fig9, chance=chance)
 band = msc.quality_band(inputs)
+
+# %% tags=["hide-input"]
 notebook.record("quality_band", band)
 quality_table = pd.DataFrame({name: msc.quality(inputs, name, P.operators) for name in inputs.operator_datasets})
 quality_table.index = [ms.OPERATOR_LABELS[o] for o in quality_table.index]
@@ -206,143 +577,318 @@ display(Markdown(
     f"{sum(v <= band['floor'] for v in band['per_model'].values())} of {len(band['per_model'])} (dataset, operator) "
     "cells are below the floor."
 ))
-quality_table.round(3)
+notebook.show_table(quality_table.rename_axis("operator"), caption="Mean CV bag AUC per operator and dataset",
+                    digits=2)
 
 # %% [markdown]
-# ## 4. Choice of score (Sec. IV-F)
+# ## Choice of score (Sec. IV-F)
+#
+# The paper correlates the candidate scores over all (bag, model pair) values and keeps one score per group.
 
 # %%
 reference = inputs.reference
 base_op = P.operators[0]
-choice = ms.score_choice_correlations(ms.stability_of(results[reference], base_op, P, selection="all"))
+all_bags = ms.stability_of(results[reference], base_op, P, selection="all")
+choice = ms.score_choice_correlations(all_bags)
+
+# %% tags=["hide-input"]
 notebook.record_table("score_choice", choice)
 notebook.record("corr_apj_aj", float(choice.loc[0, "pearson"]))
 notebook.record("corr_spearman_kendall", float(choice.loc[1, "pearson"]))
-choice.round(4)
+notebook.show_table(
+    choice.assign(pair=["S_APJ vs S_AJ", "S_S vs Kendall τ"]),
+    caption=f"Correlation of the scores over all (bag, pair) values ({reference}, {ms.OPERATOR_LABELS[base_op]})",
+    formats={"pearson": "{:.4f}", "spearman": "{:.4f}"},
+    labels={"n_values": "(bag, pair) values", "pearson": "Pearson r", "spearman": "Spearman ρ"},
+)
 
 # %% [markdown]
-# S_APJ and S_AJ are one score in two scales: S_APJ = S_AJ / (2 − S_AJ) on every 2 × 2 table (see *Checks*), so
+# S_APJ and S_AJ are one score in two scales: {eq}`eq-mil-apj-aj` holds on every 2 × 2 table (see *Checks*), so
 # their rank correlation is exactly 1 and the Pearson r above measures only the curvature of that map.
 
 # %% [markdown]
-# ## 5. Threshold sweep (Sec. IV-G)
+# ## Threshold sweep (Sec. IV-G)
+#
+# The binary scores depend on $T(\text{binary})$ of {eq}`eq-mil-binarize`; the paper sweeps it from 0.1 to 0.9.
 
 # %%
-sweep = ms.threshold_sweep(results[reference].predictions[base_op], P.thresholds,
-                           bag_mask=st.positive_bag_mask(results[reference].data.bag_labels[results[reference].test_idx]))
+ref = results[reference]
+positive = st.positive_bag_mask(ref.data.bag_labels[ref.test_idx])
+sweep = ms.threshold_sweep(ref.predictions[base_op], P.thresholds, bag_mask=positive)
 apj_sweep = sweep[sweep["score"] == "adjusted_positive_jaccard"].reset_index(drop=True)
+
+# %% tags=["hide-input"]
 notebook.record_table("threshold_sweep", apj_sweep)
-fig, ax = plt.subplots(1, 2, figsize=(8, 3))
-for score, g in sweep.groupby("score"):
-    ax[0].plot(g["threshold"], g["mean"], marker="o", label=score)
-    ax[1].plot(g["threshold"], g["nan_pair_fraction"], marker="o", label=score)
-ax[0].set(xlabel="T(binary)", ylabel=f"mean stability ({reference}, positive bags)")
-ax[1].set(xlabel="T(binary)", ylabel="NaN share of (bag, pair) values")
-ax[0].legend(fontsize=7)
-plt.tight_layout()
-plt.show()
-apj_sweep.round(3)
+fig, axes = plots.new_axes(ncols=2, width=4.0, height=3.0)
+styles = [("o", "-"), ("s", "--"), ("^", ":")]  # the NaN shares of the scores can coincide: keep each visible
+for (score, g), (marker, ls) in zip(sweep.groupby("score", sort=False), styles, strict=False):
+    for ax, column in zip(axes, ("mean", "nan_pair_fraction"), strict=True):
+        ax.plot(g["threshold"], g[column], marker=marker, ls=ls, ms=5, mfc="none",
+                color=plots.color("stability score", score), label=SHORT_SCORE[score])
+axes[0].set(xlabel="T(binary)", ylabel="mean stability")
+axes[1].set(xlabel="T(binary)", ylabel="share of NaN (bag, pair) values")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, frameon=False)
+plots.glue_figure("fig-mil-threshold-sweep", fig)
 
 # %% [markdown]
-# The claim row *threshold-sweep* tests the direction bag by bag (Kendall τ of S_APJ against T per positive test
-# bag, then a t-test on the mean τ) on every clean dataset, and bounds the largest jump of the mean.
+# ```{glue:figure} fig-mil-threshold-sweep
+# :name: fig-mil-threshold-sweep
+# :alt: Two line plots against the binarisation threshold T(binary). Left: mean stability of the positive test bags for S_J, S_APJ and S_AJ. Right: the share of (bag, model pair) values that are undefined (NaN) for each score.
+#
+# Threshold sweep of the binary scores ({eq}`eq-mil-pj`, {eq}`eq-mil-apj`, {eq}`eq-mil-aj`) on the positive test
+# bags of the reference dataset with the baseline operator: mean stability (left) and share of undefined values
+# (right; S_J is undefined when neither model predicts a positive instance, S_APJ and S_AJ also when both predict
+# only positives, so the three lines often lie on top of each other).
+# ```
+
+# %% tags=["hide-input"]
+notebook.show_table(
+    apj_sweep.drop(columns="score"), caption="S_APJ over the threshold sweep (positive test bags)",
+    formats={"threshold": "{:.1f}", "mean": "{:.3f}", "std": "{:.3f}", "nan_pair_fraction": "{:.1%}"},
+    labels={"mean": "mean S_APJ", "std": "SD", "n_bags_all_nan": "bags all NaN", "n_nan_pairs": "NaN pairs",
+            "nan_pair_fraction": "NaN share"},
+)
 
 # %% [markdown]
-# ## 6. Baseline and pooling operators: Table V and Table VII analogues
+# {numref}`fig-mil-threshold-sweep` and the table show how the mean moves with the threshold. The claim row
+# *threshold-sweep* tests the direction bag by bag (Kendall τ {cite:p}`kendall1938` of S_APJ against T per
+# positive test bag, then a t-test on the mean τ) on every clean dataset, and bounds the largest jump of the mean.
+
+# %% [markdown]
+# ## Baseline and pooling operators: Table V and Table VII analogues
 
 # %%
 t7 = ms.table_vii({n: results[n] for n in main_names}, P)
+
+# %% tags=["hide-input"]
 notebook.record_table("table_vii", t7)
-t7.round(3)
+t7_shown = pd.DataFrame({
+    "dataset": t7["dataset"], "operator": t7["operator"],
+    "S_APJ *": mean_sd(t7["S_APJ"], t7["S_APJ_std"]), "S_S *": mean_sd(t7["S_S"], t7["S_S_std"]),
+    "NaN pairs (S_APJ)": t7["nan_pairs_APJ"],
+    "bag AUC **": mean_sd(t7["bag_auc"], t7["bag_auc_std"]), "DICE **": mean_sd(t7["dice"], t7["dice_std"]),
+    "bag AUC +": t7["split_bag_auc"], "DICE +": t7["split_dice"],
+})
+notebook.show_table(
+    t7_shown, labels=as_is(t7_shown.columns), caption="Table VII analogue: stability (*: positive test bags, subset models), CV bag AUC and DICE "
+                      "(**: mean ± SD over folds) and the subset models on the fixed test set (+)",
+    formats={"bag AUC +": "{:.2f}", "DICE +": "{:.2f}"},
+)
+
+# %% tags=["hide-input"]
+ops_run = list(dict.fromkeys(t7["op"]))
+fig, axes = plots.new_axes(ncols=2, width=4.0, height=3.2)
+width = 0.8 / len(ops_run)
+for ax, score in zip(axes, ("S_APJ", "S_S"), strict=True):
+    for k, op in enumerate(ops_run):
+        rows = t7[t7["op"] == op]
+        x = np.array([main_names.index(d) for d in rows["dataset"]]) + (k - (len(ops_run) - 1) / 2) * width
+        ax.bar(x, rows[score], width=width, yerr=rows[f"{score}_std"], capsize=2, error_kw={"lw": 0.8},
+               color=plots.color("operator", op), label=ms.OPERATOR_LABELS[op])
+    ax.set_xticks(range(len(main_names)), main_names, rotation=20)
+    ax.axhline(0, color=plots.NEUTRAL, lw=0.6)
+    ax.set(ylabel=f"mean {score} (± SD over bags)")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=min(len(ops_run), 5),
+           frameon=False)
+plots.glue_figure("fig-mil-operators", fig)
 
 # %% [markdown]
-# Table V analogue: the NOR rows (bag AUC, DICE, localization accuracy from CV). Stability columns use the
-# positive test bags of the subset models (Table VII "*"); bag AUC and DICE the CV folds ("**"); "split"
-# columns the subset models on the fixed test set ("+").
+# ```{glue:figure} fig-mil-operators
+# :name: fig-mil-operators
+# :alt: Grouped bar charts, one group per dataset and one bar per pooling operator; left the mean S_APJ, right the mean S_S over the positive test bags, with error bars of one standard deviation over bags.
+#
+# Stability per pooling operator ({eq}`eq-mil-max` to {eq}`eq-mil-nor`) and dataset: mean of the per-bag
+# stability {eq}`eq-mil-pairs` over the positive test bags, ± one SD over bags (the "*" columns of the table
+# above).
+# ```
+#
+# {numref}`fig-mil-operators` puts the stability columns of Table VII side by side. Table V analogue: the NOR rows
+# (bag AUC, DICE, localization accuracy from CV). Stability columns use the positive test bags of the subset
+# models (Table VII "*"); bag AUC and DICE the CV folds ("**"); "split" columns the subset models on the fixed
+# test set ("+").
 
 # %%
-t5 = t7[(t7["op"] == base_op) & t7["bag_auc"].notna()][["dataset", "bag_auc", "bag_auc_std", "dice", "dice_std", "accuracy"]]
+baseline_rows = (t7["op"] == base_op) & t7["bag_auc"].notna()
+t5 = t7.loc[baseline_rows,
+            ["dataset", "bag_auc", "bag_auc_std", "dice", "dice_std", "accuracy"]]
+
+# %% tags=["hide-input"]
 notebook.record_table("table_v", t5)
-t5.round(3)
+notebook.show_table(
+    pd.DataFrame({"dataset": t5["dataset"], "bag AUC": mean_sd(t5["bag_auc"], t5["bag_auc_std"]),
+                  "DICE": mean_sd(t5["dice"], t5["dice_std"]), "localization accuracy": t5["accuracy"]}),
+    caption=f"Table V analogue: the {ms.OPERATOR_LABELS[base_op]} baseline, mean ± SD over the CV folds",
+    formats={"localization accuracy": "{:.2f}"},
+)
 
 # %% [markdown]
-# ## 7. Vote histograms (Fig. 5)
+# ## Vote histograms (Fig. 5)
+#
+# For the most stable, a median and the least stable positive test bag (by S_APJ), how many instances are
+# predicted positive by exactly k of the models:
 
 # %%
-fig, axes = plt.subplots(1, len(main_names), figsize=(3.2 * len(main_names), 2.8), squeeze=False)
-for ax, name in zip(axes[0], main_names, strict=True):
-    votes = ms.vote_examples(results[name], base_op, P)
-    for label, g in (votes.groupby("bag", sort=False) if len(votes) else []):
-        ax.plot(g["votes"], g["instances"], marker="o", label=f"{label} (S_APJ {g['S_APJ'].iloc[0]:.2f})")
-    ax.set(title=name, xlabel=f"models voting positive (of {P.n_models})", ylabel="instances")
-    ax.legend(fontsize=6)
-plt.tight_layout()
-plt.show()
+votes = {name: ms.vote_examples(results[name], base_op, P) for name in main_names}
+
+# %% tags=["hide-input"]
+fig, axes = plots.new_axes(ncols=len(main_names), width=8.0 / len(main_names), height=2.8, sharey=True)
+for ax, name in zip(axes, main_names, strict=True):
+    for label, g in (votes[name].groupby("bag", sort=False) if len(votes[name]) else []):
+        ax.plot(g["votes"], g["instances"], marker="o", ms=4, color=plots.color("example bag", label), label=label)
+    ax.set(title=name, xticks=range(P.n_models + 1))
+    ax.set_xlabel("models voting positive")
+axes[0].set_ylabel("instances")
+handles = [Line2D([], [], color=plots.color("example bag", b), marker="o", label=b) for b in plots.COLORS["example bag"]]
+fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
+plots.glue_figure("fig-mil-votes", fig)
 
 # %% [markdown]
-# A perfectly stable bag has instances only at 0 and `n_models` votes; everything in between is instability.
+# ```{glue:figure} fig-mil-votes
+# :name: fig-mil-votes
+# :alt: One panel per dataset; x axis the number of models (0 to n_models) that predict an instance positive, y axis the number of instances; one line each for the most stable, a median and the least stable positive test bag.
+#
+# Vote histograms of three positive test bags per dataset (baseline operator): a perfectly stable bag has
+# instances only at 0 and at all models; everything in between is instability.
+# ```
+#
+# The table gives the stability of the bags drawn in {numref}`fig-mil-votes`:
+
+# %% tags=["hide-input"]
+vote_frames = [v.drop_duplicates("bag").assign(dataset=name) for name, v in votes.items() if len(v)]
+vote_rows = (pd.concat(vote_frames, ignore_index=True) if vote_frames
+             else pd.DataFrame(columns=["dataset", "bag", "test_bag", "S_APJ", "S_S"]))
+notebook.show_table(
+    vote_rows[["dataset", "bag", "test_bag", "S_APJ", "S_S"]],
+    caption="The example bags of the vote histograms: mean S_APJ and S_S over the model pairs",
+    formats={"S_APJ": "{:.2f}", "S_S": "{:.2f}"},
+    labels={"bag": "example", "test_bag": "bag index", "S_APJ": "S_APJ", "S_S": "S_S"},
+)
 
 # %% [markdown]
-# ## 8. Stability and instance performance (Figs. 6–7, Table VI)
+# ## Stability and instance performance (Figs. 6–7, Table VI)
 
 # %%
 t6 = ms.table_vi({n: results[n] for n in main_names}, P, operator=base_op)
-notebook.record_table("table_vi", t6)
 loc = inputs.loc[inputs.loc["operator"] == base_op]
-fig, axes = plt.subplots(2, len(main_names), figsize=(3.2 * len(main_names), 5.5), squeeze=False)
+
+# %% tags=["hide-input"]
+notebook.record_table("table_vi", t6)
+fig, axes = plots.new_axes(ncols=len(main_names), nrows=2, width=8.0 / len(main_names), height=2.3,
+                           sharex=True, sharey="row")
+axes = axes.reshape(2, len(main_names))
 for j, name in enumerate(main_names):
     t = loc[loc["dataset"] == name]
     for i, score in enumerate(("S_APJ", "S_S")):
         ax = axes[i, j]
-        ax.errorbar(t["dice_mean"], t[score], xerr=t["dice_std"], fmt="o", ms=3, alpha=0.6, elinewidth=0.5)
-        ax.set(xlabel="DICE (mean ± std over models)", ylabel=score, title=name)
-plt.tight_layout()
-plt.show()
-t6.round(3)
+        ax.errorbar(t["dice_mean"], t[score], xerr=t["dice_std"], fmt="o", ms=3, alpha=0.7, elinewidth=0.5,
+                    color=plots.color("operator", base_op))
+        if i == 0:
+            ax.set_title(name)
+        if j == 0:
+            ax.set_ylabel(score)
+fig.supxlabel("DICE of the bag (mean ± SD over the models)", fontsize=10)
+plots.glue_figure("fig-mil-dice-scatter", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-mil-dice-scatter
+# :name: fig-mil-dice-scatter
+# :alt: A grid of scatter plots, one column per dataset, top row S_APJ and bottom row S_S against the DICE of each annotated positive test bag, with horizontal error bars of one standard deviation of DICE over models.
+#
+# Per-bag stability against localization quality (Figs. 6–7): every point is an annotated positive test bag, its
+# stability {eq}`eq-mil-pairs` against its DICE {eq}`eq-mil-dice`, baseline operator.
+# ```
+#
+# {numref}`fig-mil-dice-scatter` shows each bag; Table VI summarises them per dataset:
+
+# %% tags=["hide-input"]
+notebook.show_table(
+    pd.DataFrame({"dataset": t6["dataset"], "bags": t6["n_bags"], "S_APJ": mean_sd(t6["S_APJ"], t6["S_APJ_std"]),
+                  "S_S": mean_sd(t6["S_S"], t6["S_S_std"]), "DICE": mean_sd(t6["DICE"], t6["DICE_std"])})
+    if len(t6) else t6,
+    labels=as_is(["S_APJ", "S_S"]), caption=f"Table VI analogue: mean ± SD over the annotated positive test bags ({ms.OPERATOR_LABELS[base_op]})",
+)
 
 # %% [markdown]
 # ### Stable but wrong (the confounded digits, cf. Fig. 5g and Fig. 7)
 #
 # The confounded digits carry a bright marker that co-occurs with the label; the clean digits are their control.
 # A bag is *stable* when its S_S exceeds the clean digits' median and *wrong* when its mean DICE is below
-# `msc.WRONG_DICE`; the claim row compares the two shares with Fisher's exact test.
+# `msc.WRONG_DICE`; the claim row compares the two shares with Fisher's exact test {cite:p}`fisher1922`.
 
 # %%
+confounded_summary = {}
 if inputs.confounded and inputs.control:
-    confounded_summary = {
-        name: {"bags": int(len(g)), "median S_S": float(g["S_S"].median()), "median DICE": float(g["dice_mean"].median()),
-               "stable and wrong": int(((g["S_S"] > loc[loc["dataset"] == inputs.control]["S_S"].median())
-                                        & (g["dice_mean"] < msc.WRONG_DICE)).sum())}
-        for name, g in loc[loc["dataset"].isin([inputs.control, inputs.confounded])].groupby("dataset")
-    }
-else:
-    confounded_summary = {}
+    control_median = loc.loc[loc["dataset"] == inputs.control, "S_S"].median()
+    pair = loc[loc["dataset"].isin([inputs.control, inputs.confounded])]
+    for name, g in pair.groupby("dataset"):
+        stable_and_wrong = (g["S_S"] > control_median) & (g["dice_mean"] < msc.WRONG_DICE)
+        confounded_summary[name] = {
+            "bags": int(len(g)), "median S_S": float(g["S_S"].median()),
+            "median DICE": float(g["dice_mean"].median()),
+            "stable and wrong": int(stable_and_wrong.sum())}
+
+# %% tags=["hide-input"]
 notebook.record("confounded_summary", confounded_summary)
-pd.DataFrame(confounded_summary).T.round(3)
+notebook.show_table(
+    pd.DataFrame(confounded_summary).T.rename_axis("dataset"),
+    caption=f"Stable and wrong bags: S_S above the clean digits' median and mean DICE below {msc.WRONG_DICE}",
+    formats={"bags": "{:.0f}", "stable and wrong": "{:.0f}", "median S_S": "{:.3f}", "median DICE": "{:.3f}"},
+    labels={"median S_S": "median S_S"},
+)
 
 # %% [markdown]
-# ## 9. Stability and bag AUC over lesion contrast (Fig. 8)
+# ## Stability and bag AUC over lesion contrast (Fig. 8)
 
 # %%
 fig8 = ms.stability_vs_auc(results, P)
+
+# %% tags=["hide-input"]
 notebook.record_table("fig8", fig8)
 notebook.record_table("fig8_levels", inputs.fig8)
-fig, ax = plt.subplots(1, 2, figsize=(8, 3.2))
+
+
+def dataset_kind(name: str) -> str:
+    return name.split("@")[0]
+
+
+kinds = list(dict.fromkeys(dataset_kind(n) for n in fig8["dataset"]))
+markers = dict(zip(kinds, ["o", "s", "^", "D", "v", "P"], strict=False))
+fig, axes = plots.new_axes(ncols=2, width=4.0, height=3.2)
 for (name, op), g in fig8.groupby(["dataset", "operator"]):
-    for a, score in zip(ax, ("S_APJ", "S_S"), strict=True):
-        a.scatter(g["bag_auc"], g[score], label=f"{name} / {op}", s=20)
-for a, score in zip(ax, ("S_APJ", "S_S"), strict=True):
+    for ax, score in zip(axes, ("S_APJ", "S_S"), strict=True):
+        ax.scatter(g["bag_auc"], g[score], s=25, marker=markers.get(dataset_kind(name), "o"),
+                   color=plots.color("operator", op))
+for ax, score in zip(axes, ("S_APJ", "S_S"), strict=True):
     lv = inputs.fig8
-    a.plot(lv["bag_auc"], lv[score], color="grey", lw=0.8)
-    a.set(xlabel="mean bag AUC of the subset models", ylabel=f"mean {score}")
-ax[1].legend(fontsize=6, bbox_to_anchor=(1.02, 1), loc="upper left")
-plt.tight_layout()
-plt.show()
-inputs.fig8.round(3)
+    ax.plot(lv["bag_auc"], lv[score], color=plots.NEUTRAL, lw=0.8, zorder=0)
+    ax.set(xlabel="mean bag AUC of the subset models", ylabel=f"mean {score}")
+handles = [Line2D([], [], ls="", marker="o", color=plots.color("operator", op), label=ms.OPERATOR_LABELS[op])
+           for op in dict.fromkeys(fig8["operator"])]
+handles += [Line2D([], [], ls="", marker=markers[k], color=plots.NEUTRAL, label=k) for k in kinds]
+fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5), frameon=False)
+plots.glue_figure("fig-mil-fig8", fig)
 
 # %% [markdown]
-# The grey line joins the X-Ray analogue's lesion-contrast levels (NOR), the points the claim row *fig8-trend*
-# tests; every level has the same lesion size (about 9 positive instances per positive bag at P = 8).
+# ```{glue:figure} fig-mil-fig8
+# :name: fig-mil-fig8
+# :alt: Two scatter plots of mean stability (left S_APJ, right S_S) against the mean bag AUC of the subset models; colour marks the pooling operator, marker shape the dataset; a grey line joins the lesion-contrast levels of the X-Ray analogue.
+#
+# Stability against bag AUC (Fig. 8): one point per dataset (and lesion contrast) and operator; the grey line
+# joins the X-Ray analogue's lesion-contrast levels with the baseline operator.
+# ```
+#
+# In {numref}`fig-mil-fig8` the grey line joins the X-Ray analogue's lesion-contrast levels (NOR), the points the
+# claim row *fig8-trend* tests; every level has the same lesion size (about 9 positive instances per positive bag
+# at P = 8).
+
+# %% tags=["hide-input"]
+notebook.show_table(
+    inputs.fig8[["difficulty", "operator", "bag_auc", "S_APJ", "S_S"]].assign(
+        operator=inputs.fig8["operator"].map(ms.OPERATOR_LABELS)),
+    caption="The lesion-contrast levels of the X-Ray analogue (the grey line)",
+    formats={"difficulty": "{:g}", "bag_auc": "{:.3f}", "S_APJ": "{:.3f}", "S_S": "{:.3f}"},
+    labels={"difficulty": "lesion contrast", "bag_auc": "mean bag AUC", "S_APJ": "S_APJ", "S_S": "S_S"},
+)
 
 # %% [markdown]
 # ## Paper vs us
@@ -361,7 +907,7 @@ notebook.paper_vs_us(claim_list)
 #
 # Each line is built from the row's decision (its test, effect and reason) at this scale:
 
-# %%
+# %% tags=["remove-input"]
 display(Markdown(explain_claims(claim_list)))
 
 # %% [markdown]
@@ -369,26 +915,30 @@ display(Markdown(explain_claims(claim_list)))
 #
 # Identities of the formulas and properties of the scores on simulated maps: computed, pass or fail, not claims.
 
-# %%
+# %% tags=["remove-input"]
 notebook.checks_display([c.row() for c in claim_list.checks])
 
 # %% [markdown]
-# ## Errata: numbers printed in the paper that do not add up
+# ## Deviations and errata
+#
+# ### Numbers printed in the paper that do not add up
 
-# %%
+# %% tags=["remove-input"]
 notebook.errata_display([e.row() for e in claim_list.errata])
 
 # %% [markdown]
-# ## Deviations and errata in the text
+# ### In the text, and our deviations
 #
 # * **Eq. 20**: TAR is printed as n11/N; the total agreement ratio is (n11 + n00)/N (default here; the printed
 #   form is `positive_only=True`).
-# * **Eq. 23** (supervised noisy-OR) drops the (1 − ŷ) factor; we implement Π_S ŷ · Π_¬S (1 − ŷ).
+# * **Eq. 23** (supervised noisy-OR) drops the $(1 - \hat y)$ factor; we implement
+#   $\prod_{j \in S_i} \hat y_{ij} \prod_{j \notin S_i} (1 - \hat y_{ij})$ ({eq}`eq-mil-supervised`).
 # * **Appendix A**: the S_APJ minimum −1/3 is attained for n11 = n00 = 0 and n01 = n10 = k for *every* k, not only
 #   k = 1; S_APJ is *not* strictly increasing in n11 when n00 = 0 and n01 or n10 is 0 (it stays 0).
 # * **S_APJ vs S_AJ**: S_APJ = S_AJ/(2 − S_AJ) exactly — the "positive" adjusted Jaccard is symmetric in positives and
 #   negatives; the 0.98 correlation of Sec. IV-F is a non-linearity, not noise (see *Checks*).
-# * **HAPJ** text: "at least N − (n*1 + n1*)" should be (n*1 + n1*) − N; HAPJ = min(n11, n00)/(n01 + n10 + min(n11, n00)).
+# * **HAPJ** text: "at least $N - (n_{*1} + n_{1*})$" should be $(n_{*1} + n_{1*}) - N$;
+#   $S_{HAPJ} = \min(n_{11}, n_{00}) / (n_{01} + n_{10} + \min(n_{11}, n_{00}))$ ({eq}`eq-mil-discarded`).
 # * **Table I**: the Pearson and Spearman formulas are garbled; Kendall's τ is called a "ratio" of concordant and
 #   discordant pairs. We use the standard forms; Kendall τ-b (the authors' code) with τ-a as an option.
 # * **LSE r = 1** is called an approximation of max; on [0, 1] inputs LSE₁ − mean ≤ 1/8 (tested), so it is mean-like —
@@ -403,6 +953,11 @@ notebook.errata_display([e.row() for e in claim_list.errata])
 #   (not its size) sets the difficulty of Fig. 8.
 
 # %% [markdown]
+# ## Exercises
+#
+# * Exercise: prove S_APJ = S_AJ/(2 − S_AJ) from the Appendix A closed forms.
+
+# %% [markdown]
 # ## Try it
 #
 # * `medeval run 01-mil-stability --set difficulty=0.06` — a harder X-Ray analogue: where do the operators land
@@ -412,10 +967,9 @@ notebook.errata_display([e.row() for e in claim_list.errata])
 # * `--set confounder_strength=0.5` — a weaker shortcut: how does the stable-but-wrong share of the confounded digits
 #   compare with the clean control now?
 # * `--set threshold=0.3` — which stability columns of Table VII move most with T(binary)?
-# * Exercise: prove S_APJ = S_AJ/(2 − S_AJ) from the Appendix A closed forms.
 
 # %% [markdown]
 # ## Provenance
 
-# %%
+# %% tags=["remove-input"]
 notebook.provenance()

@@ -11,28 +11,34 @@
 # ---
 
 # %% [markdown]
+# (ch-eve)=
 # # The empirical variance estimator for validating CAD classifiers
 #
-# Mendelson, Zuluaga, Thurfjell, Hutton & Ourselin (MICCAI 2015) ask how uncertain a cross-validated
-# performance is. Naive variance estimates assume independence, either of the test subjects (a binomial
-# model) or of the CV folds, and so ignore training-set variability and the correlations between folds.
-# Following Nadeau & Bengio, the paper proposes the **empirical variance estimator (EVE)**. Run the whole
-# validation strategy on the two halves of each of R pairs of disjoint random subsets, and average the
-# two-sample variances (Eq. 1):
+# {cite:t}`mendelson2015eve` ask how uncertain a cross-validated performance is. Naive variance estimates assume
+# independence, either of the test subjects (a binomial model) or of the cross-validation (CV) folds, and so
+# ignore training-set variability and the correlations between folds. Following {cite:t}`nadeau2003inference`,
+# the paper proposes the **empirical variance estimator (EVE)**: run the whole validation strategy on the two
+# halves of each of R pairs of disjoint random subsets, and average the two-sample variances ({eq}`eq-eve-eve`).
+# EVE is unbiased for the variance at the subset size, half of it is unbiased for the mean of the two halves, and
+# it is conservative for the full sample. The paper supports this with resampling experiments on ADNI
+# {cite:p}`jack2008adni` (Alzheimer's disease against healthy controls, a hard-margin linear SVM, LIBSVM's
+# balanced CV {cite:p}`chang2011libsvm`), and uses EVE to compare validation strategies by bias, variance and
+# mean squared error.
 #
-# $$\mathcal V = \frac1R\sum_{r=1}^R \frac{1}{n-1}\sum_{i=1}^{n}\bigl(x_r^{(i)}-\bar x_r\bigr)^2,\quad n=2
-#   \;=\;\frac1{2R}\sum_r \bigl(x_r^{(1)}-x_r^{(2)}\bigr)^2 .$$
+# ## What you will learn
 #
-# $\mathcal V$ is unbiased for the variance at the subset size, ½$\mathcal V$ is unbiased for the mean of
-# the two halves, and $\mathcal V$ is conservative for the full sample. The paper supports this with
-# resampling experiments on ADNI (AD vs healthy controls, a hard-margin linear SVM, LIBSVM's balanced CV).
+# - Compute EVE from disjoint subset pairs and explain why it is unbiased where naive estimates are not.
+# - Show how the binomial and fold-wise variance models, and the naive empirical estimate on overlapping subsets,
+#   understate the variance of a cross-validated performance.
+# - Build a confidence interval and a paired z-test for two learners on EVE.
+# - Compare validation strategies (K-fold, repeated K-fold, leave-one-out) by bias, variance and MSE.
+# - Check a variance estimator against a known truth with a synthetic data-generating model.
 #
-# **What you will learn**: why cross-validated performances need an empirical variance estimate; how the
-# naive binomial and fold-wise models understate it; how to build intervals and paired tests on EVE; and how
-# to compare validation strategies by bias, variance and MSE.
+# ## What we reproduce
 #
-# **What we reproduce** (every claim is decided by a stated rule in `medeval.experiments.eve_claims`; the
-# table *Paper vs us* lists them with their statistics)
+# Every claim is decided by a stated rule in `medeval.experiments.eve_claims`; the table *Paper vs us* lists them
+# with their statistics.
+#
 # 1. *Drawstring* (Sec. 3.1, Fig. 1): E[EVE] stays flat in the parent size P, E[NEVE] is pulled down by the
 #    finite parent and converges to EVE as P grows; the same for sensitivity, specificity and AUC.
 # 2. *Characterization* (Sec. 3.2, Fig. 2): accuracy rises and variance falls with the subset size; NEVE's
@@ -44,9 +50,17 @@
 #    ½EVE are unbiased for any metric, EVE is conservative for the full sample, its intervals cover and its
 #    paired test holds its level, while binomial intervals undercover.
 #
-# **Prerequisites:** cross-validation, bias and variance of an estimator, confidence intervals.
+# ## Prerequisites
 #
-# **Time to run**: the table below the parameters (the last measured run of each profile).
+# - Cross-validation (K-fold, repeated K-fold, leave-one-out) and what a CV performance estimate is.
+# - Bias, variance and mean squared error of an estimator; the sample variance; normal-theory confidence
+#   intervals and z-tests.
+# - The performance measures used here: accuracy, sensitivity, specificity and the ROC-AUC (see {ref}`ch-em` and
+#   {eq}`eq-em-roc-auc`). The last section applies EVE to the multi-label macro-AUC of {ref}`ch-ml`.
+#
+# ## Time to run
+#
+# The last measured run of each profile:
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"
@@ -88,271 +102,566 @@ comparison_n_pairs = None
 bridge_n_pairs = None
 bridge_size = None
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["remove-input"]
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
+from medeval import plots
 from medeval.experiments import eve, eve_claims
 from medeval.experiments.claims import explain as explain_claims
 from medeval.experiments.claims import verdict_counts
+from medeval.metrics import variance
 from medeval.runtime import notebook
 from medeval.runtime.params import resolve_params
 
 P = notebook.setup("03-eve", globals())
-pd.DataFrame({"value": [str(v) for v in P.model_dump().values()]}, index=list(P.model_dump()))
+METRICS = ("accuracy", "sensitivity", "specificity", "auc")
+METRIC_NAMES = {"accuracy": "accuracy", "sensitivity": "sensitivity", "specificity": "specificity", "auc": "AUC"}
 
-# %%
+
+def strategy_color(name: str, i: int) -> str:
+    """The book-wide colour of a validation strategy; a strategy set with --set that has none gets the palette's."""
+    try:
+        return plots.color("strategy", name)
+    except KeyError:
+        return plots.PALETTE[i % len(plots.PALETTE)]
+
+
+# %% tags=["remove-input"]
 notebook.time_to_run_table()
+
+# %% [markdown]
+# ## Parameters
+#
+# Change any of them with `medeval run 03-eve --set name=value` (see *Try it* at the end of the page).
+
+# %% tags=["remove-input"]
+notebook.parameters_table()
 
 # %% [markdown]
 # ## Data and classifier
 #
-# ADNI is access-restricted, so the `default` and `gpu` profiles use a **synthetic ADNI-like pool**
-# (`medeval.data.phantoms.adni`). It has 370 HC and 252 AD subjects and `n_features` regional grey-matter
-# fractions. A factor covariance (one global and six lobar factors) makes the regions strongly correlated,
-# and an atrophy pattern concentrates the AD effect in medial-temporal regions. Its distribution is
-# explicit, so the *true* variance of any strategy can be computed from fresh draws. The `full` profile
-# reads your own ADNI CSV through `medeval.data.readers.read_regional_volumes`. We also use scikit-learn's
-# WDBC (212 malignant / 357 benign, 30 features) as a small real CAD table. Features are z-scored; the
-# paper does not say whether it standardised.
-#
-# The classifier is a linear SVM with C large enough to be in the hard-margin limit. On the CPU every problem
-# with at most d training points (all the small-sample work of this chapter) is solved exactly by a batched
-# primal–dual active-set method (`medeval.validation.active_set_linear_svm`); larger problems go to
-# scikit-learn's LIBSVM loop, and on a GPU our batched SMO (`medeval.models.batched_svm`) fits them all. The
-# *Checks* table compares the engine with LIBSVM run to a tight tolerance. CV is LIBSVM's stratified K-fold:
-# class c gives fold i its elements $[\lfloor i n_c/K\rfloor, \lfloor (i+1)n_c/K\rfloor)$. The paper checks the
-# hard-margin limit by raising C until the solutions stop changing; we do the same (factor `hard_margin_factor`).
-#
-# ## Method
-#
-# For a strategy run on R disjoint pairs with scores $x_r^{(1)}, x_r^{(2)}$
-# (`medeval.metrics.variance.empirical_variance_estimate`), and the naive estimates the paper compares with it:
-#
-# * NEVE (`medeval.metrics.variance.naive_empirical_variance_estimate`): the sample variance of all subsets' scores,
-#   $\frac{1}{S-1}\sum_s (x_s-\bar x)^2$, treating overlapping subsets as independent;
-# * NFW (`medeval.metrics.variance.naive_foldwise_variance`): the mean over subsets of $s^2(a_{s,1..K})/K$, treating
-#   the K fold scores as independent (our reading of the paper's words);
-# * binomial (`medeval.metrics.variance.naive_binomial_variance`): $p(1-p)/(2n)$ for n subjects per class;
-# * an interval (`medeval.metrics.variance.eve_confidence_interval`) $\bar x \pm z_{1-\alpha/2}\sqrt{\mathcal V}$ (or
-#   $\sqrt{\mathcal V/2}$ for the mean of two halves), and a paired comparison
-#   (`medeval.metrics.variance.paired_comparison`) of learners A and B from EVE of the differences
-#   $d = x_A - x_B$ on the same pairs and folds: $z = \bar d / \sqrt{\mathcal V_d/2}$;
-# * as estimators of the expected LOO performance (`medeval.metrics.variance.strategy_bias_variance_mse`):
-#   $\text{bias}_s = \bar x_s - \bar x_{LOO}$, $\text{var}_s = \mathcal V_s$, $\text{MSE}_s = \text{var}_s +
-#   \text{bias}_s^2$.
-#
-# All experiments of the chapter run as one grid (`eve.run_chapter`, local processes or Dask).
+# ADNI {cite:p}`jack2008adni` is access-restricted, so the `default` and `gpu` profiles use a **synthetic ADNI-like
+# pool** (`medeval.data.phantoms.adni`). It has 370 HC and 252 AD subjects, like the paper's cohort, and
+# `n_features` regional grey-matter fractions. A factor covariance (one global and six lobar factors) makes the
+# regions strongly correlated, and an atrophy pattern concentrates the AD effect in medial-temporal regions. Its
+# distribution is explicit, so the *true* variance of any strategy can be computed from fresh draws. The `full`
+# profile reads your own ADNI CSV through `medeval.data.readers.read_regional_volumes`. We also use the Wisconsin
+# diagnostic breast cancer table WDBC {cite:p}`street1995wdbc` (212 malignant / 357 benign, 30 features, as shipped
+# with scikit-learn) as a small real CAD table. Features are z-scored; the paper does not say whether it
+# standardised.
 
 # %%
-X_main, y_main, _ = eve.load_pool(P.dataset, seed=P.seed, effect_size=P.effect_size, n_features=P.n_features,
-                                  adni_csv=P.adni_csv)
-eve.check_pool_fits(P, y_main)  # sizes the pool cannot hold are refused here, naming the parameter
+X_main, y_main, _ = eve.load_pool(P.dataset, seed=P.seed, effect_size=P.effect_size,
+                                  n_features=P.n_features, adni_csv=P.adni_csv)
+eve.check_pool_fits(P, y_main)  # refuses sizes the pool cannot hold
+
+# %% tags=["hide-input"]
 notebook.record("pool", {"dataset": P.dataset, "n_negative": int((y_main == 0).sum()), "n_positive": int((y_main == 1).sum()),
                          "n_features": int(X_main.shape[1])})
+display(Markdown(
+    f"Pool `{P.dataset}`: {int((y_main == 0).sum())} negatives (HC / benign), {int((y_main == 1).sum())} positives "
+    f"(AD / malignant), {X_main.shape[1]} features."))
+
+# %% [markdown]
+# The classifier is a linear SVM with C large enough to be in the hard-margin limit. On the CPU every problem
+# with at most d training points (all the small-sample work of this chapter) is solved exactly by a batched
+# primal–dual active-set method ({func}`medeval.validation.active_set_linear_svm`); larger problems go to
+# scikit-learn's LIBSVM loop {cite:p}`chang2011libsvm,pedregosa2011sklearn`, and on a GPU our batched SMO
+# (`medeval.models.batched_svm`) fits them all. The *Checks* table compares the engine with LIBSVM run to a tight
+# tolerance. CV is LIBSVM's stratified K-fold: class c gives fold i its elements
+# $[\lfloor i n_c/K\rfloor, \lfloor (i+1)n_c/K\rfloor)$ ({func}`medeval.validation.libsvm_fold_ids`). The paper
+# checks the hard-margin limit by raising C until the solutions stop changing; we do the same (factor
+# `hard_margin_factor`).
+#
+# (eve-method)=
+# ## Method
+#
+# A *validation strategy* (10-fold CV, 10 × 10-fold CV, leave-one-out, ...) run on one subset of the data gives one
+# performance estimate x. Every subset is balanced, with $n_c$ subjects of each class (the "subjects per class" or
+# subset size of the figures), so it holds $2n_c$ subjects. For an M × K-fold strategy, each repeat m pools the
+# held-out decisions of its K folds, so every subject is tested once, and the performance is the mean over repeats
+# of a measure μ of the pooled decisions:
+#
+# $$
+# \begin{aligned}
+# x &= \frac{1}{M}\sum_{m=1}^{M}\mu_m,\\
+# \mathrm{accuracy} &= \frac{TP+TN}{n_{+}+n_{-}},\qquad \mathrm{sensitivity} = \frac{TP}{n_{+}},\qquad
+# \mathrm{specificity} = \frac{TN}{n_{-}},
+# \end{aligned}
+# $$ (eq-eve-performance)
+#
+# with $n_{+}$, $n_{-}$ the positives and negatives tested and TP, TN the correct decisions among them; the AUC is
+# the Mann–Whitney statistic of the pooled decision values ({eq}`eq-em-roc-auc`). Leave-one-out is K = $2n_c$,
+# M = 1. Implemented by {func}`medeval.validation.run_validation` with the measures of
+# {func}`medeval.validation.score_decisions`.
+#
+# **The empirical variance estimator.** Draw R pairs of disjoint subsets of the same size, run the strategy on
+# both members of pair r to get $x_r^{(1)}$ and $x_r^{(2)}$, and average the unbiased two-sample variances (the
+# paper's Sec. 2, Eq. 1):
+#
+# $$
+# \begin{aligned}
+# \mathcal{V} &= \frac{1}{R}\sum_{r=1}^{R}\left(\frac{1}{n-1}\sum_{i=1}^{n}\bigl(x_r^{(i)}-\bar{x}_r\bigr)^2\right),
+# \quad \text{where } n = 2,\\
+# &= \frac{1}{2R}\sum_{r=1}^{R}\bigl(x_r^{(1)}-x_r^{(2)}\bigr)^2 .
+# \end{aligned}
+# $$ (eq-eve-eve)
+#
+# The two members of a pair share no subject, so their scores are independent draws of the strategy's performance
+# at that size, and each summand is an unbiased estimate of its variance; averaging over pairs only reduces the
+# noise. Implemented by {func}`medeval.metrics.variance.empirical_variance_estimate` (each pair's summand by
+# {func}`medeval.metrics.variance.pair_variances`).
+#
+# With N subjects available and subsets of ½N, the paper (Sec. 2) gives two uses of $\mathcal V$: scheme 1 reads
+# it as a *conservative* estimate of the variance of CV on the full N (performance is more stable at larger
+# sizes, {cite:p}`nadeau2003inference`); scheme 2 reads it as unbiased at ½N. As the two half-size estimates of a
+# pair are independent with the same variance,
+#
+# $$
+# \operatorname{E}\bigl[\tfrac12\,\mathcal{V}\bigr] = \operatorname{Var}\Bigl(\tfrac12\bigl(x^{(1)}+x^{(2)}\bigr)\Bigr) .
+# $$ (eq-eve-half-eve)
+#
+# ½EVE is an unbiased estimate of the variance of the mean of two independent half-size estimates (scheme 2).
+# Implemented by {func}`medeval.metrics.variance.empirical_variance_estimate` with `target="mean_of_halves"`
+# (`target="full_size"` is scheme 1).
+#
+# **Naive estimators** (the paper's Sec. 3). The *naive empirical variance estimate* treats the performances
+# $x_1,\dots,x_S$ on S randomly selected subsets, which may overlap, as independent:
+#
+# $$
+# \mathrm{NEVE} = \frac{1}{S-1}\sum_{s=1}^{S}\bigl(x_s-\bar{x}\bigr)^2 .
+# $$ (eq-eve-neve)
+#
+# Overlapping subsets have positively correlated scores, so NEVE is biased down when the subsets are a large share
+# of the pool. Implemented by {func}`medeval.metrics.variance.naive_empirical_variance_estimate`.
+#
+# The *naive fold-wise model* treats the performances $a_{s,1},\dots,a_{s,K}$ in the K folds of subset s as
+# independent observations, so the variance of their mean is $s^2(a_s)/K$, and the paper takes the mean over all
+# subsets used:
+#
+# $$
+# \mathrm{NFW} = \frac{1}{S}\sum_{s=1}^{S}\frac{1}{K(K-1)}\sum_{k=1}^{K}\bigl(a_{s,k}-\bar{a}_s\bigr)^2 .
+# $$ (eq-eve-nfw)
+#
+# The paper states it in words only; this formula is our reading. Implemented by
+# {func}`medeval.metrics.variance.naive_foldwise_variance`.
+#
+# The *naive binomial model* (the paper's Sec. 3.2) assumes the results on the n test items are independent
+# Bernoulli trials with the mean performance p as success probability:
+#
+# $$
+# \mathrm{Var}_{\mathrm{bin}} = \frac{p(1-p)}{n} .
+# $$ (eq-eve-binomial)
+#
+# A balanced subset with $n_c$ per class has $n = 2n_c$ items (the n here is the paper's, not the n = 2 of
+# {eq}`eq-eve-eve`). Implemented by {func}`medeval.metrics.variance.naive_binomial_variance`.
+#
+# **Inference with EVE.** The paper says an unbiased variance allows "confidence intervals" and "statistically
+# convincing comparison" (abstract, Sec. 2) but writes no formula; we use the normal-theory forms of
+# {cite:t}`nadeau2003inference`. The interval for the expected performance at the subset size is centred on the mean
+# of all 2R scores and uses scheme 2:
+#
+# $$
+# \bar{x} \pm z_{1-\alpha/2}\sqrt{\tfrac12\,\mathcal{V}},\qquad
+# \bar{x} = \frac{1}{2R}\sum_{r=1}^{R}\bigl(x_r^{(1)}+x_r^{(2)}\bigr),
+# $$ (eq-eve-ci)
+#
+# with $\sqrt{\mathcal V}$ in place of $\sqrt{\mathcal V/2}$ for a single run at the subset size or (conservatively)
+# on the full N. Implemented by {func}`medeval.metrics.variance.eve_confidence_interval` (the interval itself by
+# {func}`medeval.metrics.variance.normal_confidence_interval`).
+#
+# Two learners A and B validated on the **same** pairs and folds give paired differences
+# $d_r^{(i)} = x_{A,r}^{(i)} - x_{B,r}^{(i)}$. The difference is itself a performance statistic, so
+# {eq}`eq-eve-eve` applies to it, and the paired z-test is
+#
+# $$
+# \mathcal{V}_d = \frac{1}{2R}\sum_{r=1}^{R}\bigl(d_r^{(1)}-d_r^{(2)}\bigr)^2,\qquad
+# z = \frac{\bar{d}}{\sqrt{\mathcal{V}_d/2}},\qquad p = 2\bigl(1-\Phi(|z|)\bigr),
+# $$ (eq-eve-paired)
+#
+# with $\bar d$ the mean of the 2R differences and Φ the standard normal distribution function; the interval of the
+# difference is $\bar d \pm z_{1-\alpha/2}\sqrt{\mathcal V_d/2}$. Implemented by
+# {func}`medeval.metrics.variance.paired_comparison`, which returns a
+# {class}`medeval.metrics.variance.PairedComparison`.
+#
+# **Comparing validation strategies** (the paper's Sec. 3.3). Each strategy s is an estimator of the expected
+# leave-one-out performance θ = E[$x_{\mathrm{LOO}}$]. All strategies run on the same R pairs, and under the paper's
+# normality assumptions
+#
+# $$
+# \mathrm{bias}_s = \bar{x}_s - \bar{x}_{\mathrm{LOO}},\qquad
+# \mathrm{var}_s = \mathcal{V}_s,\qquad
+# \mathrm{MSE}_s = \mathrm{var}_s + \mathrm{bias}_s^2 ,
+# $$ (eq-eve-mse)
+#
+# with the means over the same 2R subsets and $\mathcal V_s$ the EVE of strategy s. Fig. 3 of the paper
+# normalises "by those of the leave one out validation itself"; as LOO has no bias of its own we divide the bias by
+# its SD (our reading):
+#
+# $$
+# \frac{\sqrt{\mathcal{V}_s}}{\sqrt{\mathcal{V}_{\mathrm{LOO}}}},\qquad
+# \frac{\mathrm{bias}_s}{\sqrt{\mathcal{V}_{\mathrm{LOO}}}},\qquad
+# \frac{\mathrm{MSE}_s}{\mathcal{V}_{\mathrm{LOO}}} .
+# $$ (eq-eve-ratios)
+#
+# Both are implemented by {func}`medeval.metrics.variance.strategy_bias_variance_mse`, which returns a
+# {class}`medeval.metrics.variance.StrategyErrors`.
+#
+# **The known truth** (ours). On the synthetic pool the true variance $\sigma^2(n_c)$ of a strategy at size $n_c$
+# is the sample variance of its scores $x_1,\dots,x_D$ on D subsets drawn fresh from the generating model, and
+# EVE's relative bias compares the mean EVE of independent finite pools with it:
+#
+# $$
+# \hat\sigma^2(n_c) = \frac{1}{D-1}\sum_{d=1}^{D}\bigl(x_d-\bar{x}\bigr)^2,\qquad
+# \text{relative bias} = \frac{\overline{\mathcal{V}}}{\hat\sigma^2(n_c)} - 1 .
+# $$ (eq-eve-truth)
+#
+# The true variance of the mean of two halves pairs consecutive draws in the same way, and ½EVE is compared with
+# it. Implemented by {func}`medeval.experiments.eve.truth_summary` (the Monte Carlo error of
+# $\hat\sigma^2$ by {func}`medeval.metrics.variance.sample_variance_standard_error`).
+#
+# ## The experiment grid and the hard-margin check
+#
+# All experiments of the chapter run as one grid of independent units (local processes or a Dask cluster), each
+# cached, so an interrupted run resumes. The first unit repeats the paper's hard-margin check: does C ×
+# `hard_margin_factor` change any held-out prediction?
+
+# %%
 results = eve.run_chapter(P, cache_dir=notebook.cache_dir("grid"))
 hard_margin = results["hard_margin"]
+band = eve_claims.quality_band(results)
+
+# %% tags=["hide-input"]
 notebook.record_table("hard_margin", hard_margin)
 notebook.record("hard_margin_in_limit", bool(hard_margin["in_limit"].all()))
 notebook.record("engine_check", results["engine_check"])
-band = eve_claims.quality_band(results)
 notebook.record("quality_band", band)
 display(Markdown(
-    f"Pool `{P.dataset}`: {int((y_main == 0).sum())} negatives (HC / benign), {int((y_main == 1).sum())} positives "
-    f"(AD / malignant), {X_main.shape[1]} features. Hard-margin check (C = {P.svm_c:g} vs "
-    f"{P.svm_c * P.hard_margin_factor:g}): held-out predictions agree in "
+    f"Hard-margin check (C = {P.svm_c:g} vs {P.svm_c * P.hard_margin_factor:g}): held-out predictions agree in "
     f"{100 * hard_margin['prediction_agreement'].min():.2f} % of cases at every size; "
     f"{int(hard_margin['n_unconverged'].sum())} fits hit the SVM iteration limit.\n\n"
     f"**Quality band.** The SVM's mean 10-fold CV accuracy where the claims use it lies between {band['min']:.3f} and "
     f"{band['max']:.3f} (" + ", ".join(f"{k}: {v:.3f}" for k, v in band["per_model"].items()) +
     f"); the chapter's floor is {band['floor']}, and the phantom's `effect_size` puts the task off the ceiling."))
-hard_margin[["subset_size", "C", "C_larger", "prediction_agreement", "max_accuracy_change", "n_unconverged", "in_limit"]]
+notebook.show_table(
+    hard_margin[["subset_size", "C", "C_larger", "prediction_agreement", "max_accuracy_change", "n_unconverged", "in_limit"]],
+    caption="Hard-margin check: held-out predictions of the SVM at C and at a larger C, per subset size.",
+    formats={"prediction_agreement": "{:.2%}", "C": "{:g}", "C_larger": "{:g}"},
+    labels={"subset_size": "subjects per class", "C_larger": "larger C", "prediction_agreement": "agreement",
+            "max_accuracy_change": "max. accuracy change", "n_unconverged": "unconverged fits",
+            "in_limit": "in the limit"})
 
 # %% [markdown]
-# ## 1. The drawstring experiment (Sec. 3.1, Fig. 1)
+# ## The drawstring experiment
 #
-# From the pool we draw `drawstring_n_parents` parents with P subjects of each class. Within each parent
-# we draw `drawstring_n_pairs` disjoint pairs of subsets (n = `drawstring_subset_size` per class, 10-fold CV on
-# each): EVE comes from the pairs, NEVE from the same 2R subsets, which overlap across pairs (the paper produced
-# all its estimators from its disjoint pairs). Where P < 2n no pair fits: EVE is omitted, as in the paper, and
-# NEVE comes from 2R independently drawn subsets of the parent. At P = n every subset *is* the parent, so NEVE
-# there only reflects the random fold partition. Every metric is computed from the same fits.
+# The paper's Sec. 3.1 and Fig. 1. From the pool we draw `drawstring_n_parents` parents with P subjects of each
+# class. Within each parent we draw `drawstring_n_pairs` disjoint pairs of subsets (n = `drawstring_subset_size`
+# per class, 10-fold CV on each): EVE ({eq}`eq-eve-eve`) comes from the pairs, NEVE ({eq}`eq-eve-neve`) from the
+# same 2R subsets, which overlap across pairs (the paper produced all its estimators from its disjoint pairs).
+# Where P < 2n no pair fits: EVE is omitted, as in the paper, and NEVE comes from 2R independently drawn subsets of
+# the parent. At P = n every subset *is* the parent, so NEVE there only reflects the random fold partition. Every
+# metric is computed from the same fits. Both estimators must converge to the true variance as P grows, so an EVE
+# that does not move with P is unbiased at every P ({numref}`fig-eve-drawstring`).
 
 # %%
 drawstring = results["drawstring"]
 ds = eve.summarise_drawstring(drawstring)
 line = eve.drawstring_slope(drawstring)
+
+# %% tags=["hide-input"]
 notebook.record_table("drawstring", ds)
 notebook.record("drawstring_eve_slope", line)
 notebook.record("drawstring_omitted_parent_sizes", sorted(drawstring.loc[drawstring["eve"].isna(), "parent_size"].unique().tolist()))
-fig, axes = plt.subplots(1, 4, figsize=(13, 3.4), sharex=True)
-for ax, m in zip(axes, ("accuracy", "sensitivity", "specificity", "auc"), strict=True):
+fig, axes = plots.new_axes(2, 2, width=4.0, height=2.6, sharex=True)
+for ax, m in zip(axes, METRICS, strict=True):
     s = eve.summarise_drawstring(drawstring, m)
-    ax.errorbar(s["parent_size"], s["eve"], yerr=2 * s["eve_se"], marker="o", capsize=3, label="EVE (disjoint pairs)")
-    ax.errorbar(s["parent_size"], s["neve"], yerr=2 * s["neve_se"], marker="s", capsize=3, label="NEVE (overlapping)")
-    ax.axvline(2 * P.drawstring_subset_size, color="grey", ls=":", lw=1)
-    ax.set(xlabel="parent size P (per class)", title=m)
-axes[0].set_ylabel("E[variance]")
-axes[0].legend(fontsize=7)
-plt.tight_layout()
-plt.show()
-valid = ds.dropna(subset=["eve"])
-display(Markdown(
-    f"*Figure 1.* E[EVE] and E[NEVE] (±2 SE over {int(ds['n_parents'].min())} parents) against P, n = "
-    f"{P.drawstring_subset_size} per class, {P.n_splits}-fold CV, for each metric. The least-squares line of the "
-    f"parents' {P.metric} EVE changes by {100 * line['relative_change']:+.1f} % ± {100 * line['relative_change_se']:.1f} % "
-    f"(SE) of its mean over P = {int(valid['parent_size'].min())}–{int(valid['parent_size'].max())}. E[NEVE] goes "
-    f"from {ds['neve'].iloc[0]:.2e} at P = {int(ds['parent_size'].iloc[0])} to {ds['neve'].iloc[-1]:.2e} at P = "
-    f"{int(ds['parent_size'].iloc[-1])}, where NEVE/EVE = {valid['neve'].iloc[-1] / valid['eve'].iloc[-1]:.2f}."))
-ds.round(6)
+    ax.errorbar(s["parent_size"], s["eve"], yerr=2 * s["eve_se"], marker="o", capsize=3,
+                color=plots.color("estimator", "EVE"), label="EVE (disjoint pairs)")
+    ax.errorbar(s["parent_size"], s["neve"], yerr=2 * s["neve_se"], marker="s", capsize=3,
+                color=plots.color("estimator", "NEVE"), label="NEVE (overlapping subsets)")
+    ax.axvline(2 * P.drawstring_subset_size, color=plots.NEUTRAL, ls=":", lw=1)
+    ax.set_title(METRIC_NAMES[m])
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
+for ax in axes[2:]:
+    ax.set_xlabel("parent size P (per class)")
+for ax in axes[::2]:
+    ax.set_ylabel("E[variance]")
+handles, labels_ = axes[0].get_legend_handles_labels()
+fig.legend(handles, labels_, loc="outside upper center", ncol=2, frameon=False)
+plots.glue_figure("fig-eve-drawstring", fig)
 
 # %% [markdown]
-# ## 2. Characterization (Sec. 3.2, Fig. 2)
+# ```{glue:figure} fig-eve-drawstring
+# :name: fig-eve-drawstring
+# :alt: Four panels, one per metric (accuracy, sensitivity, specificity, AUC), each plotting the mean EVE and the mean NEVE with two-standard-error bars against the parent size P per class; a dotted vertical line marks P = 2n, the smallest parent that holds a disjoint pair. The EVE points stay level while the NEVE points start low and rise towards them.
 #
-# For each subset size we draw disjoint pairs from the whole pool (`characterization_n_pairs_small` pairs up to
-# 25 per class, `characterization_n_pairs` above) and compute four estimates of the variance of a 10-fold CV
-# accuracy: EVE; NEVE over the 2R subsets, which overlap across pairs; the fold-wise NFW; the binomial.
+# The drawstring: mean EVE (disjoint pairs) and mean NEVE (overlapping subsets) over the parents against the
+# parent size P, ±2 standard errors, for each metric. The dotted line is P = 2n; EVE is omitted to its left.
+# ```
+
+# %% tags=["remove-input"]
+valid = ds.dropna(subset=["eve"])
+display(Markdown(
+    f"With n = {P.drawstring_subset_size} per class, {P.n_splits}-fold CV and {int(ds['n_parents'].min())} parents "
+    f"per P, the least-squares line of the parents' {P.metric} EVE changes by "
+    f"{100 * line['relative_change']:+.1f} % ± {100 * line['relative_change_se']:.1f} % (SE) of its mean over "
+    f"P = {int(valid['parent_size'].min())}–{int(valid['parent_size'].max())}. E[NEVE] goes "
+    f"from {ds['neve'].iloc[0]:.2e} at P = {int(ds['parent_size'].iloc[0])} to {ds['neve'].iloc[-1]:.2e} at P = "
+    f"{int(ds['parent_size'].iloc[-1])}, where NEVE/EVE = {valid['neve'].iloc[-1] / valid['eve'].iloc[-1]:.2f}."))
+notebook.show_table(
+    ds, caption=f"Drawstring ({P.metric}): mean EVE and NEVE over the parents at each parent size, with their "
+                "Monte Carlo standard errors.",
+    labels={"parent_size": "parent size P", "eve": "E[EVE]", "eve_se": "SE EVE", "neve": "E[NEVE]",
+            "neve_se": "SE NEVE", "mean_score": f"mean {P.metric}", "n_parents": "parents"})
+
+# %% [markdown]
+# ## Characterization
+#
+# The paper's Sec. 3.2 and Fig. 2. For each subset size we draw disjoint pairs from the whole pool
+# (`characterization_n_pairs_small` pairs up to 25 per class, `characterization_n_pairs` above) and compute four
+# estimates of the variance of a 10-fold CV accuracy: EVE ({eq}`eq-eve-eve`); NEVE over the 2R subsets, which
+# overlap across pairs ({eq}`eq-eve-neve`); the fold-wise NFW ({eq}`eq-eve-nfw`); and the binomial
+# ({eq}`eq-eve-binomial`). {numref}`fig-eve-characterization` shows them as standard deviations and, as in the
+# paper, divided by the binomial variance.
 
 # %%
 char = results["characterization"]
-notebook.record_table("characterization", eve.without_raw(char).drop(columns=["note"]))
 ok = char.dropna(subset=["eve"])
+
+# %% tags=["hide-input"]
+notebook.record_table("characterization", eve.without_raw(char).drop(columns=["note"]))
 notebook.record("characterization_omitted_sizes", char.loc[char["eve"].isna(), "subset_size"].tolist())
 notebook.record("characterization_eve_to_binomial", ok["eve_to_binomial"].tolist())
 notebook.record("characterization_nfw_to_eve", ok["nfw_to_eve"].tolist())
 notebook.record("characterization_neve_to_eve", ok["neve_to_eve"].tolist())
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-a1.plot(ok["subset_size"], ok["mean_score"], "k-o", label=f"mean {P.metric}")
-a1b = a1.twinx()
-for col, lab in (("eve", "EVE"), ("neve", "NEVE"), ("nfw", "fold-wise"), ("binomial", "binomial")):
-    a1b.plot(ok["subset_size"], np.sqrt(ok[col]), marker=".", label=f"SD {lab}")
-a1.set(xlabel="subjects per class", ylabel=f"mean {P.metric}")
-a1b.set_ylabel("SD estimate")
-a1b.legend(fontsize=8)
-for col, lab in (("eve", "EVE"), ("neve", "NEVE"), ("nfw", "fold-wise")):
-    a2.plot(ok["subset_size"], ok[f"{col}_to_binomial"], marker="o", label=lab)
-a2.axhline(1, color="grey", lw=1, ls=":")
-a2.set(xlabel="subjects per class", ylabel="variance / binomial variance", title="normalised by the binomial model")
-a2.legend()
-plt.tight_layout()
-plt.show()
-display(Markdown(
-    f"*Figure 2.* Left: mean {P.metric} and the SD estimates against the subset size; right: variances divided by "
-    f"the binomial one. EVE/binomial runs from {ok['eve_to_binomial'].min():.2f} to {ok['eve_to_binomial'].max():.2f}, "
-    f"NFW/EVE from {ok['nfw_to_eve'].min():.2f} to {ok['nfw_to_eve'].max():.2f}, and NEVE/EVE goes from "
-    f"{ok['neve_to_eve'].iloc[0]:.2f} at n = {int(ok['subset_size'].iloc[0])} to {ok['neve_to_eve'].iloc[-1]:.2f} at "
-    f"n = {int(ok['subset_size'].iloc[-1])}."))
-eve.without_raw(char)[["subset_size", "n_pairs", "mean_score", "eve", "neve", "nfw", "binomial", "eve_to_binomial",
-                       "nfw_to_binomial", "neve_to_eve", "note"]]
+fig, (a0, a1, a2) = plots.new_axes(3, 1, width=2.7, height=2.9, sharex=True)
+a0.plot(ok["subset_size"], ok["mean_score"], marker="o", color="black")  # not a metric colour: blue is EVE here
+a0.set(xlabel="subjects per class", ylabel=f"mean {METRIC_NAMES[P.metric]}", title="performance")
+estimators = (("eve", "EVE"), ("neve", "NEVE"), ("nfw", "NFW"), ("binomial", "binomial"))
+for col, lab in estimators:
+    a1.plot(ok["subset_size"], np.sqrt(ok[col]), marker="o", color=plots.color("estimator", lab), label=lab)
+a1.set(xlabel="subjects per class", ylabel="SD estimate", title="standard deviation")
+for col, lab in estimators[:3]:
+    a2.plot(ok["subset_size"], ok[f"{col}_to_binomial"], marker="o", color=plots.color("estimator", lab))
+a2.axhline(1, color=plots.NEUTRAL, lw=1, ls=":")
+a2.set(xlabel="subjects per class", ylabel="variance / binomial", title="relative to binomial")
+fig.legend(*a1.get_legend_handles_labels(), loc="outside upper center", ncol=4, frameon=False)
+plots.glue_figure("fig-eve-characterization", fig)
 
 # %% [markdown]
-# ## 3. Comparing validation strategies (Sec. 3.3, Fig. 3)
+# ```{glue:figure} fig-eve-characterization
+# :name: fig-eve-characterization
+# :alt: Three panels against the number of subjects per class. Left, the mean cross-validated performance rising with size; middle, the standard deviation estimated by EVE, NEVE, NFW and the binomial model, all falling with size; right, the EVE, NEVE and NFW variances divided by the binomial variance, with a dotted line at 1.
 #
-# Each strategy estimates the expected leave-one-out performance. All strategies run on the same
-# `strategy_n_pairs` disjoint pairs; 10x1 and 3x1 are the first repeats of the 10x10 and 3x10 runs (the same
-# fits, so the comparisons are paired). Bias is measured against LOO on the same subsets, the variance is EVE,
-# and MSE = variance + bias². Every quantity is divided by the matching LOO value: its SD; its SD for the
-# bias, since LOO has no bias of its own (our reading); its variance for the MSE.
+# Variance characterization of 10-fold CV: mean performance (left), the four standard-deviation estimates (middle),
+# and the variances relative to the naive binomial model (right), against the subset size.
+# ```
+
+# %% tags=["remove-input"]
+display(Markdown(
+    f"EVE/binomial runs from {ok['eve_to_binomial'].min():.2f} to {ok['eve_to_binomial'].max():.2f}, "
+    f"NFW/EVE from {ok['nfw_to_eve'].min():.2f} to {ok['nfw_to_eve'].max():.2f}, and NEVE/EVE goes from "
+    f"{ok['neve_to_eve'].iloc[0]:.2f} at n = {int(ok['subset_size'].iloc[0])} to {ok['neve_to_eve'].iloc[-1]:.2f} at "
+    f"n = {int(ok['subset_size'].iloc[-1])} subjects per class."))
+notebook.show_table(
+    eve.without_raw(char)[["subset_size", "n_pairs", "mean_score", "eve", "neve", "nfw", "binomial", "eve_to_binomial",
+                           "nfw_to_binomial", "neve_to_eve"] + (["note"] if char["note"].astype(bool).any() else [])],
+    caption=f"Characterization ({P.metric}, {P.n_splits}-fold CV): the four variance estimates and their ratios per "
+            "subset size.",
+    labels={"subset_size": "subjects per class", "n_pairs": "pairs", "mean_score": f"mean {P.metric}", "eve": "EVE",
+            "neve": "NEVE", "nfw": "NFW", "eve_to_binomial": "EVE / binomial", "nfw_to_binomial": "NFW / binomial",
+            "neve_to_eve": "NEVE / EVE"})
+
+# %% [markdown]
+# ## Comparing validation strategies
+#
+# The paper's Sec. 3.3 and Fig. 3. Each strategy estimates the expected leave-one-out performance. All strategies
+# run on the same `strategy_n_pairs` disjoint pairs; 10x1 and 3x1 are the first repeats of the 10x10 and 3x10 runs
+# (the same fits, so the comparisons are paired). Bias is measured against LOO on the same subsets, the variance is
+# EVE, and MSE = variance + bias² ({eq}`eq-eve-mse`). Every quantity is divided by the matching LOO value
+# ({eq}`eq-eve-ratios`): its SD; its SD for the bias, since LOO has no bias of its own (our reading); its variance
+# for the MSE ({numref}`fig-eve-strategies`).
 
 # %%
 strat = results["strategies"]
+best = strat.loc[strat.groupby("subset_size")["mse_ratio"].idxmin()]
+
+# %% tags=["hide-input"]
 notebook.record_table("strategies", eve.without_raw(strat).assign(
     mse_identity_error=(strat["mse"] - (strat["variance"] + strat["bias"] ** 2)).abs()))
-fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), sharex=True)
-for ax, col, lab in zip(axes, ("sd_ratio", "bias_ratio", "mse_ratio"), ("SD / SD(LOO)", "bias / SD(LOO)", "MSE / MSE(LOO)"), strict=True):
-    for name, g in strat.groupby("strategy", sort=False):
-        ax.plot(g["subset_size"], g[col], marker="o", label=name)
-    ax.axhline(1 if col != "bias_ratio" else 0, color="grey", lw=1, ls=":")
+fig, axes = plots.new_axes(3, 1, width=2.7, height=2.9, sharex=True)
+panels = (("sd_ratio", "SD / SD(LOO)", 1), ("bias_ratio", "bias / SD(LOO)", 0), ("mse_ratio", "MSE / MSE(LOO)", 1))
+for ax, (col, lab, ref) in zip(axes, panels, strict=True):
+    for i, (name, g) in enumerate(strat.groupby("strategy", sort=False)):
+        ax.plot(g["subset_size"], g[col], marker="o", color=strategy_color(name, i), label=name)
+    ax.axhline(ref, color=plots.NEUTRAL, lw=1, ls=":")
     ax.set(xlabel="subjects per class", title=lab)
-axes[0].legend(fontsize=8)
-plt.tight_layout()
-plt.show()
-best = strat.loc[strat.groupby("subset_size")["mse_ratio"].idxmin()]
-display(Markdown(
-    "*Figure 3.* SD, bias and MSE of each strategy relative to LOO. The lowest MSE: " +
-    ", ".join(f"{r.strategy} at n = {r.subset_size} ({r.mse_ratio:.2f} × LOO)" for r in best.itertuples()) + "."))
-eve.without_raw(strat)[["subset_size", "strategy", "mean", "bias", "variance", "mse", "sd_ratio", "bias_ratio", "mse_ratio"]]
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=5, frameon=False)
+plots.glue_figure("fig-eve-strategies", fig)
 
 # %% [markdown]
-# ## 4. Unbiasedness and inference against a known truth (ours)
+# ```{glue:figure} fig-eve-strategies
+# :name: fig-eve-strategies
+# :alt: Three panels against the number of subjects per class, one line per validation strategy (10x1, 10x10, 3x1, 3x10, LOO). Left, the standard deviation relative to leave-one-out; middle, the bias relative to the standard deviation of leave-one-out; right, the mean squared error relative to that of leave-one-out. Dotted lines mark the leave-one-out values.
 #
-# The paper infers unbiasedness from the flat drawstring curve. With the phantom we can test it directly.
-# The true variance σ²(n) of 10-fold CV on n + n **fresh** subjects comes from `truth_n_draws` independent
-# draws from the generating model; EVE comes from `truth_n_pools` independent finite 370/252 pools with
-# `truth_pairs_per_pool` pairs each, as the paper computes it. The same fits give every metric. The fresh draws
-# also test intervals: does x ± 1.96√EVE (or the binomial x ± 1.96√(x(1−x)/2n)) cover the true expected
-# performance? And in each pool the first `truth_null_pairs` pairs are validated a second time with a new fold
-# partition: comparing the two runs is a paired comparison under a true null, so its rejection rate is the
-# type-I error of the EVE paired test.
+# Validation strategies as estimators of the expected leave-one-out performance: SD, bias and MSE of each strategy,
+# each divided by the matching leave-one-out quantity (dotted line).
+# ```
+
+# %% tags=["remove-input"]
+display(Markdown(
+    "The lowest MSE: " +
+    ", ".join(f"{r.strategy} at n = {r.subset_size} ({r.mse_ratio:.2f} × LOO)" for r in best.itertuples()) + "."))
+notebook.show_table(
+    eve.without_raw(strat)[["subset_size", "strategy", "mean", "bias", "variance", "mse", "sd_ratio", "bias_ratio", "mse_ratio"]],
+    caption=f"Validation strategies ({P.metric}): mean, bias against LOO, EVE variance and MSE, and their ratios to LOO.",
+    labels={"subset_size": "subjects per class", "mse": "MSE", "sd_ratio": "SD / SD(LOO)",
+            "bias_ratio": "bias / SD(LOO)", "mse_ratio": "MSE / MSE(LOO)"})
+
+# %% [markdown]
+# ## Unbiasedness and inference against a known truth
+#
+# This section is ours. The paper infers unbiasedness from the flat drawstring curve; with the phantom we can test
+# it directly ({eq}`eq-eve-truth`). The true variance σ²(n) of 10-fold CV on n + n **fresh** subjects comes from
+# `truth_n_draws` independent draws from the generating model; EVE comes from `truth_n_pools` independent finite
+# 370/252 pools with `truth_pairs_per_pool` pairs each, as the paper computes it. The same fits give every metric
+# ({numref}`fig-eve-truth`). The fresh draws also test intervals: does x ± 1.96√EVE (or the binomial
+# x ± 1.96√(x(1−x)/2n)) cover the true expected performance? And in each pool the first `truth_null_pairs` pairs are
+# validated a second time with a new fold partition: comparing the two runs is a paired comparison
+# ({eq}`eq-eve-paired`) under a true null, so its rejection rate is the type-I error of the EVE paired test.
 
 # %%
-truth = pd.concat([eve.truth_frame(results["truth"], m).assign(metric=m) for m in ("accuracy", "sensitivity", "specificity", "auc")],
-                  ignore_index=True)
-notebook.record_table("known_truth", truth)
+truth = pd.concat([eve.truth_frame(results["truth"], m).assign(metric=m)
+                   for m in METRICS], ignore_index=True)
 main_truth = truth[truth["metric"] == P.metric]
+
+# %% tags=["hide-input"]
+notebook.record_table("known_truth", truth)
 notebook.record("truth_n_draws", int(main_truth["n_draws"].min()))
+fig, axes = plots.new_axes(2, 1, width=4.0, height=2.9, sharey=True)
+sizes = sorted(truth["subset_size"].unique())
+offsets = np.linspace(-0.24, 0.24, len(METRICS))
+for ax, (col, se_col, title) in zip(axes, (("relative_bias", "relative_bias_se", "EVE vs σ²"),
+                                           ("half_relative_bias", "half_relative_bias_se", "½EVE vs σ² of the mean of halves")),
+                                    strict=True):
+    ax.axhspan(-100 * eve_claims.UNBIASED_MARGIN, 100 * eve_claims.UNBIASED_MARGIN, color=plots.NEUTRAL, alpha=0.15, lw=0)
+    ax.axhline(0, color=plots.NEUTRAL, lw=1, ls=":")
+    for off, m in zip(offsets, METRICS, strict=True):
+        t = truth[truth["metric"] == m].sort_values("subset_size")
+        x = np.searchsorted(sizes, t["subset_size"]) + off
+        ax.errorbar(x, 100 * t[col], yerr=200 * t[se_col], marker="o", ls="none", capsize=3,
+                    color=plots.color("metric", m), label=METRIC_NAMES[m])
+    ax.set_xticks(range(len(sizes)), [str(s) for s in sizes])
+    ax.set(xlabel="subjects per class", title=title)
+axes[0].set_ylabel("relative bias (%)")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=4, frameon=False)
+plots.glue_figure("fig-eve-truth", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-eve-truth
+# :name: fig-eve-truth
+# :alt: Two panels of relative bias in percent against the number of subjects per class, one colour per metric (accuracy, sensitivity, specificity, AUC) with two-standard-error bars. Left, EVE against the true variance; right, half EVE against the true variance of the mean of two halves. A grey band marks the ±10 % margin of the unbiasedness rule and a dotted line zero.
+#
+# EVE against a known truth: the relative bias of EVE (left) and of ½EVE (right), ±2 standard errors, for every
+# metric and size. The grey band is the ±10 % margin within which the claims call an estimator unbiased.
+# ```
+
+# %% tags=["remove-input"]
 display(Markdown(
     "EVE against the truth (" + P.metric + "): " + "; ".join(
         f"n = {r.subset_size}: EVE {r.eve:.2e} vs σ² {r.true_variance:.2e}, relative bias "
         f"{100 * r.relative_bias:+.1f} % ± {100 * r.relative_bias_se:.1f} % (SE) from {r.n_draws:,} draws and "
         f"{r.n_pools} × {r.pairs_per_pool} pool pairs" for r in main_truth.itertuples()) + "."))
-truth[["metric", "subset_size", "true_variance", "true_variance_se", "eve", "eve_se", "relative_bias", "relative_bias_se",
-       "true_variance_mean_of_halves", "half_eve", "half_relative_bias", "n_draws", "n_pools"]]
+notebook.show_table(
+    truth[["metric", "subset_size", "true_variance", "true_variance_se", "eve", "eve_se", "relative_bias",
+           "relative_bias_se", "true_variance_mean_of_halves", "half_eve", "half_relative_bias", "n_draws", "n_pools"]],
+    caption="Known truth: EVE and ½EVE of finite pools against the true variances from fresh draws, per metric and size.",
+    formats={"relative_bias": "{:+.1%}", "relative_bias_se": "{:.1%}", "half_relative_bias": "{:+.1%}"},
+    labels={"subset_size": "subjects per class", "true_variance": "σ²", "true_variance_se": "SE σ²", "eve": "EVE",
+            "eve_se": "SE EVE", "relative_bias": "relative bias", "relative_bias_se": "SE rel. bias",
+            "true_variance_mean_of_halves": "σ² mean of halves", "half_eve": "½EVE",
+            "half_relative_bias": "½EVE rel. bias", "n_draws": "draws", "n_pools": "pools"})
 
 # %% [markdown]
-# ## 5. Is "naive < EVE" a law? The setting matters
+# ## Is "naive < EVE" a law? The setting matters
 #
 # The paper finds the binomial and fold-wise variances below EVE. This is an **empirical** result, not a
 # theorem. Balanced sampling can make the variance smaller than binomial, and a stable learner adds little
 # training-set variability. Below, the high-variance learner (hard-margin SVM, d comparable to n) and a
-# stable one (nearest centroid) run on the same pools: the phantom, WDBC and, under `full`, your ADNI CSV.
+# stable one (nearest centroid) run on the same pools: the phantom, WDBC {cite:p}`street1995wdbc` and, under
+# `full`, your ADNI CSV.
 
 # %%
 setting = results["settings"]
+summary = (setting.groupby(["dataset", "classifier"], sort=False)
+           [["mean_score", "eve_to_binomial", "nfw_to_eve"]].mean())
+
+# %% tags=["hide-input"]
 notebook.record_table("settings", setting[["dataset", "classifier", "subset_size", "mean_score", "eve", "eve_to_binomial", "nfw_to_eve"]])
-summary = setting.groupby(["dataset", "classifier"], sort=False)[["mean_score", "eve_to_binomial", "nfw_to_eve"]].mean()
 notebook.record("setting_eve_to_binomial", {f"{d}/{c}": float(v) for (d, c), v in summary["eve_to_binomial"].items()})
-summary.round(3)
+notebook.show_table(
+    summary, caption=f"EVE against the naive models per data set and learner ({P.metric}, mean over the setting sizes).",
+    labels={"mean_score": f"mean {P.metric}", "eve_to_binomial": "EVE / binomial", "nfw_to_eve": "NFW / EVE"})
 
 # %% [markdown]
 # What to look for: in which (data, learner) settings is EVE/binomial above 1, and does NFW/EVE stay below 1
 # for the stable learner too?
 #
-# ## 6. A worked confidence interval and a paired comparison
+# ## A worked confidence interval and a paired comparison
 #
-# Scheme 2 of the paper: the mean of the two halves has variance ½V. For two algorithms evaluated on
-# the **same** pairs and folds, EVE of the paired difference gives a z-test (the normal-theory test the
-# paper alludes to, written out by us).
+# Scheme 2 of the paper: the mean of the two halves has variance ½V ({eq}`eq-eve-half-eve`), which gives the
+# interval {eq}`eq-eve-ci`. For two algorithms evaluated on the **same** pairs and folds, EVE of the paired
+# difference gives the z-test {eq}`eq-eve-paired` (the normal-theory test the paper alludes to, written out by us).
 
 # %%
+# (R, 2) scores of each learner on the same pairs and folds
+scores = results["comparison"]["scores"]
+svm, centroid = np.asarray(scores["svm"]), np.asarray(scores["nearest_centroid"])
+centre, low, high = variance.eve_confidence_interval(svm[:, 0], svm[:, 1])  # ½V, 95 %
+paired = variance.paired_comparison(svm[:, 0], svm[:, 1],
+                                    centroid[:, 0], centroid[:, 1])
+pc = paired.to_dict()
+
+# %% tags=["hide-input"]
 comp = dict(results["comparison"])
 comp.pop("scores")
+assert np.isclose(centre, comp["ci_svm"]["centre"]) and np.isclose(pc["mean_difference"], comp["paired"]["mean_difference"])
 notebook.record("comparison", comp)
 ci_table = pd.DataFrame({k: comp[k] for k in ("ci_svm", "ci_nearest_centroid", "binomial_ci_svm")}).T
-pc = comp["paired"]
+ci_table.index = ["SVM, EVE (½V)", "nearest centroid, EVE (½V)", "SVM, binomial"]
+ci_table.index.name = "learner and variance"
 display(Markdown(
     f"SVM − nearest centroid on {comp['n_pairs']} pairs of {comp['subset_size']}+{comp['subset_size']} subjects: "
     f"mean difference {pc['mean_difference']:+.3f}, 95 % CI [{pc['ci_low']:+.3f}, {pc['ci_high']:+.3f}], "
     f"z = {pc['z']:.2f}, p = {pc['p_value']:.3g}. The EVE interval of the SVM is "
     f"{(comp['ci_svm']['high'] - comp['ci_svm']['low']) / (comp['binomial_ci_svm']['high'] - comp['binomial_ci_svm']['low']):.2f}"
     " times as wide as the binomial one."))
-ci_table
+notebook.show_table(ci_table, caption=f"95 % confidence intervals of the expected {P.metric} at "
+                                      f"{comp['subset_size']} subjects per class.",
+                    labels={"centre": "centre", "low": "lower limit", "high": "upper limit"})
 
 # %% [markdown]
-# ## 7. Bridge: EVE for another chapter's metric
+# ## Bridge: EVE for another chapter's metric
 #
-# EVE does not depend on the metric. Here it is applied to the **macro-AUC** of a multi-label problem,
-# using chapter 5's `medeval.metrics.multilabel.macro_auc`, checked against scikit-learn's
-# `roc_auc_score(average="macro")`. The task is scikit-learn's `make_multilabel_classification` (5 labels),
-# with 5-fold CV of a per-label ridge classifier. Chapter 5 reports a fold-wise SD, which is exactly the
-# NFW model.
+# EVE does not depend on the metric. Here it is applied to the **macro-AUC** ({eq}`eq-ml-macro-auc`) of a
+# multi-label problem, using {ref}`ch-ml`'s {func}`medeval.metrics.multilabel.macro_auc`, checked against
+# scikit-learn's `roc_auc_score(average="macro")` {cite:p}`pedregosa2011sklearn`. The task is scikit-learn's
+# `make_multilabel_classification` (5 labels), with 5-fold CV of a per-label ridge classifier. Chapter 5 reports a
+# fold-wise SD, which is exactly the NFW model ({eq}`eq-eve-nfw`).
 
 # %%
 bridge = results["bridge"]
+
+# %% tags=["hide-input"]
 notebook.record("bridge", bridge)
-pd.Series(bridge)
+notebook.show_table(
+    pd.DataFrame([bridge]), caption="EVE, NEVE and NFW of a cross-validated multi-label macro-AUC.",
+    formats={"max_abs_difference_vs_sklearn": "{:.1e}"},
+    labels={"n_pairs": "pairs", "subset_size": "images per subset", "mean_macro_auc": "mean macro-AUC", "eve": "EVE",
+            "eve_se": "SE EVE", "neve": "NEVE", "nfw": "NFW", "n_subsets_without_foldwise": "subsets without NFW",
+            "max_abs_difference_vs_sklearn": "max. |ours − sklearn|"})
 
 # %% [markdown]
 # ## Paper vs us
@@ -360,11 +669,12 @@ pd.Series(bridge)
 # Every row is decided in `medeval.experiments.eve_claims` from the results above: the rule, the test with its
 # level, n, the effect with its interval or p-value, and the data basis. The paper prints no numbers (its figures'
 # values are not in the text), so every row compares our statistics with the paper's words. The replicates are
-# the disjoint pairs (paired t-tests on per-pair terms, bootstrap intervals over pairs), the drawstring's parents,
-# and for the known truth the fresh draws and the independent pools.
+# the disjoint pairs (paired t-tests on per-pair terms, bootstrap intervals over pairs {cite:p}`efron1993bootstrap`),
+# the drawstring's parents, and for the known truth the fresh draws and the independent pools.
 
 # %%
-claim_list = eve_claims.chapter_claims(results, P, scale=profile, gpu=resolve_params("03-eve", "gpu"))
+claim_list = eve_claims.chapter_claims(results, P, scale=profile,
+                                       gpu=resolve_params("03-eve", "gpu"))
 notebook.record("verdict_counts", verdict_counts(claim_list.claims))
 notebook.paper_vs_us(claim_list)
 
@@ -373,7 +683,7 @@ notebook.paper_vs_us(claim_list)
 #
 # Each line is built from the row's decision (its test, effect and reason) at this scale:
 
-# %%
+# %% tags=["remove-input"]
 display(Markdown(explain_claims(claim_list)))
 
 # %% [markdown]
@@ -381,7 +691,7 @@ display(Markdown(explain_claims(claim_list)))
 #
 # Identities of the formulas and properties of the implementation: computed, pass or fail, not claims.
 
-# %%
+# %% tags=["remove-input"]
 notebook.checks_display([c.row() for c in claim_list.checks])
 
 # %% [markdown]
@@ -389,22 +699,26 @@ notebook.checks_display([c.row() for c in claim_list.checks])
 #
 # The paper prints no numbers in its text, so there is no arithmetic to recompute (no errata table).
 #
-# - **Data.** The book uses a synthetic ADNI-like pool and WDBC instead of ADNI. The qualitative claims
-#   are about the estimator, not about ADNI. Profile `full` runs on your ADNI CSV.
+# - **Data.** The book uses a synthetic ADNI-like pool and WDBC {cite:p}`street1995wdbc` instead of ADNI
+#   {cite:p}`jack2008adni`. The qualitative claims are about the estimator, not about ADNI. Profile `full` runs on
+#   your ADNI CSV.
 # - **Counts.** The `default` counts are far below the paper's (500 × 500 per P, 10,000 and 2,500 pairs), so
 #   some rows are inconclusive; their reasons name the n that would decide them. Profile `gpu` runs the paper's counts per
 #   P on a coarser P grid.
 # - **Readings of under-specified steps** (ours):
-#   - NFW = mean over subsets of s²(fold scores)/K;
+#   - NFW = mean over subsets of s²(fold scores)/K ({eq}`eq-eve-nfw`);
 #   - NEVE comes from the subsets of the disjoint pairs (independently drawn subsets where no pair fits);
-#   - the bias in Fig. 3 is normalised by the SD of LOO; 10x1 and 3x1 are the first repeats of 10x10 and 3x10;
-#   - the CI and the paired test are normal-theory with ½V (scheme 2);
+#   - the bias in Fig. 3 is normalised by the SD of LOO; 10x1 and 3x1 are the first repeats of 10x10 and 3x10
+#     ({eq}`eq-eve-ratios`);
+#   - the CI and the paired test are normal-theory with ½V (scheme 2; {eq}`eq-eve-ci`, {eq}`eq-eve-paired`);
 #   - every margin of an equivalence rule (unbiased, flat, converged, nominal coverage) is ours and is stated in
 #     its rule.
-# - **SVM solver.** The active-set engine finds the exact C-SVC optimum; LIBSVM stops at tolerance 1e-3, so a few
-#   boundary points can differ from a LIBSVM run (see *Checks*). Problems with more training points than
-#   features go to LIBSVM, which stops at max(100 000, 100 m) iterations; such fits are counted (`n_unconverged`).
-# - **The paper's claim that naive estimators are "biased down"** is a property of the setting (section 5).
+# - **SVM solver.** The active-set engine finds the exact C-SVC optimum; LIBSVM {cite:p}`chang2011libsvm` stops at
+#   tolerance 1e-3, so a few boundary points can differ from a LIBSVM run (see *Checks*). Problems with more training
+#   points than features go to LIBSVM, which stops at max(100 000, 100 m) iterations; such fits are counted
+#   (`n_unconverged`).
+# - **The paper's claim that naive estimators are "biased down"** is a property of the setting (see *Is "naive <
+#   EVE" a law? The setting matters* above).
 #
 # ## Exercises
 #
@@ -433,5 +747,5 @@ notebook.checks_display([c.row() for c in claim_list.checks])
 #
 # ## Provenance
 
-# %%
+# %% tags=["remove-input"]
 notebook.provenance()

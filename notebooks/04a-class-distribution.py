@@ -11,35 +11,57 @@
 # ---
 
 # %% [markdown]
+# (ch-cd)=
 # # Training class distribution for cancer detection in histology
 #
-# Reshma (2021, PhD thesis, Université Toulouse 1 Capitole, chapters 3–4) asks whether the *balanced*
-# training distribution, the default in the CAMELYON16 literature, is optimal for detecting metastases in
+# {cite:t}`reshma2021histology` (PhD thesis, chapters 3–4) asks whether the *balanced* training distribution, the
+# default in the CAMELYON16 literature {cite:p}`bejnordi2017camelyon16`, is optimal for detecting metastases in
 # whole-slide images (WSIs), and which class a training set should be biased toward. Patches are extracted
-# systematically (stride l/2) and sorted into four categories — O (other/background), C (cancer), ¬C
-# (non-cancer lymph node) and C&¬C (mixed) — then recombined into training sets of fixed composition. A U-Net
-# is trained on each, and the predictions are evaluated patch-wise with fixed-threshold precision and FPR curves
-# alongside ROC and PR.
+# systematically (stride l/2) and sorted into four categories — $\mathbb{O}$ (other/background), $\mathbb{C}$
+# (cancer), $\neg\mathbb{C}$ (non-cancer lymph node) and $\mathbb{C}\&\neg\mathbb{C}$ (mixed) — then recombined
+# into training sets of fixed composition. A U-Net {cite:p}`ronneberger2015unet` is trained on each, and its
+# predictions are evaluated patch-wise with fixed-threshold precision and FPR curves alongside ROC and PR. A
+# patch classifier repeats the single-label experiment on PCam-like patches {cite:p}`veeling2018pcam`.
 #
-# **What we reproduce** (claims of the thesis; each is a row of *Paper vs us* with its rule, test and verdict):
-# 1. The balanced distribution is not optimal; the natural, O-biased one gives the best trade-off (Table 4.4, ¬H1).
-# 2. C-biased training raises recall for C, ¬C-biased training raises precision and F for C; the reverse for ¬C.
+# ## What you will learn
+#
+# * Build training sets of a prescribed class composition from categorised WSI patches: the unit
+#   $\mathbb{U}$, the ratio weights and the class proportions they give.
+# * Evaluate a segmentation model patch-wise, on non-overlapping evaluation tiles (method 1) and with one
+#   class score per inference patch (method 2), and explain why recall rises and precision falls as tiles grow.
+# * Compare training distributions with curves at fixed thresholds (precision and FPR curves and their areas)
+#   and explain why ROC-AUC barely separates them.
+# * Decide a claim about a training distribution from repeated runs with a Welch t-test, and read a [~] verdict.
+# * Extract the CAMELYON16 test patches the way the thesis did: Otsu tissue threshold, patch grid, central-region
+#   labels.
+#
+# ## What we reproduce
+#
+# Claims of the thesis; each is a row of *Paper vs us* with its rule, test and verdict.
+#
+# 1. The balanced distribution is not optimal; the natural, $\mathbb{O}$-biased one gives the best trade-off
+#    (Table 4.4, ¬H1).
+# 2. $\mathbb{C}$-biased training raises recall for $\mathbb{C}$, $\neg\mathbb{C}$-biased training raises precision
+#    and F for $\mathbb{C}$; the reverse for $\neg\mathbb{C}$.
 # 3. Errors are dominated by false positives (recall > precision), high recall is cheaper than high precision, and
-#    O is predicted well in every experiment.
+#    $\mathbb{O}$ is predicted well in every experiment.
 # 4. Recall rises and precision falls as the evaluation patch grows (Fig. 4.3).
-# 5. Over-representing ¬C reduces false positives (H2), in segmentation and in classification (Figs 4.13–4.14).
-# 6. Mixed patches help the balanced and ¬C-biased sets but not the C-biased one (H3); O patches are useful (H4).
+# 5. Over-representing $\neg\mathbb{C}$ reduces false positives (H2), in segmentation and in classification
+#    (Figs 4.13–4.14).
+# 6. Mixed patches help the balanced and $\neg\mathbb{C}$-biased sets but not the $\mathbb{C}$-biased one (H3);
+#    $\mathbb{O}$ patches are useful (H4).
 # 7. ROC barely separates the distributions, fixed-threshold precision curves do, and classification is less
 #    sensitive to the training distribution than segmentation.
 #
-# **Data.** MLNTO is private, so the default runs on *slide phantoms* (`medeval.data.phantoms.slide`): H&E-like
-# lymph nodes with exact three-class masks, the natural prior of Table 2.2 (~80 % O), germinal-centre-like ¬C
-# regions that resemble C, and common structures shared by all classes. How far the germinal centres look like
-# tumour (`germinal_similarity`) and how much of each node they cover (`germinal_fraction`) set the task's
-# difficulty: the profiles calibrate them so that the models sit below the ceiling, and the quality band reached
-# is measured and shown below. The `full` profile trains the classification study on the real PCam HDF5 files
-# (`medeval data fetch pcam`) and tests it on the CAMELYON16 test slides when they are in
-# `$MEDEVAL_DATA/camelyon16` (`medeval data list` says how to get them).
+# ## Prerequisites
+#
+# * Confusion counts, precision, recall and the ROC curve; the ROC-AUC is {eq}`eq-em-roc-auc`.
+# * The PR-T curves (precision and recall as functions of a fixed threshold, {eq}`eq-em-prt`) and the mean PR
+#   curve by ROC-space interpolation: both are defined in {ref}`em-method` of {ref}`ch-em`, the thesis's
+#   Chapter 5, which reuses this chapter's models.
+# * Why a difference between two means of a few runs needs a test, and how run-to-run variance arises: see
+#   {ref}`ch-eve`.
+# * The data sets (CAMELYON16, PCam) and how to fetch them: {ref}`app-data`.
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"
@@ -86,12 +108,20 @@ quality_floor = None
 noninferiority_margin = None
 roc_margin = None
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["remove-input"]
+import tempfile
+
+import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
 
 from medeval import plots
+from medeval.data import camelyon16 as c16
+from medeval.data import training_sets as ts
+from medeval.data.phantoms.formats import write_camelyon16_like
+from medeval.data.readers import open_slide
 from medeval.experiments import class_distribution as cd
 from medeval.experiments import histology as H
 from medeval.experiments.claims import explain as explain_claims
@@ -100,229 +130,627 @@ from medeval.runtime import notebook
 
 P = notebook.setup("04a-class-distribution", globals())
 cd.validate(P)
-P
 
 # %% [markdown]
-# **Time to run**, as last measured for each profile (`gpu` and `full` train 10 runs per distribution; `full`
-# also scores every CAMELYON16 test patch):
+# ## Time to run
+#
+# As last measured for each profile (`gpu` and `full` train 10 runs per distribution; `full` also scores every
+# CAMELYON16 test patch):
 
-# %%
+# %% tags=["remove-input"]
 notebook.time_to_run_table()
+
+# %% [markdown]
+# ## Parameters
+
+# %% tags=["remove-input"]
+notebook.parameters_table()
+
+# %% tags=["remove-cell"]
+# display helpers: names as the chapter prints them, and the book-wide colour of each training distribution
+CLASS_NAMES = {"O": "O", "C": "C", "notC": "¬C", "mixed": "C&¬C"}
+
+
+def dist_label(name):
+    return name.replace("notC", "¬C")
+
+
+def dist_color(name):
+    return plots.color("distribution", name)
+
+
+def weights_text(dist):
+    """O:C:¬C:C&¬C ratio weights in units U, or the categories a Table 4.3 set takes whole."""
+    if dist.uses_unit:
+        return ":".join(f"{dist.weights.get(k, 0):g}" for k in ts.CATEGORIES)
+    return "all of " + ", ".join(CLASS_NAMES[k] for k in dist.weights)
+
+
+def legend_below(fig, axes, ncol=3):
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
+
+
+def mean_sd_table(tab, columns, caption, extra=()):
+    """A per-distribution table of 'mean ± SD over runs' strings for the given metric columns."""
+    shown = tab[["distribution", *extra, "runs"]].copy()
+    for col, name in columns.items():
+        shown[name] = [f"{m:.3f}\u00a0±\u00a0{s:.3f}" if np.isfinite(m) else "—"
+                       for m, s in zip(tab[col], tab[col + "_std"], strict=True)]
+    shown["distribution"] = shown["distribution"].map(dist_label)
+    return notebook.show_table(shown, caption=caption, labels={"test_set": "test set"})
+
+
+AUC_COLUMNS = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC", "precision_auc": "A_prec", "fpr_auc": "A_fpr",
+               "argmax_precision": "argmax precision"}
 
 # %% [markdown]
 # ## Data: slide phantoms and patch categories
 #
+# MLNTO, the thesis's multi-class lymph-node data set, is private, so the default runs on *slide phantoms*
+# (`medeval.data.phantoms.slide`): H&E-like lymph nodes with exact three-class masks, the natural prior of
+# Table 2.2 (~80 % $\mathbb{O}$), germinal-centre-like $\neg\mathbb{C}$ regions that resemble $\mathbb{C}$, and
+# common structures shared by all classes ({numref}`fig-cd-phantom`). How far the germinal centres look like
+# tumour (`germinal_similarity`) and how much of each node they cover (`germinal_fraction`) set the task's
+# difficulty: the profiles calibrate them so that the models sit below the ceiling, and the quality band reached
+# is measured and shown below. The `full` profile trains the classification study on the real PCam HDF5 files
+# {cite:p}`veeling2018pcam` (`medeval data fetch pcam`) and tests it on the CAMELYON16 test slides
+# {cite:p}`bejnordi2017camelyon16` when they are in `$MEDEVAL_DATA/camelyon16` (`medeval data list` says how to
+# get them).
+#
 # Training patches of side `patch_size` are extracted with stride `patch_size / 2` from every training slide
-# and categorised with Table 4.1. The unit U is ⌊min(#C, #¬C) / 3⌋ (thesis §4.5.1.1); on the CPU it is capped
-# at `unit_cap` to keep training short.
+# and sorted into the categories of {eq}`eq-cd-categories` (thesis Table 4.1).
 
-# %%
+# %% tags=["hide-input"]
 train_slides, test_slides = H.train_test_slides(cd.data_config(P))
-fig, axes = plt.subplots(1, 2, figsize=(7, 3.5))
+mask_colors = [plots.NEUTRAL, plots.OKABE_ITO["sky"], plots.OKABE_ITO["vermillion"]]  # O, ¬C, C
+fig, axes = plots.new_axes(2, 1, width=3.6, height=3.4)
 axes[0].imshow(train_slides.images[0])
 axes[0].set_title("slide phantom")
-axes[1].imshow(train_slides.masks[0], cmap=plt.get_cmap("viridis", 3), vmin=0, vmax=2)
-axes[1].set_title("mask: O / ¬C / C")
+axes[1].imshow(train_slides.masks[0], cmap=ListedColormap(mask_colors), vmin=0, vmax=2, interpolation="nearest")
+axes[1].set_title("ground-truth mask")
 for a in axes:
     a.axis("off")
-plt.show()
+fig.legend([Patch(color=c) for c in mask_colors], ["O (other)", "¬C (lymph node)", "C (cancer)"],
+           loc="outside lower center", ncol=3, frameon=False)
+plots.glue_figure("fig-cd-phantom", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-cd-phantom
+# :name: fig-cd-phantom
+# :alt: Left, an H&E-coloured slide phantom with pink lymph nodes on a pale background; right, its ground-truth mask with other pixels in grey, non-cancer lymph node in light blue and cancer in vermillion.
+#
+# The first training slide phantom and its exact three-class mask. Tumour ($\mathbb{C}$) sits inside lymph nodes
+# ($\neg\mathbb{C}$); everything else is other ($\mathbb{O}$).
+# ```
+
+# %%
 categories = cd.patch_category_table(P)
+
+# %% tags=["hide-input"]
 notebook.record_table("patch_categories", categories)
 notebook.record("unit", categories.attrs["unit"])
 notebook.record("unit_used", categories.attrs["unit_used"])
 notebook.record("phantom_calibration", {"germinal_similarity": P.germinal_similarity,
                                         "germinal_fraction": P.germinal_fraction})
-display(Markdown(f"{categories.attrs['total']} training patches; U from the data = {categories.attrs['unit']}, "
-                 f"U used = {categories.attrs['unit_used']}. Germinal centres: similarity to tumour "
-                 f"{P.germinal_similarity}, covering about {P.germinal_fraction:.0%} of each lymph node."))
-categories
+display(Markdown(f"{categories.attrs['total']:,} training patches; unit $\\mathbb{{U}}$ from the data "
+                 f"= {categories.attrs['unit']}, $\\mathbb{{U}}$ used = "
+                 f"{categories.attrs['unit_used']}. Germinal centres: similarity to tumour {P.germinal_similarity}, "
+                 f"covering about {P.germinal_fraction:.0%} of each lymph node."))
+notebook.show_table(categories.assign(share=categories["patches"] / categories["patches"].sum(),
+                                      category=categories["category"].map(CLASS_NAMES)),
+                    caption="Training patches per category (thesis Table 4.2 analogue)", formats={"share": "{:.1%}"})
+
+# %% [markdown]
+# (cd-method)=
+# ## Method
+#
+# ### Patch categories
+#
+# A training patch of $N$ pixels, of which $n_{\mathbb{O}}$, $n_{\mathbb{C}}$ and $n_{\neg\mathbb{C}}$ belong to
+# each class, falls into one category (thesis Table 4.1, $t = 0.001\,\% = 10^{-5}$):
+#
+# $$
+# \operatorname{cat} =
+# \begin{cases}
+# \mathbb{O} & n_{\mathbb{O}} > (1-t)\,N,\\
+# \mathbb{C} & n_{\mathbb{C}} > tN \text{ and } n_{\neg\mathbb{C}} \le tN,\\
+# \neg\mathbb{C} & n_{\neg\mathbb{C}} > tN \text{ and } n_{\mathbb{C}} \le tN,\\
+# \mathbb{C}\&\neg\mathbb{C} & n_{\mathbb{C}} > tN \text{ and } n_{\neg\mathbb{C}} > tN.
+# \end{cases}
+# $$ (eq-cd-categories)
+#
+# The thesis writes "no $\neg\mathbb{C}$ pixels" where we write $n_{\neg\mathbb{C}} \le tN$, so that the four
+# categories partition the patches as its Table 4.2 does; for patches under 100,000 pixels ($tN < 1$) the two
+# readings coincide. Implemented by {func}`medeval.data.patching.categorize_patches` (patches from
+# {func}`medeval.data.patching.extract_patches`).
+#
+# ### Training distributions
+#
+# Let $N_k$ be the number of available training patches of category
+# $k \in \{\mathbb{O}, \mathbb{C}, \neg\mathbb{C}, \mathbb{C}\&\neg\mathbb{C}\}$. The *preliminary* study
+# (thesis §4.4.1, Table 4.3) takes every patch of a subset $S_d$ of the categories, so the class proportions of
+# distribution $d$ are those of the data:
+#
+# $$
+# \pi_k^{(d)} = \frac{\mathbb{1}[k \in S_d]\,N_k}{\sum_{j \in S_d} N_j}.
+# $$ (eq-cd-prelim)
+#
+# Balanced_S uses $S = \{\mathbb{C}\&\neg\mathbb{C}\}$, C-biased $\{\mathbb{C}, \mathbb{C}\&\neg\mathbb{C}\}$,
+# ¬C-biased $\{\neg\mathbb{C}, \mathbb{C}\&\neg\mathbb{C}\}$, Balanced_L
+# $\{\mathbb{C}, \neg\mathbb{C}, \mathbb{C}\&\neg\mathbb{C}\}$ and Natural all four; so the sets differ in size as
+# well as in composition. The *hypothesis-driven* sets E1.a–E4.c (§4.5.1.1, Tables 4.5–4.8) fix the size instead.
+# They count in units
+#
+# $$
+# \mathbb{U} = \left\lfloor \frac{\min(N_{\mathbb{C}}, N_{\neg\mathbb{C}})}{3} \right\rfloor,
+# $$ (eq-cd-unit)
+#
+# the smallest single-label region-of-interest category divided by 3, its largest ratio weight (MLNTO:
+# 15,328 / 3, rounded down to $\mathbb{U} = 5{,}000$). A set with ratio weights $w_k$ holds
+#
+# $$
+# n_k = w_k\,\mathbb{U}, \qquad \pi_k = \frac{n_k}{\sum_j n_j} = \frac{w_k}{\sum_j w_j}
+# $$ (eq-cd-ratio)
+#
+# patches of category $k$: $\sum_j w_j = 9$ for E1 and 4 for E2–E4, so the sets of a group are equally large
+# and differ only in composition. Implemented by {func}`medeval.data.training_sets.unit_size`,
+# {func}`medeval.data.training_sets.distribution_counts` and {func}`medeval.data.training_sets.build_training_set`
+# (uniform draws within each category, then one shuffle). The table below applies {eq}`eq-cd-prelim` and
+# {eq}`eq-cd-ratio` to this run's patch counts.
+
+# %%
+available = categories.set_index("category")["patches"].to_dict()
+U = categories.attrs["unit_used"]
+rows = []
+for name, dist in (ts.PRELIMINARY_DISTRIBUTIONS | ts.HYPOTHESIS_DISTRIBUTIONS).items():
+    # w_k U patches per category (Eq. cd-ratio), or every available patch (Eq. cd-prelim)
+    n = ts.distribution_counts(dist, unit=U if dist.uses_unit else None,
+                               available=available)
+    total = sum(n.values())
+    rows.append({"distribution": name, "thesis table": dist.table,
+                 "weights": weights_text(dist), "size": total,
+                 **{f"π {CLASS_NAMES[k]}": n.get(k, 0) / total for k in ts.CATEGORIES}})
+proportions = pd.DataFrame(rows)
+
+# %% tags=["remove-input"]
+notebook.show_table(proportions.assign(distribution=proportions["distribution"].map(dist_label)),
+                    caption="Every training distribution of the chapter: ratio weights "
+                    "(O:C:¬C:C&¬C, in units U) or the categories taken whole, the size with this run's U and "
+                    "patch counts, and the class proportions π that these give",
+                    formats={c: "{:.0%}" for c in proportions.columns if c.startswith("π")})
+
+# %% [markdown]
+# The Table 4.3 sets are subsampled here by `preliminary_fraction` in every category, which keeps their
+# proportions; $\mathbb{U}$ is capped at `unit_cap` on the CPU.
+#
+# ### Patch-based evaluation
+#
+# The thesis evaluates its segmentation models on patches, not pixels (§3.3), in two ways.
+#
+# **Method 1** divides each predicted argmax mask $\hat m$ and its ground truth $m$ into non-overlapping
+# evaluation tiles $\tau$ of side $e$. For a class $c$, a tile is predicted positive when it holds at least one
+# pixel predicted $c$ and is truly positive when it holds at least one pixel of class $c$:
+#
+# $$
+# \hat y_\tau = \mathbb{1}\bigl[\exists p \in \tau : \hat m(p) = c\bigr], \qquad
+# y_\tau = \mathbb{1}\bigl[\exists p \in \tau : m(p) = c\bigr],
+# $$ (eq-cd-tiles)
+#
+# and TP, FP, FN, TN count the tiles by $(\hat y_\tau, y_\tau)$. With $e = 1$ this is the pixel-level confusion
+# matrix; as $e$ grows a tile is more easily "hit", by the prediction and by the truth alike. From the counts of
+# one slide (thesis Eqs. 2.1–2.4):
+#
+# $$
+# \begin{aligned}
+# \mathrm{Recall} &= \frac{TP}{TP + FN}, &
+# \mathrm{Precision} &= \frac{TP}{TP + FP},\\
+# F &= \frac{2\,\mathrm{Precision}\cdot\mathrm{Recall}}{\mathrm{Precision} + \mathrm{Recall}}, &
+# FPR &= \frac{FP}{FP + TN}.
+# \end{aligned}
+# $$ (eq-cd-rates)
+#
+# Recall responds to false negatives, precision and FPR to false positives. Table 4.4 averages them over the
+# test slides (a slide where one is undefined is skipped and counted), then over runs. Implemented by
+# {func}`medeval.metrics.segmentation.tile_confusion_counts`, {func}`medeval.metrics.curves.confusion_rates` and
+# {func}`medeval.metrics.segmentation.patch_based_evaluation`; {func}`medeval.experiments.class_distribution.table_4_4`
+# and {func}`medeval.experiments.class_distribution.patch_size_sweep` gather them.
+#
+# **Method 2** gives one score per inference patch $I_{ij}$ (patch $j$ of test slide $W_i$): the model's
+# $\mathbb{C}$-probability $\hat g^{\mathbb{C}}_{ij}$, maximised over the patch's central $r \times r$ region
+# $R_{ij}$ (we take $r = l/2$, so the central regions tile the slide), and the patch is labelled $\mathbb{C}$ when
+# that region holds a $\mathbb{C}$ pixel (§4.5.1.2):
+#
+# $$
+# s^{\mathbb{C}}_{ij} = \max_{p \in R_{ij}} \hat g^{\mathbb{C}}_{ij}(p), \qquad
+# y_{ij} = \mathbb{1}\bigl[\exists p \in R_{ij} : m(p) = \mathbb{C}\bigr].
+# $$ (eq-cd-patch-score)
+#
+# The same central-region label defines the positive patches of PCam and of the CAMELYON16 test patches
+# (Table 4.1, binary data sets). The *argmax decision* calls a patch $\mathbb{C}$ when $\mathbb{C}$ has the
+# largest class-wise maximum; its precision ({eq}`eq-cd-rates` over patches) is the statistic of the thesis's
+# t-tests. Implemented by {func}`medeval.metrics.segmentation.central_region_class_max`,
+# {func}`medeval.data.patching.central_region_labels` and {func}`medeval.experiments.histology.argmax_precision`.
+#
+# ### Curves and their areas
+#
+# Every area below is the composite trapezoid rule over the points $x_1 < \dots < x_{N+1}$ of a curve $f$
+# (thesis Eq. 2.10):
+#
+# $$
+# \int_a^b f(x)\,dx \approx \sum_{k=1}^{N} (x_{k+1} - x_k)\,\frac{f(x_k) + f(x_{k+1})}{2}.
+# $$ (eq-cd-trapezoid)
+#
+# Implemented by {func}`medeval.metrics.curves.trapezoid_auc`. Applied to the ROC curve of the patch scores
+# $s^{\mathbb{C}}_{ij}$ (one point per distinct score) it gives the ROC-AUC {eq}`eq-em-roc-auc`
+# ({func}`medeval.metrics.curves.roc_auc`). The PR-AUC of one run applies it on the recall grid
+# $r_m = m/100$, with the precision of each grid point obtained by linear interpolation in ROC space
+# {cite:p}`davis2006relationship` (thesis Chapter 5, Eq. 5.2 and Algorithms 4–5; tie rules in {ref}`em-method`):
+#
+# $$
+# \mathrm{PR\text{-}AUC} = \sum_{m=0}^{99} (r_{m+1} - r_m)\,\frac{\mathrm{prec}_m + \mathrm{prec}_{m+1}}{2},
+# \qquad
+# \mathrm{prec}_m = \frac{r_m\,\mathrm{pos}}{r_m\,\mathrm{pos} + \mathrm{fpr}_m\,\mathrm{neg}},
+# $$ (eq-cd-pr-auc)
+#
+# where $\mathrm{fpr}_m$ is the ROC curve's FPR at TPR $r_m$, and pos and neg count the positive and negative
+# test patches. Implemented by {func}`medeval.metrics.curves.pr_auc_roc_interpolated`; the mean PR curve over runs
+# is {func}`medeval.metrics.curves.mean_pr_curve` (Algorithm 3), the mean ROC curve vertical averaging
+# ({func}`medeval.metrics.curves.mean_roc_curve`).
+#
+# A point of a ROC or PR curve sits at a different score threshold for every model, so two models are compared
+# at thresholds nobody chose (§4.5.2.3). The thesis therefore also draws precision and FPR *at fixed thresholds*
+# $t_i = i/100$, $i = 0, \dots, 100$, on min-max-normalised scores $\tilde s$ (Eqs. 2.7–2.8). The precision curve
+# $\mathrm{prec}(t_i)$ is the precision of the PR-T curves {eq}`eq-em-prt`; new here is the FPR curve
+#
+# $$
+# \mathrm{fpr}(t_i) = \frac{FP(t_i)}{FP(t_i) + TN(t_i)}, \qquad
+# FP(t_i) = \#\{\text{negative patches with } \tilde s \ge t_i\},
+# $$ (eq-cd-fpr-curve)
+#
+# and the areas under both, by {eq}`eq-cd-trapezoid` on the threshold axis:
+#
+# $$
+# A_{\mathrm{prec}} = \sum_{i=0}^{99} \frac{\mathrm{prec}(t_i) + \mathrm{prec}(t_{i+1})}{200}, \qquad
+# A_{\mathrm{fpr}} = \sum_{i=0}^{99} \frac{\mathrm{fpr}(t_i) + \mathrm{fpr}(t_{i+1})}{200}.
+# $$ (eq-cd-curve-areas)
+#
+# A larger $A_{\mathrm{prec}}$ and a smaller $A_{\mathrm{fpr}}$ mean fewer false positives over the whole range of
+# thresholds. Because the thresholds are shared, the mean curve over runs is the plain mean at each $t_i$, with
+# no interpolation. Implemented by {func}`medeval.metrics.curves.pr_t_curve` and
+# {func}`medeval.metrics.curves.pr_t_auc`; {func}`medeval.experiments.class_distribution.run_metrics` computes
+# every area of one run. Precision depends on the proportion of positives in the test set while ROC does not
+# {cite:p}`saito2015precision`: on test sets with few $\mathbb{C}$ patches a small change in FPR is a large change
+# in precision, which is why the precision curves separate distributions that ROC-AUC does not.
+#
+# ### Deciding a claim from runs
+#
+# Each distribution is trained `n_runs` times (the thesis: 10). Two distributions $a$ and $b$ are compared on the
+# per-run statistic the thesis tested (argmax precision for H1–H4), with the Welch statistic
+# {cite:p}`welch1947`
+#
+# $$
+# T = \frac{\bar x_a - \bar x_b}{\sqrt{s_a^2 / n_a + s_b^2 / n_b}},
+# $$ (eq-cd-welch)
+#
+# where $\bar x$, $s^2$ and $n$ are the mean, variance and number of the runs, and the degrees of freedom are
+# Welch–Satterthwaite's. The test is one-sided in the claimed direction at level `alpha`. Implemented by
+# {func}`medeval.experiments.claims.decide_difference` (and, two-sided, by
+# {func}`medeval.metrics.curves.argmax_precision_ttest`).
+#
+# ### Tissue threshold for the CAMELYON16 test slides
+#
+# For the binary test slides the thesis removes the background with Otsu's threshold {cite:p}`otsu1979` before
+# extracting patches (§3.2.1). With $p_i$ the share of pixels at (inverted grey) level $i$ of the slide,
+# $\omega(k) = \sum_{i \le k} p_i$, $\mu(k) = \sum_{i \le k} i\,p_i$ and $\mu_T = \mu(L-1)$, the threshold
+# maximises the between-class variance (Otsu 1979, Eq. 18):
+#
+# $$
+# k^* = \arg\max_k \sigma_B^2(k), \qquad
+# \sigma_B^2(k) = \frac{\bigl(\mu_T\,\omega(k) - \mu(k)\bigr)^2}{\omega(k)\,\bigl(1 - \omega(k)\bigr)},
+# $$ (eq-cd-otsu)
+#
+# and a pixel is tissue when its level exceeds $k^*$. Implemented by {func}`medeval.data.camelyon16.otsu_threshold`;
+# {func}`medeval.data.camelyon16.extract_slide_patches` applies it and labels each kept patch by
+# {eq}`eq-cd-patch-score`.
 
 # %% [markdown]
 # ## Every run of the chapter
 #
 # One grid holds every model the chapter trains — the five Table 4.3 sets (`n_preliminary_runs` each), E1.a–E4.c
 # (`n_runs` each) and the E2 classifiers (`cls_runs` each) — so that one pool of workers runs them, largest first
-# (`medeval.experiments.class_distribution.run_study`). A run re-draws the training subset, the 80/20 split and the
-# initialisation. The per-run tables below feed every figure and every rule of *Paper vs us*.
+# ({func}`medeval.experiments.class_distribution.run_study`). A run re-draws the training subset, the 80/20 split
+# and the initialisation. The per-run tables below feed every figure and every rule of *Paper vs us*.
 
 # %%
-study = cd.run_study(P, cache_dir=notebook.cache_dir("runs"), camelyon16_cache_dir=notebook.cache_dir("camelyon16"))
+study = cd.run_study(P, cache_dir=notebook.cache_dir("runs"),
+                     camelyon16_cache_dir=notebook.cache_dir("camelyon16"))
 tables = cd.study_tables(study, P)
+
+# %% tags=["hide-input"]
 notebook.record_table("preliminary_runs", tables["prelim"])
 notebook.record_table("hypothesis_runs", tables["hyp"])
 notebook.record_table("classification_runs", tables["cls"])
 band = cd.quality_band(tables, P.quality_floor)
 notebook.record("quality_band", band)
 notebook.record("quality_floor", P.quality_floor)
-display(Markdown("**Quality band** of the models (patch level, C vs rest; the thesis's U-Nets reached ROC-AUC "
-                 "≈ 0.96):\n\n" + cd.quality_band_text(band, P.quality_floor)))
+display(Markdown("**Quality band** of the models (patch level, $\\mathbb{C}$ vs rest; the thesis's U-Nets reached "
+                 "ROC-AUC ≈ 0.96):\n\n" + cd.quality_band_text(band, P.quality_floor)))
 
 # %% [markdown]
-# ## Preliminary study: Table 4.4 analogue and the evaluation-patch-size sweep
+# ## Preliminary study: Table 4.4 and the evaluation-patch size
 #
 # The five training sets of Table 4.3 take every patch of their categories (here a fixed fraction
 # `preliminary_fraction` of every category, which keeps their composition). Each model's argmax map is evaluated
-# with patch-based method 1: evaluation tiles of side e, per-slide recall/precision/F, averaged over test slides
-# (slides where a metric is undefined are skipped and counted), then over runs.
+# with method 1 ({eq}`eq-cd-tiles`, {eq}`eq-cd-rates`) on tiles of side `evaluation_tile`, averaged over test
+# slides, then over runs.
 
-# %%
+# %% tags=["hide-input"]
 prelim = study["preliminary"]
-display(cd.distribution_table(prelim))
-t44 = cd.table_4_4(prelim, P.evaluation_tile)
-notebook.record_table("table_4_4", t44)
-wide = t44.pivot(index="distribution", columns="class", values=["R", "P", "F"]).round(3)
-paper44 = cd.table_4_4_paper().pivot(index="distribution", columns="class", values=["R", "P", "F"])
-display(Markdown(f"**Ours** (method 1, e = {P.evaluation_tile} px, mean of {P.n_preliminary_runs} runs):"))
-display(wide)
-display(Markdown("**Thesis Table 4.4** (MLNTO, e = 500 px), for reference only:"))
-paper44
+notebook.show_table(cd.distribution_table(prelim).assign(distribution=lambda d: d["distribution"].map(dist_label)),
+                    caption="Preliminary training sets as drawn (run 0): patches per category",
+                    labels={"notC": "¬C", "mixed": "C&¬C", "ratio / set": "categories"})
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(11, 3.2), sharey=True)
-for ax, metric in zip(axes, ["R", "P", "F"], strict=True):
-    t44.pivot(index="distribution", columns="class", values=metric)[["C", "notC", "O"]].plot.bar(ax=ax, rot=30)
-    ax.set_title({"R": "recall", "P": "precision", "F": "F-measure"}[metric])
-plt.tight_layout()
-plt.show()
+t44 = cd.table_4_4(prelim, P.evaluation_tile)
+
+
+# %% tags=["hide-input"]
+def wide_t44(frame):
+    """Table 4.4 layout: one row per distribution, R / P / F for each class."""
+    out = frame.pivot(index="distribution", columns="class", values=["R", "P", "F"])
+    out = out.reindex(index=list(ts.PRELIMINARY_DISTRIBUTIONS))
+    out.columns = [f"{CLASS_NAMES[c]}: {m}" for m, c in out.columns]
+    out = out[[f"{CLASS_NAMES[c]}: {m}" for c in ("C", "notC", "O") for m in ("R", "P", "F")]]
+    out.index = out.index.map(dist_label)
+    out.index.name = "distribution"
+    return out
+
+
+notebook.record_table("table_4_4", t44)
+display(notebook.show_table(wide_t44(t44), caption=f"Ours: method 1, e = {P.evaluation_tile} px, mean of "
+                            f"{P.n_preliminary_runs} runs (R recall, P precision, F F-measure)"))
+notebook.show_table(wide_t44(cd.table_4_4_paper()), caption="Thesis Table 4.4 (MLNTO, e = 500 px), for reference")
+
+# %% tags=["hide-input"]
+order = list(ts.PRELIMINARY_DISTRIBUTIONS)
+fig, axes = plots.new_axes(3, 1, width=2.7, height=2.9, sharey=True)
+width = 0.8 / len(order)
+for ax, cls in zip(axes, ["C", "notC", "O"], strict=True):
+    per = t44[t44["class"] == cls].set_index("distribution")
+    for k, d in enumerate(order):
+        ax.bar(np.arange(3) + (k - (len(order) - 1) / 2) * width, per.loc[d, ["R", "P", "F"]].astype(float),
+               width, color=dist_color(d), label=dist_label(d))
+    ax.set_xticks(range(3), ["R", "P", "F"])
+    ax.set_title(f"class {CLASS_NAMES[cls]}")
+axes[0].set_ylabel("mean over slides and runs")
+legend_below(fig, axes, ncol=3)
+plots.glue_figure("fig-cd-table44", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-cd-table44
+# :name: fig-cd-table44
+# :alt: Three bar-chart panels, one per class (C, not-C, O); in each, recall, precision and F-measure on the x-axis with one bar per preliminary training distribution (Balanced_S, C-biased, ¬C-biased, Balanced_L, Natural), y-axis from 0 to 1.
+#
+# Method-1 recall (R), precision (P) and F-measure (F) of the five Table 4.3 training sets, per class (Fig. 4.1
+# analogue). Compare the C-biased and ¬C-biased bars within the class-C panel: one favours recall, the other
+# precision.
+# ```
+
+# %% [markdown]
+# {numref}`fig-cd-table44` is the thesis's Fig. 4.1 drawn from our runs. The same models, evaluated with tiles
+# from 1 px (pixel level) to the whole slide side, give {numref}`fig-cd-sweep` (Fig. 4.3): a larger tile is
+# predicted positive as soon as one of its pixels is, so recall rises and precision falls with $e$.
 
 # %%
 sweep = cd.patch_size_sweep(prelim)
+
+# %% tags=["hide-input"]
 notebook.record_table("patch_size_sweep", sweep)
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+fig, axes = plots.new_axes(2, 1, width=3.8, height=3.0)
 for d in ("Natural", "C-biased"):
-    for cls, ls in (("C", "-"), ("notC", "--")):
+    for cls, ls, marker in (("C", "-", "o"), ("notC", "--", "s")):
         s = sweep[(sweep.distribution == d) & (sweep["class"] == cls)]
-        axes[0].plot(s.e, s.recall, ls, marker="o", label=f"{d} {cls}")
-        axes[1].plot(s.e, s.precision, ls, marker="o", label=f"{d} {cls}")
+        for ax, metric in zip(axes, ["recall", "precision"], strict=True):
+            ax.plot(s.e, s[metric], ls, marker=marker, color=dist_color(d),
+                    label=f"{dist_label(d)}, class {CLASS_NAMES[cls]}")
 for ax, name in zip(axes, ["recall", "precision"], strict=True):
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("evaluation patch e (px)")
+    ax.set_xlabel("evaluation tile side e (px)")
     ax.set_ylabel(name)
-axes[1].legend(fontsize=7)
-plt.tight_layout()
-plt.show()
+legend_below(fig, axes, ncol=2)
+plots.glue_figure("fig-cd-sweep", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-cd-sweep
+# :name: fig-cd-sweep
+# :alt: Two line charts against the evaluation tile side on a log-2 x-axis; left recall, right precision; orange lines for the Natural distribution and vermillion for C-biased, solid with circles for class C and dashed with squares for class not-C.
+#
+# Method-1 recall (left) and precision (right) as the evaluation tile grows, for the Natural and C-biased training
+# sets and the classes C and ¬C (Fig. 4.3 analogue); mean over runs.
+# ```
 
 # %% [markdown]
 # ## Hypothesis-driven study: E1–E4 (H1–H4)
 #
-# Eleven distributions with fixed sizes (9U for E1, 4U for E2–E4) and `n_runs` runs each. Method 2 gives one
-# C-score per inference patch (class-wise maximum over its central region); curves use min-max-normalised scores
-# at `n_thresholds` fixed thresholds. The thesis's t-tests are on the precision of the argmax decision.
+# Eleven distributions with fixed sizes (9U for E1, 4U for E2–E4, {eq}`eq-cd-ratio`) and `n_runs` runs each.
+# Method 2 ({eq}`eq-cd-patch-score`) gives one $\mathbb{C}$-score per inference patch; the curves use
+# min-max-normalised scores at `n_thresholds` fixed thresholds ({eq}`eq-cd-fpr-curve`, {eq}`eq-cd-curve-areas`).
+# The thesis's t-tests ({eq}`eq-cd-welch`) are on the precision of the argmax decision.
+
+# %% tags=["hide-input"]
+hyp = study["hypotheses"]
+notebook.show_table(cd.distribution_table(hyp).assign(distribution=lambda d: d["distribution"].map(dist_label)),
+                    caption="Hypothesis-driven training sets as drawn (run 0): patches per category",
+                    labels={"notC": "¬C", "mixed": "C&¬C", "ratio / set": "ratio"})
 
 # %%
-hyp = study["hypotheses"]
-display(cd.distribution_table(hyp))
 summary = tables["hyp_summary"]
 aucs = cd.auc_table(summary)
+
+# %% tags=["hide-input"]
 notebook.record_table("hypothesis_aucs", aucs)
-aucs.round(3)
+mean_sd_table(aucs, AUC_COLUMNS, "Segmentation: ROC-AUC, PR-AUC, areas under the precision and FPR curves "
+              "(A_prec, A_fpr) and argmax precision per distribution, mean ± SD over runs")
 
 
-# %%
-def plot_group(summ, tab, names, title):
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
+# %% tags=["hide-input"]
+def plot_group(summ, names, title):
+    """Mean ROC, PR, precision and FPR curves (± 1 SD over runs) of the named distributions, in a 2 x 2 grid."""
+    fig, axes = plots.new_axes(2, 2, width=3.9, height=2.7)
     for d in names:
         if d not in summ:
             continue
         s = summ[d]
         r, p, t = s["mean_roc"], s["mean_pr"], s["mean_prt"]
-        a = tab.set_index("distribution").loc[d]
-        plots.curve_with_band(axes[0], r.grid, r.mean, r.mean - r.std, r.mean + r.std, label=f"{d} ({a.roc_auc:.3f})")
-        plots.curve_with_band(axes[1], p.grid, p.mean, p.mean - p.std, p.mean + p.std, label=f"{d} ({a.pr_auc:.3f})")
-        pc, fc = t["precision"], t["fpr"]
-        plots.curve_with_band(axes[2], pc.grid, pc.mean, pc.mean - pc.std, pc.mean + pc.std,
-                              label=f"{d} ({a.precision_auc:.3f})")
-        plots.curve_with_band(axes[3], fc.grid, fc.mean, fc.mean - fc.std, fc.mean + fc.std,
-                              label=f"{d} ({a.fpr_auc:.3f})")
-    for ax, (xl, yl) in zip(axes, [("FPR", "TPR"), ("recall", "precision"), ("threshold", "precision"),
-                                   ("threshold", "FPR")], strict=True):
+        for ax, c in zip(axes, [r, p, t["precision"], t["fpr"]], strict=True):
+            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, label=dist_label(d),
+                                  color=dist_color(d))
+    panels = [("FPR", "TPR", "mean ROC"), ("recall", "precision", "mean PR (Alg. 3)"),
+              ("threshold t", "precision", "precision curve"), ("threshold t", "FPR", "FPR curve")]
+    for ax, (xl, yl, ttl) in zip(axes, panels, strict=True):
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
-        ax.legend(fontsize=7)
-    axes[0].set_title(f"{title}: mean ROC")
-    axes[1].set_title("mean PR (Alg. 3)")
-    axes[2].set_title("precision curve")
-    axes[3].set_title("FPR curve")
-    plt.tight_layout()
-    plt.show()
+        ax.set_title(ttl)
+    legend_below(fig, axes, ncol=3)
+    fig.suptitle(title)
+    return fig
 
 
 for group, title in (("E1", "E1 (H1)"), ("E2", "E2 (H2)"), ("E3", "E3 (H2, H3)"), ("E4", "E4 (H2, H4)")):
-    plot_group(summary, aucs, [f"{group}.{s}" for s in "abc"], title)
+    plots.glue_figure(f"fig-cd-{group.lower()}", plot_group(summary, [f"{group}.{s}" for s in "abc"], title))
 
 # %% [markdown]
+# ```{glue:figure} fig-cd-e1
+# :name: fig-cd-e1
+# :alt: Four panels: mean ROC curve (TPR against FPR), mean PR curve, precision against threshold and FPR against threshold, each with a shaded ±1 SD band, for E1.a (balanced, green) and E1.b (natural, orange).
+#
+# E1 (H1: is the natural, $\mathbb{O}$-biased distribution worse than the balanced one?). Mean curves over runs with
+# ±1 SD bands of the patch $\mathbb{C}$-scores: ROC, PR, and the fixed-threshold precision and FPR curves.
+# ```
+#
+# ```{glue:figure} fig-cd-e2
+# :name: fig-cd-e2
+# :alt: Four panels as in the E1 figure for E2.a (balanced, green), E2.b (¬C over-represented, blue) and E2.c (C over-represented, vermillion).
+#
+# E2 (H2 with single-label patches, C:¬C = 2:2, 1:3, 3:1). Same curves as {numref}`fig-cd-e1`; H2 predicts the
+# highest precision curve and the lowest FPR curve for E2.b (blue).
+# ```
+#
+# ```{glue:figure} fig-cd-e3
+# :name: fig-cd-e3
+# :alt: Four panels as in the E1 figure for E3.a (green), E3.b (blue) and E3.c (vermillion).
+#
+# E3 (H2 and H3: mixed C&¬C patches replace the under-represented class). Same curves as {numref}`fig-cd-e1`.
+# ```
+#
+# ```{glue:figure} fig-cd-e4
+# :name: fig-cd-e4
+# :alt: Four panels as in the E1 figure for E4.a (green), E4.b (blue) and E4.c (vermillion).
+#
+# E4 (H2 and H4: $\mathbb{O}$ patches replace one unit of region-of-interest patches). Same curves as
+# {numref}`fig-cd-e1`.
+# ```
+
+# %% [markdown]
+# In each of {numref}`fig-cd-e2`–{numref}`fig-cd-e4` the ROC curves lie almost on top of each other while the
+# precision curves spread out: the test patches are mostly negative, and precision magnifies small differences in
+# false positives that ROC, normalised by the many negatives, hides {cite:p}`saito2015precision`.
+#
 # ### Heatmaps (Fig. 4.10 analogue)
-# C-probability maps of the first test slide from run 0 of E3.a, E3.b and E3.c.
 
-# %%
+# %% tags=["hide-input"]
 maps = [(r["distribution"], r["heatmap"]) for r in hyp if r["heatmap"] is not None]
-if maps:
-    fig, axes = plt.subplots(1, len(maps) + 1, figsize=(3.2 * (len(maps) + 1), 3.2))
-    axes[0].imshow(test_slides.masks[0] == 2, cmap="gray")
-    axes[0].set_title("ground-truth C")
-    for ax, (d, m) in zip(axes[1:], maps, strict=True):
-        ax.imshow(m, cmap="magma", vmin=0, vmax=1)
-        ax.set_title(f"{d}: P(C)")
-    for ax in axes:
-        ax.axis("off")
-    plt.show()
+fig, axes = plots.new_axes(len(maps) + 1, 1, width=2.0, height=2.2)
+axes[0].imshow(test_slides.masks[0] == 2, cmap="gray")
+axes[0].set_title("ground-truth C")
+for ax, (d, m) in zip(axes[1:], maps, strict=True):
+    ax.imshow(m, cmap="magma", vmin=0, vmax=1)
+    ax.set_title(f"{d}: P(C)", color=dist_color(d))
+for ax in axes:
+    ax.axis("off")
+plots.glue_figure("fig-cd-heatmaps", fig)
 
+# %% [markdown]
+# ```{glue:figure} fig-cd-heatmaps
+# :name: fig-cd-heatmaps
+# :alt: Four square maps of the first test slide: the ground-truth cancer mask in white on black, then the predicted cancer probability (dark = 0, bright = 1) of the first run of E3.a, E3.b and E3.c.
+#
+# Ground-truth $\mathbb{C}$ of the first test slide and the stitched $\mathbb{C}$-probability maps of run 0 of E3.a,
+# E3.b and E3.c. Bright spots away from the tumour are false positives.
+# ```
 
 # %% [markdown]
 # ## How the CAMELYON16 test patches are extracted
 #
-# The thesis scores its classifiers on every patch of the 129 CAMELYON16 test slides: background removed by Otsu
-# thresholding at level 2, 96 px patches at stride 32, each labelled by its 32 × 32 central region (§2.3). The
-# `full` profile runs exactly this (`medeval.data.camelyon16`) on the real slides. Here the same code runs on one
+# The thesis scores its classifiers on every patch of the 129 CAMELYON16 test slides
+# {cite:p}`bejnordi2017camelyon16`: background removed by Otsu thresholding ({eq}`eq-cd-otsu`) at level 2, 96 px
+# patches at stride 32, each labelled by its 32 × 32 central region ({eq}`eq-cd-patch-score`, §2.3). The `full`
+# profile runs exactly this ({mod}`medeval.data.camelyon16`) on the real slides. Here the same code runs on one
 # slide phantom written in the CAMELYON16 format (a tiled pyramidal TIFF and an ASAP XML of its tumour), with the
-# patch geometry scaled down by 4 so the grid stays visible: 24 px patches, stride 8, 8 px centres, at level 2.
+# patch geometry scaled down by 4 so the grid stays visible: 24 px patches, stride 8, 8 px centres, at level 2
+# ({numref}`fig-cd-c16-demo`).
 
 # %%
-import tempfile
-
-from medeval.data import camelyon16 as c16
-from medeval.data.phantoms.formats import write_camelyon16_like
-from medeval.data.readers import open_slide
-
 demo_geometry = c16.PatchGeometry(level=2, patch_size=24, stride=8, central_size=8)
 with tempfile.TemporaryDirectory() as tmp:
-    demo = write_camelyon16_like(tmp, n_slides=1, height=1024, width=1536, seed=P.seed)[0]
-    demo_patches = c16.extract_slide_patches(demo["path"], demo["annotation"], demo_geometry)
+    demo = write_camelyon16_like(tmp, n_slides=1, height=1024, width=1536,
+                                 seed=P.seed)[0]
+    # Otsu threshold (Eq. cd-otsu), patch grid, central-region labels
+    demo_patches = c16.extract_slide_patches(demo["path"], demo["annotation"],
+                                             demo_geometry)
     with open_slide(demo["path"]) as slide:
         demo_level = slide.read_level(demo_geometry.level)
 demo_grey = c16.tissue_channel(demo_level, demo_geometry.tissue_channel)
+
+# %% tags=["hide-input"]
 notebook.record("camelyon16_demo", {"positions": demo_patches.n_positions, "kept": int(demo_patches.x.size),
                                      "tumour": int(demo_patches.label.sum()), "otsu": demo_patches.otsu})
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+fig, axes = plots.new_axes(3, 1, width=2.65, height=2.5)
 axes[0].imshow(demo_level)
-axes[0].set_title("level 2 of the phantom slide", fontsize=9)
-axes[1].hist(demo_grey.ravel(), bins=64, color="0.4")
-axes[1].axvline(demo_patches.otsu, color="tab:red", label=f"Otsu threshold {demo_patches.otsu}")
+axes[0].set_title("level 2 of the slide")
+axes[1].hist(demo_grey.ravel(), bins=64, color=plots.NEUTRAL)
+axes[1].axvline(demo_patches.otsu, color=plots.OKABE_ITO["vermillion"], label=f"Otsu k* = {demo_patches.otsu}")
 axes[1].set_yscale("log")
 axes[1].set_xlabel("inverted grey level")
-axes[1].legend(fontsize=8)
+axes[1].set_ylabel("pixels")
+axes[1].legend(loc="upper right", frameon=False)
 axes[2].imshow(c16.patch_score_map(demo_patches.x, demo_patches.y, demo_patches.label.astype(float),
                                    demo_patches.level_size, demo_geometry.stride), cmap="coolwarm", vmin=0, vmax=1)
-axes[2].set_title(f"{demo_patches.x.size} kept of {demo_patches.n_positions} positions (red: tumour centre)",
-                  fontsize=9)
+axes[2].set_title("kept patches")
 for ax in (axes[0], axes[2]):
     ax.axis("off")
-plt.tight_layout()
-plt.show()
+plots.glue_figure("fig-cd-c16-demo", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-cd-c16-demo
+# :name: fig-cd-c16-demo
+# :alt: Left, level 2 of a CAMELYON16-format slide phantom; middle, a log-scale histogram of its inverted grey levels with a vertical line at the Otsu threshold; right, the grid of kept patch positions, blue for non-tumour and red for a tumour central region, white where the background was removed.
+#
+# CAMELYON16-style test-patch extraction on a phantom slide: the slide at level 2, the Otsu threshold $k^*$ of
+# {eq}`eq-cd-otsu` on its grey-level histogram, and the patch positions kept as tissue, coloured by their
+# central-region label (red: tumour).
+# ```
+
+# %% tags=["remove-input"]
+display(Markdown(f"{demo_patches.x.size:,} of {demo_patches.n_positions:,} patch positions are kept as tissue, "
+                 f"{int(demo_patches.label.sum()):,} of them with tumour in their central region."))
 
 # %% [markdown]
 # ## Classification study: E2 on PCam-like binary patches
 #
-# A small patch classifier (stand-in for the G-CNN) is trained on E2.a/b/c of binary patches (C when the central
-# region holds a C pixel) and evaluated on a balanced test set (like PCam's) and on a large imbalanced one with
-# C:¬C = 1:`imbalance` (like the CAMELYON16 test patches). With `data_source=real` the classifier is trained on
-# PCam, tested on the PCam test split and — when the CAMELYON16 test slides are present — on every test patch
-# of those slides, extracted as the thesis did (Otsu background removal at level 2, 96 px patches, stride 32,
-# label from the 32 × 32 central region); all runs are scored in one pass over the slides.
+# A small patch classifier (stand-in for the G-CNN) is trained on E2.a/b/c of binary patches ($\mathbb{C}$ when
+# the central region holds a $\mathbb{C}$ pixel, {eq}`eq-cd-patch-score`) and evaluated on a balanced test set
+# (like PCam's {cite:p}`veeling2018pcam`) and on a large imbalanced one with $\mathbb{C}:\neg\mathbb{C}$ =
+# 1:`imbalance` (like the CAMELYON16 test patches). With `data_source=real` the classifier is trained on PCam,
+# tested on the PCam test split and — when the CAMELYON16 test slides are present — on every test patch of those
+# slides, extracted as above; all runs are scored in one pass over the slides.
 
 # %%
 cls_runs, imbalanced_source = study["classification"], study["imbalanced_source"]
 c16_table, c16_summary = study["c16_table"], study["c16_summary"]
+
+# %% tags=["hide-input"]
 notebook.record("classification_imbalanced_test", imbalanced_source)
 imb_y = cls_runs[0]["imbalanced"]["y_true"]
 imb_ratio = float((~imb_y).sum() / max(int(imb_y.sum()), 1))
@@ -334,46 +762,79 @@ display(Markdown(f"Imbalanced test set: {imbalanced_label}, {imb_y.size:,} patch
 if c16_table is not None:
     notebook.record("camelyon16_test_patches", int(len(c16_table)))
     notebook.record("camelyon16_test_positives", int(c16_table["label"].sum()))
-    display(c16_summary[["slide", "level_size", "otsu", "positions", "patches", "positives"]])
+    display(notebook.show_table(c16_summary[["slide", "level_size", "otsu", "positions", "patches", "positives"]],
+                                caption="CAMELYON16 test slides: Otsu threshold and patches kept per slide",
+                                labels={"level_size": "level size", "otsu": "Otsu k*"}))
     # Fig. 3.4 for classification: the stitched C-probability of the slide with most tumour patches
     best = c16_summary.sort_values("positives").iloc[-1]
     on_slide = (c16_table["slide"] == best.slide).to_numpy()
     geometry = cd.camelyon16_geometry(P)
-    from medeval.data.camelyon16 import patch_score_map
-
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5))
-    for ax, (title, values) in zip(axes, [("ground truth (central region)", c16_table["label"].to_numpy()[on_slide]),
+    fig, axes = plots.new_axes(2, 1, width=3.8, height=3.4)
+    for ax, (title, values) in zip(axes, [("ground truth", c16_table["label"].to_numpy()[on_slide]),
                                           (f"{cls_runs[0]['distribution']} run 0: P(C)",
                                            cls_runs[0]["imbalanced"]["score_c"][on_slide])], strict=True):
-        ax.imshow(patch_score_map(c16_table["x"][on_slide], c16_table["y"][on_slide], values, best.level_size,
-                                  geometry.stride), vmin=0, vmax=1, cmap="magma")
-        ax.set_title(f"{best.slide}: {title}", fontsize=9)
+        ax.imshow(c16.patch_score_map(c16_table["x"][on_slide], c16_table["y"][on_slide], values, best.level_size,
+                                      geometry.stride), vmin=0, vmax=1, cmap="magma")
+        ax.set_title(title)
         ax.axis("off")
-    plt.show()
+    plots.glue_figure("fig-cd-c16-slide", fig)
+    display(Markdown(
+        "```{glue:figure} fig-cd-c16-slide\n:name: fig-cd-c16-slide\n"
+        ":alt: Two maps of one CAMELYON16 test slide at patch resolution: left the central-region tumour labels, "
+        "right the predicted cancer probability of the first classifier run (dark = 0, bright = 1).\n\n"
+        f"CAMELYON16 test slide {best.slide} (the one with most tumour patches): central-region labels and the "
+        "stitched patch C-probability of the first classifier run (thesis Fig. 3.4 for classification).\n```"))
+
+# %%
 cls_aucs = []
 for test_set, s in tables["cls_summary"].items():
-    tab = cd.auc_table(s).assign(test_set=test_set)
-    cls_aucs.append(tab)
-    n = cls_runs[0][test_set]["y_true"]
-    display(Markdown(f"**{test_set}** test set: {n.size} patches, {int(n.sum())} positive."))
-    plot_group(s, tab, ["E2.a", "E2.b", "E2.c"], f"classification, {test_set}")
+    cls_aucs.append(cd.auc_table(s).assign(test_set=test_set))
 cls_aucs = pd.concat(cls_aucs, ignore_index=True)
+
+# %% tags=["hide-input"]
 notebook.record_table("classification_aucs", cls_aucs)
-cls_aucs.round(3)
+display(Markdown("; ".join(f"**{t}** test set: {cls_runs[0][t]['y_true'].size:,} patches, "
+                           f"{int(cls_runs[0][t]['y_true'].sum()):,} positive" for t in tables["cls_summary"]) + "."))
+for test_set, s in tables["cls_summary"].items():
+    plots.glue_figure(f"fig-cd-cls-{test_set}", plot_group(s, ["E2.a", "E2.b", "E2.c"],
+                                                          f"classification, {test_set} test set"))
+mean_sd_table(cls_aucs, AUC_COLUMNS, "Classification: areas and argmax precision per distribution and test set, "
+              "mean ± SD over runs", extra=("test_set",))
+
+# %% [markdown]
+# ```{glue:figure} fig-cd-cls-balanced
+# :name: fig-cd-cls-balanced
+# :alt: Four panels (mean ROC, mean PR, precision curve, FPR curve with ±1 SD bands) of the patch classifier trained on E2.a (green), E2.b (blue) and E2.c (vermillion), scored on the balanced test set.
+#
+# Classification, balanced test set: mean curves over runs of the patch classifiers trained on E2.a, E2.b and
+# E2.c (thesis Fig. 4.13 analogue).
+# ```
+#
+# ```{glue:figure} fig-cd-cls-imbalanced
+# :name: fig-cd-cls-imbalanced
+# :alt: The same four panels for the same classifiers scored on the large imbalanced test set.
+#
+# Classification, imbalanced test set: the same classifiers as {numref}`fig-cd-cls-balanced` scored on the large
+# test set with few positives (thesis Fig. 4.14 analogue). Precision depends on the share of positives in the test
+# set, ROC does not {cite:p}`saito2015precision`.
+# ```
 
 # %% [markdown]
 # ## Paper vs us
 #
 # Every row is decided in `medeval.experiments.class_distribution_claims` by the rule stated in the row: Welch
-# t-tests at α = `alpha` on the per-run statistic the thesis used (argmax precision for H1–H4 and Figs 4.13–4.14;
-# recall, precision or F for Table 4.4), Kendall trend tests for the evaluation-patch sweep, equivalence (TOST) or
+# t-tests ({eq}`eq-cd-welch`, {cite:p}`welch1947`) at α = `alpha` on the per-run statistic the thesis used (argmax
+# precision for H1–H4 and Figs 4.13–4.14; recall, precision or F for Table 4.4), Kendall trend tests
+# {cite:p}`kendall1938` for the evaluation-patch sweep, equivalence (TOST, {cite:p}`schuirmann1987tost`) or
 # non-inferiority bounds with a stated margin where the thesis claims "comparable" or "at least as good". Only
 # models above the quality floor are compared. A row is [~] when the test cannot decide with this profile's runs
 # (it says how many would), [n/a] when the models did not train.
 
 # %%
 claims = cd.chapter_claims(tables, P, imbalanced=imbalanced_label,
-                           category_counts={r["category"]: int(r["patches"]) for r in categories.to_dict("records")})
+                           category_counts=available)
+
+# %% tags=["hide-input"]
 counts = verdict_counts(claims.claims)
 notebook.record("verdict_counts", counts)
 display(Markdown(", ".join(f"{v} {k}" for k, v in counts.items()) + f" over {len(claims.claims)} claims."))
@@ -384,15 +845,15 @@ notebook.paper_vs_us(claims)
 #
 # Built from each row's computed figures, test and reason.
 
-# %%
-Markdown(explain_claims(claims))
+# %% tags=["remove-input"]
+display(Markdown(explain_claims(claims)))
 
 # %% [markdown]
 # ## Checks
 #
 # Identities and consequences of the formulas (not claims, not counted in the verdicts).
 
-# %%
+# %% tags=["remove-input"]
 notebook.checks_display([c.row() for c in claims.checks])
 
 # %% [markdown]
@@ -400,7 +861,7 @@ notebook.checks_display([c.row() for c in claims.checks])
 #
 # Numbers printed in the thesis that do not add up, recomputed:
 
-# %%
+# %% tags=["remove-input"]
 notebook.errata_display([e.row() for e in claims.errata])
 
 # %% [markdown]
@@ -408,10 +869,11 @@ notebook.errata_display([e.row() for e in claims.errata])
 #
 # * **Data.** Slide phantoms replace the private MLNTO; the numbers are not comparable with the thesis, only the
 #   directions of the effects. The phantom's difficulty is calibrated (germinal centres made tumour-like) so that
-#   the models sit below the ceiling, never to make a claim hold. The phantom's C regions sit inside lymph nodes,
-#   so pure C patches are scarcer than mixed ones; U is computed from the data and capped (`unit_cap`).
+#   the models sit below the ceiling, never to make a claim hold. The phantom's $\mathbb{C}$ regions sit inside
+#   lymph nodes, so pure $\mathbb{C}$ patches are scarcer than mixed ones; $\mathbb{U}$ is computed from the data
+#   and capped (`unit_cap`).
 # * **Shortfall.** Our builder takes every available patch of a short category and logs it (`shortfall` column
-#   above); `oversample` and `raise` are the alternatives (`medeval.data.training_sets`).
+#   above); `oversample` and `raise` are the alternatives ({mod}`medeval.data.training_sets`).
 # * **Scale.** A tiny U-Net trained for a few epochs at a higher learning rate than the thesis's (see the
 #   parameters), and fewer runs than the thesis's 10 in the default profile (the `gpu` profile has 10); the
 #   Table 4.3 sets use a fraction of every category.
@@ -419,14 +881,14 @@ notebook.errata_display([e.row() for e in claims.errata])
 #   is at or below `quality_floor`, and say how many in each row.
 # * **Evaluation.** Undefined per-slide metrics are skipped and counted (the thesis does not say); a class that is
 #   never found on any slide (recall 0) gets F = 0, since TP = 0; partial edge tiles count as tiles; the central
-#   region is r = l/2 (not stated in the thesis). A run whose argmax predicts no C has no argmax precision: it is
-#   left out of the precision tests and counted in the row.
-# * **Tests.** The thesis names no t-test; we use Welch's unequal-variance test, one-sided in the claimed
-#   direction, at α = `alpha`.
+#   region is r = l/2 (not stated in the thesis). A run whose argmax predicts no $\mathbb{C}$ has no argmax
+#   precision: it is left out of the precision tests and counted in the row.
+# * **Tests.** The thesis names no t-test; we use Welch's unequal-variance test ({eq}`eq-cd-welch`), one-sided in
+#   the claimed direction, at α = `alpha`.
 # * **Mean curves.** Mean ROC by vertical averaging; mean PR with the thesis's own Chapter 5 algorithm (Alg. 3)
 #   rather than the linear interpolation its Chapter 4 used (which Chapter 5 calls incorrect).
 # * **Classification.** A small CNN replaces the G-CNN. With `data_source=real` it trains on PCam; the large
-#   imbalanced test set is the CAMELYON16 test-patch set when the slides are present (`medeval.data.camelyon16`),
+#   imbalanced test set is the CAMELYON16 test-patch set when the slides are present ({mod}`medeval.data.camelyon16`),
 #   else a 1:`imbalance` subsample of the PCam test split. The thesis names neither the Otsu channel nor how much
 #   tissue a kept patch needs: we threshold inverted grey (`c16_tissue_channel`) and keep patches whose central
 #   region is at least half tissue (`c16_min_tissue_fraction`), so our patch count will differ somewhat from its
@@ -443,5 +905,5 @@ notebook.errata_display([e.row() for e in claims.errata])
 # %% [markdown]
 # ## Provenance
 
-# %%
+# %% tags=["remove-input"]
 notebook.provenance()

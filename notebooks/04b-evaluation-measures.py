@@ -11,35 +11,43 @@
 # ---
 
 # %% [markdown]
+# (ch-em)=
 # # Evaluation measures for imbalanced test sets: PR-T and the tie-aware mean PR curve
 #
-# Chapter 5 of Reshma (2021) argues that ROC curves — and PR curves on large imbalanced test sets — cannot
-# separate models that differ in their false positives, that mean PR curves are usually computed wrongly
-# (linear interpolation in PR space, ties at the start, in between and at the end of the curve), and proposes
-# **PR-T**: precision and recall plotted against a fixed grid of thresholds on min-max-normalised scores, with
-# trapezoidal AUCs (Algorithms 1–2), plus an algorithm for the mean PR curve and PR-AUC that interpolates in ROC
-# space with explicit tie rules (Algorithms 3–5). Its evidence: two models trained on opposite class ratios, En
-# (negative:positive = 3:1) and Ep (1:3), look alike under ROC and PR but clearly apart under PR-T.
+# This chapter reproduces Chapter 5 of {cite:t}`reshma2021histology`. The thesis argues that ROC curves — and PR
+# curves on large imbalanced test sets — cannot separate models that differ in their false positives, that mean PR
+# curves are usually computed wrongly (linear interpolation in PR space, ties at the start, in between and at the
+# end of the curve), and proposes **PR-T**: precision and recall plotted against a fixed grid of thresholds on
+# min-max-normalised scores, with trapezoidal AUCs (Algorithms 1–2), plus an algorithm for the mean PR curve and
+# PR-AUC that interpolates in ROC space with explicit tie rules (Algorithms 3–5). Its evidence: two models trained
+# on opposite class ratios, En (negative:positive = 3:1) and Ep (1:3), look alike under ROC and PR but clearly
+# apart under PR-T.
 #
-# **What you will learn.** How PR-T, ROC and PR respond to two models that differ by the prior they were
-# trained on; why a fixed threshold tells a *shifted* model from a *better* one only after the thresholds are
-# matched (precision at equal recall) or the prior is corrected; how the mean PR curve handles ties; and where the
-# thesis's arithmetic does not add up.
+# ## What you will learn
+#
+# * Compute PR-T curves and their AUCs, the mean PR curve of Algorithm 3 and the PR-AUC of Algorithms 4–5, and
+#   say how each treats ties in the scores.
+# * Compare how ROC, PR and PR-T respond to two models that differ only by the prior they were trained on.
+# * Tell a *shifted* model from a *better* one, by matching the operating points (precision at equal recall) or by
+#   correcting the training prior before thresholding.
+# * Check a paper's printed arithmetic (Table 5.2) and worked examples (Example 1, Fig. 5.7) against its own
+#   formulas.
 #
 # **What we reproduce.** Every claim of the chapter that our runs can support or contradict, as rows of the
-# *Paper vs us* table, each decided in `medeval.experiments.evaluation_measures_claims` by a stated rule over
+# *Paper vs us* table, each decided in {mod}`medeval.experiments.evaluation_measures_claims` by a stated rule over
 # trial-models: Tables 5.1–5.2 (exact), Figs. 5.1–5.5 on both tasks, the threshold-matched "En is the better
 # model", "linear interpolation is wrong" and "101 or 1,001 recall points give the same PR-AUC" (§5.9). The worked
 # examples of Algorithm 3 and the PR-T identities are *checks*; the printed Table 5.2 that does not add up is an
 # *erratum*.
 #
-# **Data.** By default the thesis's PCam→CAMELYON16 task is replaced by PCam-like binary patches of slide
-# phantoms (test set C:¬C = 1:12), degraded by stain variation and pixel noise so that the models land off the
-# ceiling; its CIFAR-10 automobile-vs-rest task by scikit-learn's bundled digits (real images), one digit vs the
-# rest (1:9). The `full` profile runs the real PCam→CAMELYON16 and CIFAR-10 tasks.
+# ## Prerequisites
 #
-# **Prerequisites.** ROC and PR curves, precision and recall, Welch's t-test, equivalence tests (TOST) and the
-# bootstrap. **Time to run**, measured by recorded runs of each profile:
+# Precision, recall, ROC and PR curves (all defined again in the {ref}`em-method` section below); the idea that
+# a PR curve reflects the class prior of the test set while a ROC curve does not {cite:p}`saito2015precision`;
+# the training distributions En, Ep and E2.a–E2.c and hypothesis H2 of {ref}`ch-cd`, whose precision and FPR
+# curves ({ref}`cd-method`) PR-T formalises. The claims are decided with Welch's t-test {cite:p}`welch1947`,
+# equivalence tests (TOST, {cite:p}`schuirmann1987tost`) and the percentile bootstrap
+# {cite:p}`efron1993bootstrap` over trial-models.
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"
@@ -87,8 +95,7 @@ cifar_augment = None
 stain_jitter = None
 pixel_noise = None
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["remove-input"]
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -101,6 +108,11 @@ from medeval.runtime import notebook
 
 P = notebook.setup("04b-evaluation-measures", globals())
 em.validate(P)
+
+# %% [markdown]
+# **Time to run**, measured by recorded runs of each profile:
+
+# %% tags=["remove-input"]
 notebook.time_to_run_table()
 
 # %% [markdown]
@@ -109,100 +121,328 @@ notebook.time_to_run_table()
 # `medeval params 04b-evaluation-measures` lists every parameter with its range; `medeval run
 # 04b-evaluation-measures --set n_trials=10` changes one.
 
-# %%
-P
+# %% tags=["remove-input"]
+notebook.parameters_table()
 
 # %% [markdown]
+# ## Data
+#
+# The thesis runs two tasks. The *histology* task trains on PCam {cite:p}`veeling2018pcam` and tests on the patches
+# of the CAMELYON16 test slides {cite:p}`bejnordi2017camelyon16`, a large test set with far more negatives than
+# positives; the *CIFAR-10* task separates automobiles from the nine other classes of CIFAR-10
+# {cite:p}`krizhevsky2009cifar` with an ImageNet-initialised ResNet50 {cite:p}`he2016resnet`. By default the
+# histology task is replaced by PCam-like binary patches of slide phantoms (test set C:¬C = 1:12), degraded by
+# stain variation and pixel noise so that the models land off the ceiling; the CIFAR-10 task by scikit-learn's
+# bundled digits {cite:p}`alpaydin1998digits,pedregosa2011sklearn` (real images), one digit vs the rest (1:9).
+# The `full` profile runs the real PCam→CAMELYON16 and CIFAR-10 tasks ({ref}`app-data` describes every data set).
+
+# %% [markdown]
+# (em-method)=
 # ## Method
 #
-# For a model's scores $s$ on a test set with `pos` positives and `neg` negatives:
+# A model gives every test example a score $s$; the test set has $pos$ positive and $neg$ negative examples.
+# Predicting "positive" for the scores at or above a threshold $t$ splits the test set into the counts $TP$, $FP$,
+# $TN$ and $FN$ of a confusion matrix, and every measure of this chapter is built from these counts.
 #
-# * **PR-T** (Algorithms 1–2, `medeval.metrics.curves.pr_t_curve`, `medeval.metrics.curves.pr_t_auc`):
-#   scores min-max normalised to $s_n \in [0, 1]$; at each $t \in \{0, 0.01, \dots, 1\}$,
-#   $\mathrm{prec}(t) = TP_t / (TP_t + FP_t)$ and $\mathrm{recall}(t) = TP_t / (TP_t + FN_t)$; precision-AUC and
-#   recall-AUC by the trapezoidal rule.
-# * **Mean PR** (Algorithms 3–5, `medeval.metrics.curves.interpolated_pr_points`): for each recall
-#   $r_m$ on a grid, the FPR is interpolated *in ROC space* (Eq. 5.2)
-#   $$\mathrm{fpr}_m = \mathrm{fpr}_{j-1} + (\mathrm{fpr}_j - \mathrm{fpr}_{j-1})
-#   \frac{r_m - \mathrm{tpr}_{j-1}}{\mathrm{tpr}_j - \mathrm{tpr}_{j-1}},\qquad
-#   \mathrm{prec}_m = \frac{r_m\,\mathrm{pos}}{r_m\,\mathrm{pos} + \mathrm{fpr}_m\,\mathrm{neg}},$$
-#   with the maximum FPR for a tie at the start, the minimum at the end, the median (curve) or all tied FPRs (AUC)
-#   in between.
-# * **Threshold-matched precision** (`medeval.experiments.evaluation_measures.precision_at_recall`): the
-#   precision each model reaches at the *same* recall $r^*$ (the mean recall of En at the threshold 0.5), read off
-#   its ROC curve by Eq. 5.2. It compares two rankings, whatever their calibration.
-# * **Prior correction** (`medeval.experiments.evaluation_measures.prior_corrected`, Saerens et al. 2002):
-#   a model trained at prior $\pi_s$ has its odds moved to a common prior $\pi_t = 0.5$,
-#   $\mathrm{odds}' = \mathrm{odds}\cdot\frac{\pi_t/(1-\pi_t)}{\pi_s/(1-\pi_s)}$; a monotone map, so ROC
-#   and PR do not move while fixed thresholds do.
+# **Single-threshold rates.** Recall, also called the true positive rate (TPR) or sensitivity (thesis Eq. 2.1),
+#
+# $$
+# recall = tpr = \frac{TP}{TP + FN}
+# $$ (eq-em-recall)
+#
+# is the share of the $pos$ positives that the model finds; precision (Eq. 2.2),
+#
+# $$
+# precision = \frac{TP}{TP + FP}
+# $$ (eq-em-precision)
+#
+# the share of the predicted positives that are right; and the false positive rate (Eq. 2.4),
+#
+# $$
+# fpr = \frac{FP}{FP + TN}
+# $$ (eq-em-fpr)
+#
+# the share of the $neg$ negatives that are called positive. The three rates come from the counts by
+# {func}`medeval.metrics.curves.confusion_rates`, which returns NaN wherever a denominator is zero. With 10 million
+# negatives, 2,000 more false positives move {eq}`eq-em-fpr` by only 0.0002 but move {eq}`eq-em-precision` by
+# points: the thesis's Tables 5.1–5.2 (§5.3.4), recomputed below.
+#
+# **ROC and PR curves.** Sweeping the threshold over all scores gives the ROC and PR curves (Eqs. 2.5–2.6, after
+# {cite:t}`boyd2013area`)
+#
+# $$
+# \begin{aligned}
+# ROC_{curve} &= \{(fpr(t), tpr(t)) : -\infty < t < \infty\}, \\
+# PR_{curve} &= \{(recall(t), prec(t)) : -\infty < t < \infty\},
+# \end{aligned}
+# $$ (eq-em-curves)
+#
+# with one point per distinct score, so tied examples enter together and the curves do not depend on their order
+# ({func}`medeval.metrics.curves.roc_curve`, {func}`medeval.metrics.curves.pr_curve`). Linear interpolation
+# between two points is valid in ROC space but not in PR space {cite:p}`davis2006relationship`.
+#
+# **Areas.** An area under a curve is the integral $\int_a^b f(x)\,dx$, approximated by the trapezoidal rule over
+# the curve's points (thesis Eq. 2.10),
+#
+# $$
+# \int_a^b f(x)\,dx \approx \sum_{k=1}^{N} (x_{k+1} - x_k)\,\frac{f(x_k) + f(x_{k+1})}{2},
+# $$ (eq-em-trapezoid)
+#
+# implemented by {func}`medeval.metrics.curves.trapezoid_auc`. The ROC-AUC is the area under the ROC curve
+# (§2.5.3), which equals the probability that a random positive is scored above a random negative, ties counting
+# one half — the Mann–Whitney statistic divided by $pos \cdot neg$ {cite:p}`hanley1982auc`:
+#
+# $$
+# \text{ROC-AUC} = \int_0^1 tpr \; d(fpr)
+# = \frac{1}{pos \cdot neg} \sum_{i:\,y_i = 1} \; \sum_{j:\,y_j = 0}
+#   \Bigl[\mathbb{1}(s_i > s_j) + \tfrac{1}{2}\,\mathbb{1}(s_i = s_j)\Bigr].
+# $$ (eq-em-roc-auc)
+#
+# The trapezoids over the ROC points of {eq}`eq-em-curves` give this value exactly; it depends only on the ranking
+# of the scores. Implemented by {func}`medeval.metrics.curves.roc_auc`.
+#
+# **PR-T** (§5.4.1–5.4.2, Algorithms 1–2). The scores are min-max normalised to $s^n \in [0, 1]$; for every
+# threshold $t_i$ of the fixed grid $T = \{0, 0.01, \dots, 1\}$ ($|T| = 101$, stride $\Delta t = 0.01$) the examples
+# with $s^n_j \ge t_i$ are predicted positive, and precision and recall become functions of the threshold, each with
+# its area:
+#
+# $$
+# \begin{aligned}
+# s^n_j &= \frac{s_j - \min_k s_k}{\max_k s_k - \min_k s_k}, \\
+# prec(t_i) &= \frac{TP_i}{TP_i + FP_i}, \qquad recall(t_i) = \frac{TP_i}{TP_i + FN_i}, \\
+# \text{precision-AUC} &= \sum_{i=1}^{|T|-1} \Delta t \, \frac{prec(t_i) + prec(t_{i+1})}{2}, \\
+# \text{recall-AUC} &= \sum_{i=1}^{|T|-1} \Delta t \, \frac{recall(t_i) + recall(t_{i+1})}{2}.
+# \end{aligned}
+# $$ (eq-em-prt)
+#
+# The precision curve shows the errors on the negatives and the recall curve the hits on the positives, at a
+# threshold one can read off the axis; because the thresholds are fixed, no sorting and no interpolation is needed.
+# Where the recall curve lies above the precision curve the model makes more FP than FN (§5.4.4). Implemented by
+# {func}`medeval.metrics.curves.min_max_normalize`, {func}`medeval.metrics.curves.fixed_threshold_grid`,
+# {func}`medeval.metrics.curves.pr_t_curve` (the curves) and {func}`medeval.metrics.curves.pr_t_auc` (the areas).
+#
+# **Mean curves over trial-models.** Each model is trained $nT$ times (*trial-models*). The mean PR-T curve is the
+# threshold-wise mean (and standard deviation) of the trial-models' curves (§5.4.4), for $k = 1, \dots, nT$,
+#
+# $$
+# \overline{prec}(t_i) = \frac{1}{nT} \sum_{k=1}^{nT} prec_k(t_i), \qquad
+# \overline{recall}(t_i) = \frac{1}{nT} \sum_{k=1}^{nT} recall_k(t_i),
+# $$ (eq-em-mean-prt)
+#
+# implemented by {func}`medeval.metrics.curves.mean_prt_curves`. The mean ROC curve is the *vertical average*
+# ({cite:t}`fawcett2006roc`; §5.2.2): each trial's curve is read as a function $tpr = ROC_i(fpr)$ on a fixed FPR grid (the
+# largest TPR at a tied FPR, linear interpolation between points) and
+#
+# $$
+# \overline{ROC}(fpr) = \frac{1}{nT} \sum_{i=1}^{nT} ROC_i(fpr),
+# $$ (eq-em-mean-roc)
+#
+# implemented by {func}`medeval.metrics.curves.mean_roc_curve` through
+# {func}`medeval.metrics.curves.vertical_average`.
+#
+# **Mean PR curve (Algorithm 3, §5.9).** Precision cannot be interpolated linearly between two PR points, so each
+# trial's ROC curve is read at the fixed recall grid $tpr_m \in \{0, 0.01, \dots, 1\}$ and the point is moved to PR
+# space. Between two ROC points with $tpr_{j-1} < tpr_m < tpr_j$ the FPR is interpolated in ROC space (Eq. 5.2,
+# which is Davis and Goadrich's Eq. 5.1 $FP_x = FP_A + skew \cdot x$ in rates) and turned into a precision with
+# {eq}`eq-em-precision` (Algorithm 3, line 5):
+#
+# $$
+# \begin{aligned}
+# fpr_m &= fpr_{j-1} + (fpr_j - fpr_{j-1}) \, \frac{tpr_m - tpr_{j-1}}{tpr_j - tpr_{j-1}}, \\
+# prec_m &= \frac{tpr_m \cdot pos}{tpr_m \cdot pos + fpr_m \cdot neg}.
+# \end{aligned}
+# $$ (eq-em-interp)
+#
+# Where $tpr_m$ equals the TPR of several ROC points (a tie, with FPRs $FPR_j$), Algorithm 3 (lines 21–23) picks
+#
+# $$
+# fpr(tpr_m) =
+# \begin{cases}
+#   \max FPR_j & \text{start tie (the cost of negatives ranked first),} \\
+#   \operatorname{median} FPR_j & \text{intermediate tie (Boyd et al. 2013),} \\
+#   \min FPR_j & \text{end tie at } tpr_m = 1 \text{ (a reward).}
+# \end{cases}
+# $$ (eq-em-ties)
+#
+# The undefined precision $0/0$ at the start is replaced by the next point's (line 6). The mean PR curve is then the
+# vertical mean and standard deviation over the $nT$ trial-models at every grid recall (line 8),
+#
+# $$
+# PREC_{mean}[m] = \frac{1}{nT} \sum_{i=1}^{nT} PREC_s[i][m] \;\pm\; \operatorname{std}_i PREC_s[i][m].
+# $$ (eq-em-mean-pr)
+#
+# {func}`medeval.metrics.curves.interpolated_pr_points` computes one trial's points by {eq}`eq-em-interp` and
+# {eq}`eq-em-ties`, and {func}`medeval.metrics.curves.mean_pr_curve` averages them by {eq}`eq-em-mean-pr`.
+#
+# **PR-AUC (Algorithms 4–5, §5.9).** The area of one trial-model uses the same points, except that an intermediate
+# tie keeps *all* its FPRs (the minimum bounds the interval to its left, the maximum the interval to its right:
+# zero-width steps), and the trapezoidal rule {eq}`eq-em-trapezoid` runs over the resulting list of $j - 1$ points
+# (Algorithm 4, line 12):
+#
+# $$
+# \begin{aligned}
+# AUCs[i] &= \sum_{k=1}^{j-1} \frac{PREC_i[k] + PREC_i[k+1]}{2} \\
+# &\qquad \times \bigl(RECALL_i[k+1] - RECALL_i[k]\bigr), \\
+# \text{PR-AUC}_{mean} &= \operatorname{mean}_i AUCs[i] \pm \operatorname{std}_i AUCs[i].
+# \end{aligned}
+# $$ (eq-em-pr-auc)
+#
+# Implemented by {func}`medeval.metrics.curves.pr_auc_roc_interpolated` (one trial-model) and
+# {func}`medeval.metrics.curves.mean_pr_auc` (mean ± std). Two other PR-AUCs are computed for comparison. The
+# *average precision* of scikit-learn {cite:p}`pedregosa2011sklearn`, a step function over the PR points of
+# {eq}`eq-em-curves` in order of increasing recall $R_n$ with precision $P_n$,
+#
+# $$
+# AP = \sum_{n} (R_n - R_{n-1}) \, P_n, \qquad R_0 = 0,
+# $$ (eq-em-ap)
+#
+# (the column "average precision" of {func}`medeval.experiments.evaluation_measures.trial_table`); and the *naive*
+# PR-AUC, which interpolates precision linearly in PR space between neighbouring points $j-1$ and $j$ before the
+# trapezoids,
+#
+# $$
+# prec(r) = prec_{j-1} + (prec_j - prec_{j-1}) \, \frac{r - recall_{j-1}}{recall_j - recall_{j-1}},
+# $$ (eq-em-linear-pr)
+#
+# the interpolation that {cite:t}`davis2006relationship` show to be wrong
+# ({func}`medeval.metrics.curves.linear_pr_auc`).
+#
+# **Threshold-matched precision** (our extension). En and Ep were trained on opposite priors, so at a fixed
+# threshold their scores are not comparable. The precision each model reaches at the *same* recall $r^*$ — the mean
+# recall of En at the threshold 0.5 — is read off its ROC curve by {eq}`eq-em-interp`,
+#
+# $$
+# prec(r^*) = \frac{r^* \cdot pos}{r^* \cdot pos + fpr(r^*) \cdot neg},
+# $$ (eq-em-matched)
+#
+# where $fpr(r^*)$ is the FPR of the first ROC point that reaches $r^*$, or interpolated by Eq. 5.2. It compares
+# two rankings, whatever their calibration ({func}`medeval.experiments.evaluation_measures.precision_at_recall`).
+#
+# **Prior correction** (our extension, after {cite:t}`saerens2002adjusting`). A model trained at the
+# prior $\pi_s = P(\text{positive})$ ($\pi_s = 0.25$ for En, $0.75$ for Ep) has its score's odds moved to a common
+# prior $\pi_t = 0.5$,
+#
+# $$
+# \frac{s'}{1 - s'} = \frac{s}{1 - s} \cdot \frac{\pi_t / (1 - \pi_t)}{\pi_s / (1 - \pi_s)}.
+# $$ (eq-em-prior)
+#
+# The map is strictly increasing, so ROC and PR curves do not move while fixed thresholds, and with them PR-T, do
+# ({func}`medeval.experiments.evaluation_measures.prior_corrected`,
+# {func}`medeval.experiments.evaluation_measures.prior_corrected_curves`).
+#
+# **Separability.** How far a measure $M$ sets En and Ep apart, relative to its spread over trial-models, is the
+# standardised difference (Cohen's $d$, {cite:p}`cohen1988power`) of the two groups' means $\bar M$ and standard
+# deviations $sd$,
+#
+# $$
+# d = \frac{\lvert \bar M_{En} - \bar M_{Ep} \rvert}{\sqrt{(sd_{En}^2 + sd_{Ep}^2) / 2}},
+# $$ (eq-em-cohen-d)
+#
+# implemented by {func}`medeval.experiments.evaluation_measures.separability`.
 
 # %% [markdown]
 # ## Tables 5.1 and 5.2: performance inseparability on large test sets
+#
+# Two models $m_1$ and $m_2$ differ by 200 FN and 2,000 FP on a large test set (10 million negatives) and on a small
+# one (about 100,000). The thesis's Table 5.2 gives the differences $\Delta$ between the models' TPR
+# {eq}`eq-em-recall`, FPR {eq}`eq-em-fpr` and precision {eq}`eq-em-precision`.
 
 # %%
 t51 = em.table_5_1()
 t52 = em.table_5_2(t51)
+
+# %% tags=["hide-input"]
 notebook.record_table("table_5_2", t52)
 notebook.record("small_delta_prec", float(t52.set_index("test set").loc["Small", "ΔPrec"]))
 notebook.record("large_delta_prec", float(t52.set_index("test set").loc["Large", "ΔPrec"]))
-display(t51)
-t52.round(4)
+display(notebook.show_table(t51, caption="Thesis Table 5.1: confusion counts of two models on a large and a "
+                                         "small test set"))
+display(notebook.show_table(
+    t52[["test set", "TPR m1", "TPR m2", "FPR m1", "FPR m2", "Prec m1", "Prec m2"]],
+    caption="TPR, FPR and precision of the two models, from Table 5.1 by Eqs. 2.1, 2.4, 2.2", digits=4,
+    labels={"Prec m1": "precision m1", "Prec m2": "precision m2"}))
+notebook.show_table(
+    t52[["test set", "ΔTPR", "printed ΔTPR", "ΔFPR", "printed ΔFPR", "ΔPrec", "printed ΔPrec", "erratum"]],
+    caption="Table 5.2: the differences m2 − m1, recomputed and as printed in the thesis",
+    formats={c: "{:.4f}" for c in ("ΔTPR", "ΔFPR", "ΔPrec")} | {c: "{:.3f}" for c in
+                                                             ("printed ΔTPR", "printed ΔFPR", "printed ΔPrec")},
+    labels={"ΔPrec": "Δprecision", "printed ΔPrec": "printed Δprecision"})
 
 # %% [markdown]
-# With 10 million negatives, 2,000 extra false positives move the FPR by 0.0002 while the same errors among
-# 10,000 examples move precision by several points: the Large row's Δs are tiny for TPR and FPR and larger for
-# precision. The thesis's printed Small ΔPrec does not follow from its Table 5.1; it is listed under errata.
+# On the large test set, 2,000 fewer false positives among 10 million negatives move the FPR by 0.0002 and 200
+# fewer false negatives move the TPR by 0.0025, while precision, whose denominator is the 84,000 or so predicted
+# positives, moves by 0.023: the Large row's Δs are tiny for TPR and FPR and ten times larger for precision. The thesis's printed Small ΔPrec does not follow from its Table 5.1; it is listed under errata.
 
 # %% [markdown]
 # ## Example 1 and the tie cases of Fig. 5.7
 #
 # Ranked lists (first = highest score). Algorithm 3 takes the maximum FPR for a tie at the start (the cost of
-# negatives ranked first), the median in between, and the minimum at TPR = 1 (a reward); Algorithm 5 keeps every
-# tied FPR for the AUC (zero-width steps). The "plain PR endpoint" is what Saito & Rehmsmeier's tool reports.
+# negatives ranked first), the median in between, and the minimum at TPR = 1 (a reward), {eq}`eq-em-ties`;
+# Algorithm 5 keeps every tied FPR for the AUC (zero-width steps), {eq}`eq-em-pr-auc`. The "plain PR endpoint" is
+# what Saito and Rehmsmeier's (2017) R tool reports.
 
 # %%
 ties = em.tie_cases(P.n_recall_points)
+
+# %% tags=["hide-input"]
 notebook.record_table("tie_cases", ties)
 ex = ties.set_index("case")
 notebook.record("example1_model1_endpoint", float(ex.loc["Example 1, model 1", "prec at recall 1 (Alg. 3)"]))
 notebook.record("example1_model2_endpoint", float(ex.loc["Example 1, model 2", "prec at recall 1 (Alg. 3)"]))
-ties.round(4)
+notebook.show_table(ties, caption="Example 1 and the three tie cases of Fig. 5.7 through Algorithms 3–5, with "
+                                  "the plain PR endpoint, scikit-learn's average precision and the naive linear "
+                                  "PR-AUC for comparison",
+                    labels={"ranking": "ranked labels (1 = positive)", "sklearn AP": "average precision"})
 
-# %%
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.3))
+# %% tags=["hide-input"]
+fig, axes = plots.new_axes(2, 1, width=4.0, height=3.2)
 for name in ("Example 1, model 1", "Example 1, model 2"):
+    color = plots.color("model", name)
     y, s = em.ranked_scores(em.TIE_CASES[name])
     roc = C.roc_curve(y, s)
     r, p = C.interpolated_pr_points(roc, n_points=P.n_recall_points)
-    axes[0].plot(roc.fpr, roc.tpr, marker="o", label=name)
-    axes[1].plot(r, p, label=f"{name} (Alg. 3)")
     pr = C.pr_curve(y, s)
-    axes[1].plot(pr.recall, pr.precision, "o--", alpha=0.5, label=f"{name} (PR points)")
-axes[0].set_xlabel("FPR")
-axes[0].set_ylabel("TPR")
-axes[0].legend(fontsize=7)
-axes[1].set_xlabel("recall")
-axes[1].set_ylabel("precision")
-axes[1].legend(fontsize=7)
-plt.tight_layout()
-plt.show()
+    short = name.replace("Example 1, ", "")
+    axes[0].plot(roc.fpr, roc.tpr, marker="o", color=color, label=short)
+    axes[1].plot(r, p, color=color, label=f"{short}, Alg. 3")
+    axes[1].plot(pr.recall, pr.precision, "o--", color=color, alpha=0.6, label=f"{short}, PR points")
+axes[0].set(xlabel="FPR", ylabel="TPR", title="ROC")
+axes[1].set(xlabel="recall", ylabel="precision", title="PR", ylim=(0, 1.05))
+axes[0].legend(loc="lower right")
+fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncols=2)
+plots.glue_figure("fig-em-example1", fig)
 
 # %% [markdown]
-# **Figure 1.** Example 1: model 1 reaches recall 1 before its last negatives, model 2 only at the end. Algorithm 3
-# gives their endpoints different precisions; the plain PR points (dashed) end at the same 2/5.
+# ```{glue:figure} fig-em-example1
+# ---
+# name: fig-em-example1
+# alt: >-
+#   Two panels. Left: the ROC curves of the two models of Example 1, FPR against TPR, with markers at each
+#   point. Right: precision against recall, the Algorithm 3 curve of each model as a solid line and its plain PR
+#   points as dashed lines with markers; the two models' solid curves end at different precisions at recall 1.
+# ---
+# Example 1 of the thesis (§5.2.2): model 1 ranks its last positive before its last two negatives, model 2 only at
+# the end. Algorithm 3 gives their endpoints the precisions 2/3 and 2/5; the plain PR points (dashed) both end at
+# 2/5.
+# ```
+#
+# {numref}`fig-em-example1` shows why the end rule of {eq}`eq-em-ties` matters: model 1 reaches recall 1 without
+# scanning all negatives, and only the minimum FPR of the end tie rewards it.
 
 # %% [markdown]
 # ## The En and Ep models
 #
 # En is trained with negative:positive = 3:1 and Ep with 1:3, 4U examples each (Table 5.3); every trial-model
 # draws a different subset. For Fig. 5.5 the histology task also trains E2.a (2:2); En and Ep have the designs of
-# E2.b and E2.c (§5.5.1), so they are re-used there. Phantom patches: a small CNN, test set at 1:`imbalance`.
-# Digits: a logistic regression on the 64 pixels, test set 1:9. With `data_source=real` (profile `full`) the
-# thesis's own tasks run instead.
+# E2.b and E2.c (§5.5.1; {ref}`ch-cd`), so they are re-used there. Phantom patches: a small CNN, test set at
+# 1:`imbalance`. Digits: a logistic regression on the 64 pixels, test set 1:9. With `data_source=real` (profile
+# `full`) the thesis's own tasks run instead.
 
 # %%
 tasks = em.run_chapter(P, cache_dir=notebook.cache_dir("runs"))
 summaries = {role: em.task_summary(task, P) for role, task in tasks.items()}
+
+# %% tags=["hide-input"]
 names = {role: s["name"] for role, s in summaries.items()}
 notebook.record("tasks", names)
 for role, s in summaries.items():
@@ -221,9 +461,10 @@ for s in summaries.values():
                  "trial-models per model": int(t.groupby("model").size().min()),
                  "mean ROC-AUC by model": ", ".join(f"{m} {v:.3f}" for m, v in q["means"].items()),
                  "ROC-AUC range": f"{q['min']:.3f}–{q['max']:.3f}", "means in band": q["in_band"]})
-pd.DataFrame(rows)
+notebook.show_table(pd.DataFrame(rows), caption="The two tasks: test-set size, trial-models and the ROC-AUC "
+                                                "band the models reached")
 
-# %%
+# %% tags=["hide-input"]
 Markdown(f"**Quality.** Models are compared only when every group's mean ROC-AUC on the test set exceeds the "
          f"floor {em.QUALITY_FLOOR} (below it a row is [n/a], *did not train*). The tasks are calibrated so that the "
          f"models land in the band {em.QUALITY_BAND[0]}–{em.QUALITY_BAND[1]}, off the ceiling: without degradation "
@@ -231,215 +472,326 @@ Markdown(f"**Quality.** Models are compared only when every group's mean ROC-AUC
          "saturates. The table above gives the band this profile's models reached; the claims table repeats each "
          "comparison's quality figure.")
 
+# %% tags=["remove-input"]
+# Figure plumbing shared by the curve figures below: one column per task, one row per kind of curve.
+ROWS = (("ROC", "FPR", "TPR"), ("PR", "recall", "precision"), ("PR-T precision", "threshold t", "prec(t)"),
+        ("PR-T recall", "threshold t", "recall(t)"))  # (title, x label, y label)
+
+
+def label_axes(axes, rows, titles):
+    """Axis labels on every panel; the task name as the title of the top row."""
+    for i, (_, xl, yl) in enumerate(rows):
+        for j, ax in enumerate(axes[i]):
+            ax.set_xlabel(xl)
+            ax.set_ylabel(yl)
+            if i == 0:
+                ax.set_title(titles[j])
+
+
+def mean_curves(axes, summary, models, label=lambda m: m):
+    """Mean ROC, PR (Alg. 3), PR-T precision and PR-T recall with ±1 std bands, one colour per model."""
+    for model in models:
+        s, color = summary[model], plots.color("distribution", label(model))
+        curves = (s["mean_roc"], s["mean_pr"], s["mean_prt"]["precision"], s["mean_prt"]["recall"])
+        for ax, c in zip(axes, curves, strict=True):
+            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, label=label(model), color=color)
+
+
+def mean_sd_table(trials, columns, by=("model",)):
+    """mean ± std over trial-models per group, as text, for a compact table."""
+    g = trials.groupby(list(by))[columns]
+    m, s = g.mean(), g.std()
+    return pd.DataFrame({c: [f"{a:.3f} ± {b:.3f}" for a, b in zip(m[c], s[c], strict=True)] for c in columns},
+                        index=m.index).reset_index()
+
+
 # %% [markdown]
 # ### Score histograms (Fig. 5.1)
-# Mean count per score bin over the trial-models (log scale), actual negatives (top) and positives (bottom); the
-# dashed line is the representative threshold 0.5.
+#
+# The mean count of test examples per score bin over the trial-models, for the actual negatives and positives, tells
+# before any curve is drawn where each model puts its errors.
 
-# %%
-fig, axes = plt.subplots(2, 2, figsize=(10, 5), sharex=True)
+# %% tags=["hide-input"]
+fig, axes = plots.new_axes(2, 2, width=4.0, height=2.4, sharex=True)
+axes = axes.reshape(2, 2)
 for j, (role, task) in enumerate(tasks.items()):
     en_ep = [r for r in task["runs"] if r["distribution"] in ("En", "Ep")]
     hist = em.score_histograms(en_ep, bins=P.hist_bins)
     for i, actual in enumerate(("negative", "positive")):
-        for model, color in (("En", "tab:blue"), ("Ep", "tab:orange")):
+        for model in ("En", "Ep"):
             h = hist[(hist.model == model) & (hist.actual == actual)]
-            axes[i, j].step(h.bin_left, h.mean_count, where="post", color=color, label=model)
+            axes[i, j].step(h.bin_left, h.mean_count, where="post", color=plots.color("distribution", model),
+                            label=model)
         axes[i, j].set_yscale("symlog", linthresh=1)
-        axes[i, j].axvline(em.REPRESENTATIVE_THRESHOLD, color="k", ls="--")
-        axes[i, j].set_title(f"{names[role]}: actual {actual}", fontsize=9)
+        axes[i, j].axvline(em.REPRESENTATIVE_THRESHOLD, color=plots.NEUTRAL, ls="--")
+        axes[i, j].set_title(f"{names[role]}: actual {actual}")
+        axes[i, j].set_ylabel("mean count")
     axes[1, j].set_xlabel("predicted score")
-axes[0, 0].legend()
-plt.tight_layout()
-plt.show()
+fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
+plots.glue_figure("fig-em-histograms", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-em-histograms
+# ---
+# name: fig-em-histograms
+# alt: >-
+#   Four step plots of the mean count of test examples per predicted-score bin on a logarithmic axis, En in
+#   blue and Ep in red, for the actual negatives (top row) and positives (bottom row) of the two tasks (columns),
+#   with a grey dashed vertical line at the score 0.5.
+# ---
+# Score histograms of En and Ep (the thesis's Fig. 5.1): mean count per score bin over the trial-models (log scale)
+# for the actual negatives (top) and positives (bottom); the dashed line is the representative threshold 0.5.
+# ```
+#
+# In {numref}`fig-em-histograms` En's negatives pile up at low scores and its positives spread lower (more FN);
+# Ep's histograms are shifted to the right (more FP). The table gives the mean FP and FN at the dashed line.
+
+# %% tags=["hide-input"]
 errs = pd.concat([s["trials"].groupby("model")[["FP at t", "FN at t"]].mean().assign(task=s["name"])
                   for s in summaries.values()])
 notebook.record_table("errors_at_0.5", errs.reset_index())
-errs
-
-# %% [markdown]
-# **Figure 2.** Reading: En's negatives pile up at low scores and its positives spread lower (more FN); Ep's
-# histograms are shifted to the right (more FP). The table gives the mean FP and FN at the dashed line.
+notebook.show_table(errs.reset_index()[["task", "model", "FP at t", "FN at t"]],
+                    caption="Mean false positives and false negatives at the score threshold 0.5 over the "
+                            "trial-models", digits=4, labels={"FP at t": "FP at 0.5", "FN at t": "FN at 0.5"})
 
 # %% [markdown]
 # ### Single trial-models: ROC, PR and PR-T (Fig. 5.2)
+#
+# One trial-model of each kind on each task under the three measures: the ROC curve {eq}`eq-em-curves`, the PR
+# curve of Algorithm 3 {eq}`eq-em-interp` and the two PR-T curves {eq}`eq-em-prt`, with their areas in the legends.
 
-# %%
-fig, axes = plt.subplots(2, 3, figsize=(13, 7))
-for i, (role, summ) in enumerate(summaries.items()):
-    for model, color in (("En", "tab:blue"), ("Ep", "tab:orange")):
-        m = summ["summary"][model]["runs"][0]
+# %% tags=["hide-input"]
+fig, axes = plots.new_axes(2, 4, width=4.0, height=2.3)
+axes = axes.reshape(4, 2)
+for j, summ in enumerate(summaries.values()):
+    for model in ("En", "Ep"):
+        m, color = summ["summary"][model]["runs"][0], plots.color("distribution", model)
         roc, prt = m["roc"], m["prt"]
         pr_r, pr_p = C.interpolated_pr_points(roc, n_points=P.n_recall_points)
-        axes[i, 0].plot(roc.fpr, roc.tpr, color=color, label=f"{model} ({m['roc_auc']:.3f})")
-        axes[i, 1].plot(pr_r, pr_p, color=color, label=f"{model} ({m['pr_auc']:.3f})")
-        axes[i, 2].plot(prt.thresholds, prt.precision, color=color, label=f"{model} precision ({m['precision_auc']:.3f})")
-        axes[i, 2].plot(prt.thresholds, prt.recall, ":", color=color, label=f"{model} recall ({m['recall_auc']:.3f})")
-    for ax, (xl, yl) in zip(axes[i], [("FPR", "TPR"), ("recall", "precision"), ("threshold", "")], strict=True):
-        ax.set_xlabel(xl)
-        ax.set_ylabel(yl)
-        ax.legend(fontsize=7)
-        ax.set_title(names[role], fontsize=9)
-plt.tight_layout()
-plt.show()
+        axes[0, j].plot(roc.fpr, roc.tpr, color=color, label=f"{model} {m['roc_auc']:.3f}")
+        axes[1, j].plot(pr_r, pr_p, color=color, label=f"{model} {m['pr_auc']:.3f}")
+        axes[2, j].plot(prt.thresholds, prt.precision, color=color, label=f"{model} {m['precision_auc']:.3f}")
+        axes[3, j].plot(prt.thresholds, prt.recall, color=color, label=f"{model} {m['recall_auc']:.3f}")
+    for ax, loc in zip(axes[:, j], ("lower right", "lower left", "upper left", "lower left"), strict=True):
+        ax.legend(loc=loc, title="AUC", handlelength=1.2)
+label_axes(axes, ROWS, list(names.values()))
+plots.glue_figure("fig-em-single", fig)
 
 # %% [markdown]
-# **Figure 3.** One trial-model of each kind (AUCs in the legends). ROC and PR barely tell them apart; PR-T does.
+# ```{glue:figure} fig-em-single
+# ---
+# name: fig-em-single
+# alt: >-
+#   Eight line plots in four rows and two columns (one column per task). Rows: ROC curve (TPR against FPR), PR
+#   curve (precision against recall), PR-T precision against the threshold, PR-T recall against the threshold; En
+#   in blue, Ep in red, each legend giving the area under the curve. The ROC and PR curves of the two models lie
+#   close together, the PR-T curves clearly apart.
+# ---
+# One trial-model of En and Ep per task under ROC, PR (Algorithm 3) and PR-T (the thesis's Fig. 5.2); the legends
+# give each curve's area.
+# ```
+#
+# In {numref}`fig-em-single` ROC and PR barely tell the two models apart; PR-T does — at a fixed threshold, Ep calls
+# more examples positive than En.
 
 # %% [markdown]
 # ### Mean curves over trial-models with std bands (Fig. 5.3)
-# Mean ROC by vertical averaging; mean PR by Algorithm 3 (ROC-space interpolation and tie rules); mean PR-T
-# threshold-wise, without interpolation.
+#
+# Mean ROC by vertical averaging {eq}`eq-em-mean-roc`; mean PR by Algorithm 3 {eq}`eq-em-mean-pr` (ROC-space
+# interpolation and tie rules); mean PR-T threshold-wise {eq}`eq-em-mean-prt`, without interpolation.
 
-# %%
-def mean_curves(axes, summary, models, colors, title):
-    for model, color in zip(models, colors, strict=True):
-        s = summary[model]
-        r, p = s["mean_roc"], s["mean_pr"]
-        pc, rc = s["mean_prt"]["precision"], s["mean_prt"]["recall"]
-        plots.curve_with_band(axes[0], r.grid, r.mean, r.mean - r.std, r.mean + r.std, label=model, color=color)
-        plots.curve_with_band(axes[1], p.grid, p.mean, p.mean - p.std, p.mean + p.std, label=model, color=color)
-        plots.curve_with_band(axes[2], pc.grid, pc.mean, pc.mean - pc.std, pc.mean + pc.std,
-                              label=f"{model} precision", color=color)
-        plots.curve_with_band(axes[2], rc.grid, rc.mean, rc.mean - rc.std, rc.mean + rc.std,
-                              label=f"{model} recall", color=color, ls=":")
-    for ax, (xl, yl) in zip(axes, [("FPR", "TPR"), ("recall", "precision"), ("threshold", "")], strict=True):
-        ax.set_xlabel(xl)
-        ax.set_ylabel(yl)
-        ax.legend(fontsize=7)
-        ax.set_title(title, fontsize=9)
-
-
-fig, axes = plt.subplots(2, 3, figsize=(13, 7))
-for i, (role, summ) in enumerate(summaries.items()):
-    mean_curves(axes[i], summ["summary"], ("En", "Ep"), ("tab:blue", "tab:orange"), f"{names[role]}: mean")
-plt.tight_layout()
-plt.show()
+# %% tags=["hide-input"]
+fig, axes = plots.new_axes(2, 4, width=4.0, height=2.3)
+axes = axes.reshape(4, 2)
+for j, summ in enumerate(summaries.values()):
+    mean_curves(axes[:, j], summ["summary"], ("En", "Ep"))
+label_axes(axes, ROWS, [f"{n}: mean" for n in names.values()])
+fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
+plots.glue_figure("fig-em-mean", fig)
 
 # %% [markdown]
-# **Figure 4.** Mean curves with ±1 std over the trial-models.
+# ```{glue:figure} fig-em-mean
+# ---
+# name: fig-em-mean
+# alt: >-
+#   Eight line plots in four rows and two columns (one column per task): mean ROC, mean PR, mean PR-T precision
+#   and mean PR-T recall of En (blue) and Ep (red), each with a shaded band of plus or minus one standard deviation
+#   over the trial-models.
+# ---
+# Mean curves of En and Ep with ±1 std over the trial-models (the thesis's Fig. 5.3): ROC by vertical averaging, PR
+# by Algorithm 3, PR-T threshold by threshold.
+# ```
+#
+# {numref}`fig-em-mean` repeats the single-model picture with the spread over trial-models: the PR-T bands of the
+# two models do not overlap where the ROC and PR bands do.
 
 # %% [markdown]
 # ### A better model or a shifted one?
 #
 # En and Ep were trained on opposite priors, so their scores are calibrated differently: at any fixed threshold Ep
 # calls more examples positive. That alone makes En's precision curve higher and Ep's recall curve higher,
-# whatever the quality of the two rankings. Two views remove the shift: precision at the same recall $r^*$
-# (left: the mean PR curves with $r^*$ marked; the thesis's Algorithm 3 curves), and PR-T after correcting each
-# model's scores for its training prior (right).
+# whatever the quality of the two rankings. Two views remove the shift: precision at the same recall $r^*$,
+# {eq}`eq-em-matched` (top row: the mean PR curves of Algorithm 3 with $r^*$ marked), and PR-T after correcting
+# each model's scores for its training prior, {eq}`eq-em-prior` (middle and bottom rows).
 
-# %%
-fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-for i, (role, summ) in enumerate(summaries.items()):
+# %% tags=["hide-input"]
+fig, axes = plots.new_axes(2, 3, width=4.0, height=2.3)
+axes = axes.reshape(3, 2)
+for j, (role, summ) in enumerate(summaries.items()):
     r_star = summ["matched_recall"]
-    for model, color in (("En", "tab:blue"), ("Ep", "tab:orange")):
-        p = summ["summary"][model]["mean_pr"]
-        plots.curve_with_band(axes[i, 0], p.grid, p.mean, p.mean - p.std, p.mean + p.std, label=model, color=color)
-    axes[i, 0].axvline(r_star, color="k", ls="--", lw=1)
-    axes[i, 0].set_xlabel("recall")
-    axes[i, 0].set_ylabel("precision")
-    axes[i, 0].set_title(f"{names[role]}: mean PR, r* = {r_star:.2f}", fontsize=9)
-    axes[i, 0].legend(fontsize=7)
     en_ep = [r for r in tasks[role]["runs"] if r["distribution"] in ("En", "Ep")]
     corrected = em.prior_corrected_curves(en_ep, n_thresholds=P.n_thresholds)
-    for model, color in (("En", "tab:blue"), ("Ep", "tab:orange")):
-        pc, rc = corrected[model]["precision"], corrected[model]["recall"]
-        plots.curve_with_band(axes[i, 1], pc.grid, pc.mean, pc.mean - pc.std, pc.mean + pc.std,
-                              label=f"{model} precision", color=color)
-        plots.curve_with_band(axes[i, 1], rc.grid, rc.mean, rc.mean - rc.std, rc.mean + rc.std,
-                              label=f"{model} recall", color=color, ls=":")
-    axes[i, 1].set_xlabel("threshold (prior-corrected scores)")
-    axes[i, 1].set_title(f"{names[role]}: PR-T after prior correction", fontsize=9)
-    axes[i, 1].legend(fontsize=7)
-plt.tight_layout()
-plt.show()
-matched = pd.concat({s["name"]: s["trials"].groupby("model")[
-    ["precision at matched recall", "precision-AUC (PR-T)", "precision-AUC (prior-corrected)", "recall-AUC (PR-T)",
-     "recall-AUC (prior-corrected)"]].agg(["mean", "std"]) for s in summaries.values()})
-matched.round(3)
+    for model in ("En", "Ep"):
+        color = plots.color("distribution", model)
+        curves = (summ["summary"][model]["mean_pr"], corrected[model]["precision"], corrected[model]["recall"])
+        for ax, c in zip(axes[:, j], curves, strict=True):
+            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, label=model, color=color)
+    axes[0, j].axvline(r_star, color=plots.NEUTRAL, ls="--", lw=1)
+    axes[0, j].text(r_star, 0.03, f" r* = {r_star:.2f}", color=plots.NEUTRAL, fontsize=plots.MIN_FONT_PT,
+                    transform=axes[0, j].get_xaxis_transform())
+label_axes(axes, (("PR", "recall", "precision"), ("PR-T precision", "threshold t (corrected)", "prec(t)"),
+                  ("PR-T recall", "threshold t (corrected)", "recall(t)")), list(names.values()))
+fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
+plots.glue_figure("fig-em-matched", fig)
 
 # %% [markdown]
-# **Figure 5.** Left: at the marked recall the two mean PR curves give each model's precision at equal recall.
-# Right: after the prior correction the precision and recall curves of En and Ep move together. The rows
+# ```{glue:figure} fig-em-matched
+# ---
+# name: fig-em-matched
+# alt: >-
+#   Six line plots in three rows and two columns (one column per task). Top row: mean PR curves of En (blue)
+#   and Ep (red) with bands and a grey dashed vertical line at the matched recall r*. Middle and bottom rows: mean
+#   PR-T precision and recall against the threshold after both models' scores were corrected to a balanced prior.
+# ---
+# Two comparisons that remove the calibration shift between En and Ep: precision at the matched recall r* on the
+# mean PR curves (top), and PR-T after correcting each model's scores to the prior 0.5 (middle, bottom).
+# ```
+#
+# At the marked recall in {numref}`fig-em-matched` the two mean PR curves give each model's precision at equal
+# recall; after the prior correction the precision and recall curves of En and Ep move together. The rows
 # *en-better-…* of the Paper vs us table decide, with a test over trial-models, whether a difference remains.
+
+# %% tags=["hide-input"]
+matched_cols = ["precision at matched recall", "precision-AUC (PR-T)", "precision-AUC (prior-corrected)",
+                "recall-AUC (PR-T)", "recall-AUC (prior-corrected)"]
+matched = pd.concat([mean_sd_table(s["trials"], matched_cols).assign(task=s["name"]) for s in summaries.values()])
+notebook.show_table(matched[["task", "model", *matched_cols]],
+                    caption="Precision at the matched recall r* and the PR-T areas before and after the prior "
+                            "correction: mean ± std over the trial-models",
+                    labels={"precision at matched recall": "precision at r*",
+                            "precision-AUC (PR-T)": "precision-AUC", "recall-AUC (PR-T)": "recall-AUC",
+                            "precision-AUC (prior-corrected)": "precision-AUC, corrected",
+                            "recall-AUC (prior-corrected)": "recall-AUC, corrected"})
 
 # %% [markdown]
 # ### PR vs PR-T for En on the CIFAR-10 stand-in (Fig. 5.4)
+#
+# The thesis argues that a PR-AUC is inflated by the region of low recall, where precision is highest, while PR-T
+# shows the same model's precision and recall at every threshold.
 
-# %%
+# %% tags=["hide-input"]
 summ = summaries["cifar"]
 s = summ["summary"]["En"]
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-p = s["mean_pr"]
-plots.curve_with_band(axes[0], p.grid, p.mean, p.mean - p.std, p.mean + p.std, label="En mean PR", color="tab:blue")
-low = p.grid <= em.LOW_RECALL
-axes[0].fill_between(p.grid[low], 0, p.mean[low], color="grey", alpha=0.3, label=f"recall ≤ {em.LOW_RECALL}")
-axes[0].set_xlabel("recall")
-axes[0].set_ylabel("precision")
-axes[0].legend(fontsize=7)
-pc, rc = s["mean_prt"]["precision"], s["mean_prt"]["recall"]
-plots.curve_with_band(axes[1], pc.grid, pc.mean, pc.mean - pc.std, pc.mean + pc.std, label="precision",
-                      color="tab:blue")
-plots.curve_with_band(axes[1], rc.grid, rc.mean, rc.mean - rc.std, rc.mean + rc.std, label="recall",
-                      color="tab:blue", ls=":")
-axes[1].set_xlabel("threshold")
-axes[1].legend(fontsize=7)
 en_pr_auc = summ["trials"].loc[summ["trials"].model == "En", "PR-AUC (Alg. 4-5)"].mean()
-fig.suptitle(f"{summ['name']}, En: PR-AUC {en_pr_auc:.3f}", fontsize=9)
-plt.tight_layout()
-plt.show()
+fig, axes = plots.new_axes(2, 1, width=4.0, height=3.0)
+p = s["mean_pr"]
+plots.curve_with_band(axes[0], p.grid, p.mean, p.mean - p.std, p.mean + p.std, label="En mean PR",
+                      color=plots.color("distribution", "En"))
+low = p.grid <= em.LOW_RECALL
+axes[0].fill_between(p.grid[low], 0, p.mean[low], color=plots.NEUTRAL, alpha=0.3, label=f"recall ≤ {em.LOW_RECALL}")
+axes[0].set(xlabel="recall", ylabel="precision", title=f"{summ['name']}, En: PR-AUC {en_pr_auc:.3f}")
+axes[0].legend(loc="lower left")
+for metric in ("precision", "recall"):
+    c = s["mean_prt"][metric]
+    plots.curve_with_band(axes[1], c.grid, c.mean, c.mean - c.std, c.mean + c.std, label=metric,
+                          color=plots.color("metric", metric))
+axes[1].set(xlabel="threshold t", ylabel="PR-T", title=f"{summ['name']}, En: PR-T")
+axes[1].legend(loc="lower left")
+plots.glue_figure("fig-em-pr-vs-prt", fig)
 
 # %% [markdown]
-# **Figure 6.** The grey part of the PR-AUC lies at recall ≤ 0.3, where precision is highest. On the right, where
-# the precision curve lies below the recall curve, the model makes more FP than FN at that threshold (a check).
+# ```{glue:figure} fig-em-pr-vs-prt
+# ---
+# name: fig-em-pr-vs-prt
+# alt: >-
+#   Two panels for the En models of the CIFAR-10 stand-in. Left: the mean PR curve with a band and the area
+#   at recall up to 0.3 shaded grey. Right: the mean PR-T precision and recall curves against the threshold, each
+#   with a band.
+# ---
+# The same En models under PR and PR-T (the thesis's Fig. 5.4): the share of the PR-AUC that lies at recall ≤ 0.3
+# (grey), and the precision and recall curves of PR-T.
+# ```
+#
+# The grey part of the PR-AUC in {numref}`fig-em-pr-vs-prt` lies at recall ≤ 0.3, where precision is highest. On
+# the right, where the precision curve lies below the recall curve, the model makes more FP than FN at that
+# threshold (a check).
 
 # %% [markdown]
 # ### H2 re-evaluated with PR-T on a balanced test set (Fig. 5.5)
 #
-# E2.a (2:2), E2.b (= En, ¬C-biased) and E2.c (= Ep, C-biased) on the balanced test set of the histology task.
+# E2.a (2:2), E2.b (= En, ¬C-biased) and E2.c (= Ep, C-biased) on the balanced test set of the histology task; H2 of
+# {ref}`ch-cd` predicts that the C-biased model has the highest recall and the ¬C-biased one the highest precision.
 
-# %%
+# %% tags=["hide-input"]
 if "fig55" in summaries["histology"]:
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-    mean_curves(axes, summaries["histology"]["fig55"]["summary"], ("E2.a", "En", "Ep"),
-                ("tab:green", "tab:blue", "tab:red"), f"{names['histology']}, balanced test set")
-    for ax in axes:
-        handles, labels = ax.get_legend_handles_labels()
-        ax.legend(handles, [lab.replace("En", "E2.b").replace("Ep", "E2.c") for lab in labels], fontsize=7)
-    plt.tight_layout()
-    plt.show()
-    display(summaries["histology"]["fig55"]["trials"].groupby("model")[
-        ["ROC-AUC", "PR-AUC (Alg. 4-5)", "precision-AUC (PR-T)", "recall-AUC (PR-T)"]].agg(["mean", "std"]).round(3))
+    fig, axes = plots.new_axes(2, 2, width=4.0, height=2.6)
+    axes = axes.reshape(2, 2)
+    mean_curves(axes.ravel(), summaries["histology"]["fig55"]["summary"], ("E2.a", "En", "Ep"),
+                label=lambda m: em.FIG55_NAMES[m])
+    for ax, (kind, xl, yl) in zip(axes.ravel(), ROWS, strict=True):
+        ax.set(xlabel=xl, ylabel=yl, title=kind)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=3)
+    plots.glue_figure("fig-em-h2", fig)
 
 # %% [markdown]
-# **Figure 7.** Mean ROC, PR and PR-T curves of E2.a (green), E2.b (blue) and E2.c (red) with ±1 std.
+# ```{glue:figure} fig-em-h2
+# ---
+# name: fig-em-h2
+# alt: >-
+#   Four line plots: mean ROC, mean PR, mean PR-T precision and mean PR-T recall of E2.a (green), E2.b (blue)
+#   and E2.c (red) on the balanced histology test set, each with a band of plus or minus one standard deviation.
+# ---
+# Mean ROC, PR and PR-T curves of E2.a (balanced training set), E2.b (¬C-biased) and E2.c (C-biased) with ±1 std
+# on the balanced test set (the thesis's Fig. 5.5).
+# ```
+#
+# {numref}`fig-em-h2` re-draws the thesis's H2 comparison with PR-T; the table gives the areas, and the *fig55-…*
+# rows of the Paper vs us table decide its claims.
+
+# %% tags=["hide-input"]
+if "fig55" in summaries["histology"]:
+    display(notebook.show_table(
+        mean_sd_table(summaries["histology"]["fig55"]["trials"],
+                      ["ROC-AUC", "PR-AUC (Alg. 4-5)", "precision-AUC (PR-T)", "recall-AUC (PR-T)"]),
+        caption=f"E2.a, E2.b and E2.c on the balanced test set of the {names['histology']}: mean ± std over the "
+                "trial-models"))
 
 # %% [markdown]
 # ### AUCs, PR-AUC methods and separability
 #
-# PR-AUC by Algorithms 4–5 next to scikit-learn's average precision (a step function) and naive linear
-# interpolation in PR space. "|Δ|" is the difference between En and Ep, "mean std" the across-trial spread and
-# "Cohen's d" the standardised separation |Δ| / pooled std.
+# PR-AUC by Algorithms 4–5 {eq}`eq-em-pr-auc` next to scikit-learn's average precision {eq}`eq-em-ap` and naive
+# linear interpolation in PR space {eq}`eq-em-linear-pr`. "|Δ|" is the difference between the means of En and Ep,
+# "mean std" the across-trial spread and "Cohen's d" the standardised separation {eq}`eq-em-cohen-d`.
 
-# %%
+# %% tags=["hide-input"]
 for role, s in summaries.items():
     sep = em.separability(s["trials"])
     notebook.record_table(f"separability_{role}", sep)
-    display(Markdown(f"**{s['name']}**"))
-    display(sep.round(4))
+    display(notebook.show_table(sep, caption=f"How far each measure separates En and Ep on the {s['name']}",
+                                digits=3))
 
 # %% [markdown]
 # ## Paper vs us
 #
-# Each row's rule, test, n and effect come from `medeval.experiments.evaluation_measures_claims`; comparisons of
-# models run only above the quality floor, and every row reports the quality figure.
+# Each row's rule, test, n and effect come from {mod}`medeval.experiments.evaluation_measures_claims`; comparisons
+# of models run only above the quality floor, and every row reports the quality figure.
 
 # %%
-results = {"table_5_2": t52, "tie_cases": ties, "tasks": summaries,
-           "checks": em.table_checks(t52, ties)
-           + [c for role, task in tasks.items()
-              for c in em.pr_t_checks([r for r in task["runs"] if r["distribution"] in ("En", "Ep")],
-                                      n_thresholds=P.n_thresholds, task=names[role])]}
+checks = em.table_checks(t52, ties)
+for role, task in tasks.items():
+    en_ep = [r for r in task["runs"] if r["distribution"] in ("En", "Ep")]
+    checks += em.pr_t_checks(en_ep, n_thresholds=P.n_thresholds, task=names[role])
+results = {"table_5_2": t52, "tie_cases": ties, "tasks": summaries, "checks": checks}
 claims = emc.chapter_claims(results, scale=profile)
 notebook.paper_vs_us(claims)
 
@@ -448,7 +800,7 @@ notebook.paper_vs_us(claims)
 #
 # Each sentence below is built from the computed figures of its row.
 
-# %%
+# %% tags=["hide-input"]
 Markdown(explain_claims(claims))
 
 # %% [markdown]
@@ -457,7 +809,7 @@ Markdown(explain_claims(claims))
 # The printed Table 5.2 values our Eqs. 2.1, 2.2, 2.4 reproduce, the worked examples of Algorithm 3 (Example 1,
 # Fig. 5.7) and the PR-T identities on every trial-model. They are not claims and do not count in the scorecard.
 
-# %%
+# %% tags=["hide-input"]
 notebook.checks_display([c.row() for c in claims.checks])
 
 # %% [markdown]
@@ -465,7 +817,7 @@ notebook.checks_display([c.row() for c in claims.checks])
 #
 # Errata: arithmetic on the thesis's printed numbers that does not add up, recomputed.
 
-# %%
+# %% tags=["hide-input"]
 notebook.errata_display([e.row() for e in claims.errata])
 
 # %% [markdown]
@@ -523,5 +875,5 @@ notebook.errata_display([e.row() for e in claims.errata])
 # %% [markdown]
 # ## Provenance
 
-# %%
+# %% tags=["remove-input"]
 notebook.provenance()

@@ -11,38 +11,53 @@
 # ---
 
 # %% [markdown]
+# (ch-ml)=
 # # Multi-label data analysis and evaluation on ChestX-ray14
 #
-# The thesis chapter "Data and Evaluation" studies the NIH ChestX-ray14 data set (112,120 chest X-rays of
-# 30,805 patients, 14 findings text-mined from the reports) as a **multi-label** problem: how its labels are
-# distributed and how they depend on each other, how a multi-label classifier should be evaluated
-# (binary measures err, F1, AP and AUC, aggregated per example, per label or over all label decisions), and
-# how the data should be split (random versus stratified folds, patients in several sets). It trains no
-# model. This page recomputes every number of the chapter from the real label table, checks its claims,
-# and then applies the chapter's chosen metrics to a multi-label CNN, with the uncertainty the chapter does
-# not report.
+# The thesis chapter "Data and Evaluation" {cite:p}`multilabel_cxr14_thesis` studies the NIH ChestX-ray14 data set
+# {cite:p}`wang2017chestxray8` (112,120 chest X-rays of 30,805 patients, 14 findings text-mined from the reports) as
+# a **multi-label** problem: how its labels are distributed and how they depend on each other, how a multi-label
+# classifier should be evaluated (binary measures err, F1, AP and AUC, aggregated per example, per label or over all
+# label decisions), and how the data should be split (random versus stratified folds, patients in several sets). It
+# trains no model. This page recomputes every number of the chapter from the real label table, checks its claims,
+# and then applies the chapter's chosen metrics to a multi-label CNN, with the uncertainty the chapter does not
+# report.
 #
-# **What we reproduce**
+# ## What you will learn
 #
-# 1. Label frequencies and the distribution of the number of labels per X-ray (Fig. labelcount).
+# * Describe a multi-label data set with label cardinality, density and diversity, and read its label dependence
+#   from a correlation and an asymmetric co-occurrence matrix.
+# * Compute the example-based, macro- and micro-averaged versions of a binary measure and explain why they rank the
+#   same classifiers differently.
+# * Spot the conventions a multi-label metric leaves open (threshold, rank ties, undefined labels, macro-F1) and
+#   state them explicitly.
+# * Judge the quality of a multi-label split with LD, LPD, FZ, FLZ and FLPZ, and check a split for patient overlap.
+# * Report per-label AUC, F1 micro/macro and mAP of a model with patient-clustered confidence intervals.
+#
+# ## What we reproduce
+#
+# 1. Label frequencies and the distribution of the number of labels per X-ray (Fig. labelcount of the thesis).
 # 2. The ChestX-ray14 row of the multi-label indicator table (Tab. mlprop): LCard, LDens, LDiv, PLDiv, PMax.
 # 3. Pearson correlation and the asymmetric co-occurrence matrix (Fig. corrs).
 # 4. The toy example (Tab. toymlpred / toymlmet) and its four statements, with both macro-F1 conventions.
 # 5. The split-quality experiment, 10 x random 5-fold CV (Tab. LDprop), plus iterative stratification.
 # 6. Extensions: patient overlap of 70/10/20 splits; a multi-label CNN evaluated with per-label AUC,
-#    F1 micro/macro and mAP with patient-clustered bootstrap CIs, chapter 3's empirical variance estimator,
-#    and fixed (0.5) versus tuned thresholds.
+#    F1 micro/macro and mAP with patient-clustered bootstrap CIs, the empirical variance estimator of
+#    {ref}`ch-eve`, and fixed (0.5) versus tuned thresholds.
 #
 # Each statement of the chapter becomes a claim with a rule (a test or a stated tolerance) in
-# `medeval.experiments.multilabel_cxr14_claims`; the verdicts are in "Paper vs us" below.
+# {mod}`medeval.experiments.multilabel_cxr14_claims`; the verdicts are in "Paper vs us" below.
 #
-# **Prerequisites:** binary classification metrics (precision, recall, ROC AUC). **Time to run:** the table after
-# the parameters gives the last recorded wall time of each profile (the CNN dominates).
+# ## Prerequisites
 #
-# ## Parameters
+# Binary classification measures: precision, recall, F1, the ROC curve and its area, and average precision, as
+# defined in {ref}`em-method` (ROC-AUC is {eq}`eq-em-roc-auc`). Cross-validation and why its fold-wise standard
+# deviation understates the uncertainty of a performance estimate ({ref}`ch-eve`, method in {ref}`eve-method`).
+# No knowledge of CNNs is needed: the model of the last section is only a source of scores to evaluate.
 #
-# `None` means "the profile's value" (profiles in `params/05-multilabel.yaml`; help:
-# `medeval params 05-multilabel`). Example: `medeval run 05-multilabel --set epochs=10 --set n_images=3000`.
+# ## Time to run
+#
+# The last recorded wall time of each profile (the CNN dominates).
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"
@@ -69,10 +84,9 @@ n_bootstrap = None
 eve_pairs = None
 real_protocols = None
 
-# %%
+# %% tags=["remove-input"]
 import warnings
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
@@ -86,7 +100,6 @@ from medeval.runtime import notebook
 from medeval.runtime.device import resolve_device
 
 warnings.filterwarnings("ignore", category=ml.UndefinedMetricWarning)  # counts are reported in the tables
-pd.set_option("display.precision", 4)
 P = notebook.setup("05-multilabel", globals())
 R = {}  # the recorded headline values, also used to build the paper-vs-us table
 
@@ -104,21 +117,28 @@ def rec_table(key, frame):
     return frame
 
 
-P
-
-# %%
+# %% tags=["remove-input"]
 notebook.time_to_run_table()
+
+# %% [markdown]
+# ## Parameters
+#
+# `None` means "the profile's value" (profiles in `params/05-multilabel.yaml`; help:
+# `medeval params 05-multilabel`). Example: `medeval run 05-multilabel --set epochs=10 --set n_images=3000`.
+
+# %% tags=["remove-input"]
+notebook.parameters_table()
 
 # %% [markdown]
 # ## Data
 #
-# Every profile reads the real ChestX-ray14 label table shipped with the repository
-# (`data/Data_Entry_2017_v2020.csv.gz`, checksum-verified; `medeval.data.chestxray14.load_labels`). The CNN
+# Every profile reads the real ChestX-ray14 label table {cite:p}`wang2017chestxray8` shipped with the repository
+# (`data/Data_Entry_2017_v2020.csv.gz`, checksum-verified; {func}`medeval.data.chestxray14.load_labels`). The CNN
 # section uses chest phantoms whose label sets are drawn from this table's joint distribution
-# (`medeval.data.phantoms.chest`); the `full` profile uses the real images instead (dataset
+# ({mod}`medeval.data.phantoms.chest`); the `full` profile uses the real images instead (dataset
 # `chestxray14-images`, `medeval data fetch chestxray14-images`).
 
-# %%
+# %% tags=["hide-input"]
 resolve_device(P.device)  # fail now, naming `device` (e.g. 'cuda' without CUDA), rather than at the CNN
 if P.data_source == "real":  # fail now, naming the dataset, rather than after the label analyses
     ex.require_real_images()
@@ -131,9 +151,335 @@ rec("n_patients", n_patients)
 display(Markdown(f"**{N:,} images of {n_patients:,} patients, K = {K} labels.**"))
 
 # %% [markdown]
-# ## Label distribution (Fig. labelcount)
+# (ml-method)=
+# ## Method
+#
+# The notation is the thesis's {cite:p}`multilabel_cxr14_thesis`. A data set $D$ has $N$ observations
+# $\boldsymbol{x}_i$ and the label set $\mathcal L=\{\lambda_1,\dots,\lambda_K\}$ ($K=14$ findings). Observation $i$
+# carries the label set $Y_i\subseteq\mathcal L$, written as the indicator vector $\boldsymbol y_i$ with $y_{ik}=1$ if
+# $\lambda_k\in Y_i$ and $0$ otherwise; $\boldsymbol y_{(k)}=(y_{1k},\dots,y_{Nk})^\top$ is the column of label $k$.
+# A classifier $h(\boldsymbol x)=t(f(\boldsymbol x))$ has a label prediction module $f$ that returns the scores
+# $\boldsymbol p_i=(p_{i1},\dots,p_{iK})^\top$ and a thresholding function $t$ that turns them into the predicted
+# indicators $\hat{\boldsymbol y}_i$ (section "Classification vs Ranking"):
+#
+# $$
+# t(a)=\begin{cases}1 & \text{if } a>0.5\\ 0 & \text{otherwise.}\end{cases}
+# $$ (eq-ml-threshold)
+#
+# {eq}`eq-ml-threshold` maps every score to a yes/no decision with one fixed cut; mldr, the R package that computed
+# the thesis's toy table, uses $a\ge 0.5$. Implemented by {func}`medeval.metrics.multilabel.binarize`
+# (`inclusive=True` gives mldr's rule).
+#
+# ### Multi-label indicators
+#
+# The section "Label Distribution" describes how "multi-labelled" a data set is. The label cardinality and density
+# {cite:p}`tsoumakas2007multilabel` are
+#
+# $$
+# \operatorname{LCard}(D)=\frac{1}{N}\sum_{i=1}^{N}\sum_{k=1}^{K}y_{ik},
+# $$ (eq-ml-lcard)
+#
+# $$
+# \operatorname{LDens}(D)=\frac{1}{K}\operatorname{LCard}(D)=\frac{1}{NK}\sum_{i=1}^{N}\sum_{k=1}^{K}y_{ik}.
+# $$ (eq-ml-ldens)
+#
+# LCard {eq}`eq-ml-lcard` is the mean number of labels per observation and LDens {eq}`eq-ml-ldens` the same number
+# as a share of the $K$ possible labels. Implemented by {func}`medeval.metrics.multilabel.label_cardinality` and
+# {func}`medeval.metrics.multilabel.label_density`.
+#
+# The label diversity {cite:p}`zhang2014review` counts the distinct label sets, and the two proportions of
+# {cite:t}`read2011classifier` normalise it and measure how dominant the most frequent label set is:
+#
+# $$
+# \operatorname{LDiv}(D)=\bigl|\{Y \mid \exists\,\boldsymbol x:(\boldsymbol x,Y)\in D\}\bigr|,
+# $$ (eq-ml-ldiv)
+#
+# $$
+# \operatorname{PLDiv}(D)=\frac{1}{N}\operatorname{LDiv}(D),
+# $$ (eq-ml-pldiv)
+#
+# $$
+# \operatorname{PMax}(D)=\max_{Y}\frac{\operatorname{count}(Y,D)}{N},
+# $$ (eq-ml-pmax)
+#
+# where $\operatorname{count}(Y,D)$ is the number of observations whose label set is $Y$. A large PLDiv
+# {eq}`eq-ml-pldiv` means few observations per label combination; a large PMax {eq}`eq-ml-pmax` a skewed labelling
+# in which one combination dominates. Implemented by {func}`medeval.metrics.multilabel.label_diversity`,
+# {func}`medeval.metrics.multilabel.proportion_distinct_labelsets` and
+# {func}`medeval.metrics.multilabel.proportion_most_frequent_labelset`; the whole table row (N, K and the five
+# indicators) by {func}`medeval.metrics.multilabel.multilabel_indicators`.
+#
+# ### Label dependence
+#
+# For two labels $\lambda_u,\lambda_v$ let $a,b,c,d$ be the counts of their $2\times2$ table (both present; only
+# $u$; only $v$; neither). Their Pearson correlation and its relation to the $\chi^2$ statistic quoted in the
+# thesis are
+#
+# $$
+# \phi_{uv}=\frac{ad-bc}{\sqrt{(a+b)(c+d)(a+c)(b+d)}},\qquad \phi_{uv}^{2}=\frac{\chi^{2}_{uv}}{N}.
+# $$ (eq-ml-phi)
+#
+# $\phi$ {eq}`eq-ml-phi` is symmetric and global. The asymmetric co-occurrence of the thesis's Fig. corrs (b),
+# row $u$ and column $v$,
+#
+# $$
+# M_{uv}=\frac{\sum_{i=1}^{N}y_{iu}\,y_{iv}}{\sum_{i=1}^{N}y_{iu}}\approx P(Y_v\mid Y_u),
+# $$ (eq-ml-cooc)
+#
+# is the share of observations with $\lambda_u$ that also carry $\lambda_v$. Implemented by
+# {func}`medeval.metrics.multilabel.label_correlation`, {func}`medeval.metrics.multilabel.pairwise_chi2` and
+# {func}`medeval.metrics.multilabel.conditional_cooccurrence`.
+#
+# ### Binary building blocks
+#
+# The section "Metrics" builds every multi-label measure from a binary measure $B$ on $n$-vectors: true indicators
+# $\boldsymbol y$ and predicted indicators $\hat{\boldsymbol y}$ (classification measures) or scores
+# $\boldsymbol p$ (ranking measures). With $I(\cdot)$ the indicator function:
+#
+# $$
+# \operatorname{err}(\boldsymbol y,\hat{\boldsymbol y})=\frac{1}{n}\sum_{i=1}^{n}I(y_i\neq\hat y_i),
+# $$ (eq-ml-err)
+#
+# $$
+# F_1(\boldsymbol y,\hat{\boldsymbol y})=\frac{2\sum_{i=1}^{n}y_i\hat y_i}{\sum_{i=1}^{n}y_i+\sum_{i=1}^{n}\hat y_i},
+# $$ (eq-ml-f1)
+#
+# $$
+# \operatorname{AP}(\boldsymbol y,\boldsymbol p)=\frac{1}{\sum_{i=1}^{n}y_i}\sum_{i;\,y_i=1}
+# \frac{\sum_{j;\,y_j=1}I(p_j\ge p_i)}{\operatorname{rank}(p_i)},
+# $$ (eq-ml-ap)
+#
+# $$
+# \operatorname{AUC}(\boldsymbol y,\boldsymbol p)=\frac{\sum_{u;\,y_u=1}\sum_{v;\,y_v=0}I(p_u\ge p_v)}
+# {\sum_{i=1}^{n}y_i\,\sum_{i=1}^{n}(1-y_i)},
+# $$ (eq-ml-auc)
+#
+# where $\operatorname{rank}$ sorts $\boldsymbol p$ from highest to lowest (values $1,\dots,n$). The error rate
+# {eq}`eq-ml-err` is the share of wrong decisions, $F_1$ {eq}`eq-ml-f1` the harmonic mean of precision and recall,
+# AP {eq}`eq-ml-ap` the mean share of positives ranked at or above each positive, and AUC {eq}`eq-ml-auc` the share
+# of correctly ordered positive–negative pairs. {eq}`eq-ml-auc` is the ROC-AUC {eq}`eq-em-roc-auc` of
+# {ref}`em-method` {cite:p}`hanley1982auc` except that a tied pair counts as correctly ordered (the Mann–Whitney form
+# counts it as one half), and {eq}`eq-ml-ap` leaves open how tied scores are ranked: we rank a tie group at its
+# largest rank (scikit-learn's convention) unless a table names another. Implemented by
+# {func}`medeval.metrics.multilabel.binary_error_rate`, {func}`medeval.metrics.multilabel.binary_f1`,
+# {func}`medeval.metrics.multilabel.binary_average_precision` and {func}`medeval.metrics.multilabel.binary_auc`.
+#
+# ### Three ways to aggregate
+#
+# A binary measure $B$ becomes a multi-label measure by averaging it over the examples (rows), over the labels
+# (columns, *macro*), or by computing it once on all $NK$ decisions stacked into one vector (*micro*):
+#
+# $$
+# B^{\text{example}}=\frac{1}{N}\sum_{i=1}^{N}B(\boldsymbol y_i,\hat{\boldsymbol y}_i),
+# $$ (eq-ml-example)
+#
+# $$
+# B^{\text{macro}}=\frac{1}{K}\sum_{k=1}^{K}B(\boldsymbol y_{(k)},\hat{\boldsymbol y}_{(k)}),
+# $$ (eq-ml-macro)
+#
+# $$
+# B^{\text{micro}}=B(\boldsymbol y^{*},\hat{\boldsymbol y}^{*}),\qquad
+# \boldsymbol y^{*}=(y_{11},\dots,y_{1K},y_{21},\dots,y_{NK})^{\top},
+# $$ (eq-ml-micro)
+#
+# with $\hat{\boldsymbol y}^{*}$ stacked the same way (for ranking measures $\boldsymbol p$ replaces
+# $\hat{\boldsymbol y}$). Example-based measures {eq}`eq-ml-example` weight every X-ray equally, macro averages
+# {eq}`eq-ml-macro` every label (so rare findings count as much as frequent ones), micro averages {eq}`eq-ml-micro`
+# every decision (so frequent findings dominate). Where $B$ is undefined (0/0: a label without positives, an X-ray
+# without labels) we leave that term out of the average and report how many were left out. Implemented by
+# {func}`medeval.metrics.multilabel.example_average`, {func}`medeval.metrics.multilabel.macro_average` and
+# {func}`medeval.metrics.multilabel.micro_average`.
+#
+# ### Classification measures
+#
+# The Hamming loss is the example average of {eq}`eq-ml-err`, and the subset accuracy the share of X-rays whose
+# whole label set is predicted exactly:
+#
+# $$
+# \operatorname{hloss}(\hat h)=\frac{1}{N}\sum_{i=1}^{N}\operatorname{err}(\boldsymbol y_i,\hat{\boldsymbol y}_i)
+# =\frac{1}{N}\sum_{i=1}^{N}\frac{1}{K}\sum_{k=1}^{K}I(y_{ik}\neq\hat y_{ik}),
+# $$ (eq-ml-hloss)
+#
+# $$
+# \operatorname{subsetacc}(\hat h)=\frac{1}{N}\sum_{i=1}^{N}I(\boldsymbol y_i=\hat{\boldsymbol y}_i).
+# $$ (eq-ml-subsetacc)
+#
+# Because every example has the same $K$ decisions, {eq}`eq-ml-hloss` is also $\operatorname{err}^{\text{macro}}$ and
+# $\operatorname{err}^{\text{micro}}$, and predicting no label at all gives exactly LDens {eq}`eq-ml-ldens`: under
+# sparse labels the Hamming loss rewards saying nothing. Implemented by
+# {func}`medeval.metrics.multilabel.hamming_loss` and {func}`medeval.metrics.multilabel.subset_accuracy`.
+#
+# With $\mathrm{tp}_k,\mathrm{fp}_k,\mathrm{fn}_k$ the true positives, false positives and false negatives of label
+# $k$, the micro and macro $F_1$ of the thesis are {eq}`eq-ml-micro` and {eq}`eq-ml-macro` applied to
+# {eq}`eq-ml-f1`:
+#
+# $$
+# \begin{aligned}
+# F_1^{\text{micro}}&=\frac{2\sum_k\mathrm{tp}_k}{2\sum_k\mathrm{tp}_k+\sum_k\mathrm{fp}_k+\sum_k\mathrm{fn}_k},\\
+# F_1^{\text{macro}}&=\frac{1}{K}\sum_{k=1}^{K}\frac{2\,\mathrm{tp}_k}{2\,\mathrm{tp}_k+\mathrm{fp}_k+\mathrm{fn}_k}.
+# \end{aligned}
+# $$ (eq-ml-f1-micro-macro)
+#
+# mldr 0.4.0, the version that rendered the thesis's toy table, computed macro-F1 differently, as the $F$ of the
+# macro-averaged precision and recall (not in the thesis's text):
+#
+# $$
+# \begin{aligned}
+# \tilde F_1^{\text{macro}}&=\frac{2\,P^{\text{macro}}R^{\text{macro}}}{P^{\text{macro}}+R^{\text{macro}}},\\
+# P^{\text{macro}}&=\frac{1}{K}\sum_{k=1}^{K}\frac{\mathrm{tp}_k}{\mathrm{tp}_k+\mathrm{fp}_k},\qquad
+# R^{\text{macro}}=\frac{1}{K}\sum_{k=1}^{K}\frac{\mathrm{tp}_k}{\mathrm{tp}_k+\mathrm{fn}_k}.
+# \end{aligned}
+# $$ (eq-ml-f1-macro-pr)
+#
+# Implemented by {func}`medeval.metrics.multilabel.f1_micro` and {func}`medeval.metrics.multilabel.f1_macro`
+# (`convention="f_of_macro_pr"` gives {eq}`eq-ml-f1-macro-pr`).
+#
+# The threshold experiment also reports the example-based $F_1$ {cite:p}`zhang2014review`, {eq}`eq-ml-example` applied
+# to {eq}`eq-ml-f1`, next to its precision and recall:
+#
+# $$
+# \begin{aligned}
+# P^{\text{example}}&=\frac{1}{N}\sum_{i=1}^{N}\frac{|Y_i\cap\hat Y_i|}{|\hat Y_i|},\qquad
+# R^{\text{example}}=\frac{1}{N}\sum_{i=1}^{N}\frac{|Y_i\cap\hat Y_i|}{|Y_i|},\\
+# F_1^{\text{example}}&=\frac{1}{N}\sum_{i=1}^{N}\frac{2\,|Y_i\cap\hat Y_i|}{|Y_i|+|\hat Y_i|},
+# \end{aligned}
+# $$ (eq-ml-example-prf)
+#
+# where $\hat Y_i$ is the predicted label set. X-rays with no true and no predicted label (most of ChestX-ray14) have
+# an undefined $F_1^{\text{example}}$ and are left out. Implemented by
+# {func}`medeval.metrics.multilabel.example_precision`, {func}`medeval.metrics.multilabel.example_recall` and
+# {func}`medeval.metrics.multilabel.example_f1`.
+#
+# ### Ranking measures
+#
+# Applied to the scores, {eq}`eq-ml-example` and {eq}`eq-ml-macro` give the example-based AP of the toy table and the
+# mean average precision (mAP, the macro-averaged AP) that the thesis decides to report:
+#
+# $$
+# \operatorname{AP}^{\text{example}}=\frac{1}{N}\sum_{i=1}^{N}\operatorname{AP}(\boldsymbol y_i,\boldsymbol p_i),
+# \qquad
+# \operatorname{mAP}=\frac{1}{K}\sum_{k=1}^{K}\operatorname{AP}(\boldsymbol y_{(k)},\boldsymbol p_{(k)}).
+# $$ (eq-ml-map)
+#
+# Implemented by {func}`medeval.metrics.multilabel.example_average_precision` and
+# {func}`medeval.metrics.multilabel.mean_average_precision` (per label:
+# {func}`medeval.metrics.multilabel.per_label_average_precision`).
+#
+# The per-label AUC, reported for ChestX-ray14 by {cite:t}`wang2017chestxray8` and CheXNet
+# {cite:p}`rajpurkar2017chexnet`, is {eq}`eq-ml-auc` on one column, and the macro-AUC its mean over the labels:
+#
+# $$
+# \operatorname{AUC}_k=\operatorname{AUC}(\boldsymbol y_{(k)},\boldsymbol p_{(k)}),\qquad
+# \operatorname{AUC}^{\text{macro}}=\frac{1}{K}\sum_{k=1}^{K}\operatorname{AUC}_k.
+# $$ (eq-ml-macro-auc)
+#
+# $\operatorname{AUC}_k$ is the probability that a random X-ray with finding $k$ scores higher on $k$ than a random
+# X-ray without it; a label whose test set has no positive has no AUC and is left out of the mean. Implemented by
+# {func}`medeval.metrics.multilabel.per_label_auc` and {func}`medeval.metrics.multilabel.macro_auc`.
+#
+# The toy table also lists two ranking measures that the thesis does not define; we use the definitions of
+# {cite:t}`zhang2014review` as scikit-learn computes them, with $\operatorname{rank}(\boldsymbol p_i)_k$ the rank of
+# label $k$ in row $i$ (ties at the largest rank) and $\bar Y_i=\mathcal L\setminus Y_i$:
+#
+# $$
+# \operatorname{coverage}=\frac{1}{N}\sum_{i=1}^{N}\max_{\lambda_k\in Y_i}\operatorname{rank}(\boldsymbol p_i)_k,
+# $$ (eq-ml-coverage)
+#
+# $$
+# \operatorname{rloss}=\frac{1}{N}\sum_{i=1}^{N}
+# \frac{\bigl|\{(u,v):\lambda_u\in Y_i,\ \lambda_v\in\bar Y_i,\ p_{iu}\le p_{iv}\}\bigr|}{|Y_i|\,|\bar Y_i|}.
+# $$ (eq-ml-ranking-loss)
+#
+# Coverage {eq}`eq-ml-coverage` is how far down the ranking one must go to find every true label (Zhang and Zhou's
+# version subtracts one); the ranking loss {eq}`eq-ml-ranking-loss` is the share of mis-ordered true/false label
+# pairs. Implemented by {func}`medeval.metrics.multilabel.coverage_error` and
+# {func}`medeval.metrics.multilabel.ranking_loss`.
+#
+# ### Tuned thresholds
+#
+# The thesis notes that the threshold of {eq}`eq-ml-threshold` may instead be chosen per label to optimise a metric
+# {cite:p}`read2011classifier`. We choose, for every label, the cut that maximises its $F_1$ on the validation set,
+#
+# $$
+# t_k=\arg\max_{t}\,F_1\bigl(\boldsymbol y^{\text{val}}_{(k)},\,I(\boldsymbol p^{\text{val}}_{(k)}>t)\bigr),
+# $$ (eq-ml-tuned-threshold)
+#
+# and predict $\hat y_{ik}=I(p_{ik}>t_k)$ on the test set. Implemented by
+# {func}`medeval.metrics.multilabel.f1_optimal_thresholds`.
+#
+# ### Split quality
+#
+# The section "Splitting Multi-Label Data" compares $J$ folds $F_1,\dots,F_J$ (index sets of sizes $N_j$) with the
+# whole data set through the statistics of {cite:t}`sechidis2011stratification` and {cite:t}`szymanski2017network`.
+# With $S_{jk}=\sum_{i\in F_j}y_{ik}$ the positives of label $k$ in fold $j$ and $D_k=\sum_i y_{ik}$ those in the data
+# set, the label distribution and the label-pair distribution are
+#
+# $$
+# \mathrm{LD}=\frac{1}{K}\sum_{k=1}^{K}\left(\frac{1}{J}\sum_{j=1}^{J}\left|\frac{S_{jk}}{N_j-S_{jk}}
+# -\frac{D_k}{N-D_k}\right|\right),
+# $$ (eq-ml-ld)
+#
+# $$
+# \mathrm{LPD}=\frac{1}{K^{*}}\sum_{k=1}^{K^{*}}\left(\frac{1}{J}\sum_{j=1}^{J}\left|\frac{S^{*}_{jk}}{N_j-S^{*}_{jk}}
+# -\frac{D^{*}_k}{N-D^{*}_k}\right|\right),
+# $$ (eq-ml-lpd)
+#
+# where $S^{*}_{jk}$ and $D^{*}_k$ count the same for the $K^{*}=K(K-1)/2$ label pairs ($y^{*}_{ik}=1$ when
+# observation $i$ carries both labels of pair $k$). LD {eq}`eq-ml-ld` is the mean absolute difference between a
+# fold's positive/negative ratio (odds) of a label and the data set's; LPD {eq}`eq-ml-lpd` does the same for label
+# pairs (the thesis code divides by $K$ instead of $K^{*}$). Implemented by
+# {func}`medeval.metrics.split_quality.label_distribution` and
+# {func}`medeval.metrics.split_quality.label_pair_distribution` (`normalisation="labels"` gives the code's variant).
+#
+# The example distribution, which the thesis names without a formula, measures how far the fold sizes are from the
+# desired sizes $c_j=N/J$ {cite:p}`szymanski2017network`:
+#
+# $$
+# \mathrm{ED}=\frac{1}{J}\sum_{j=1}^{J}\bigl|N_j-c_j\bigr|.
+# $$ (eq-ml-ed)
+#
+# Implemented by {func}`medeval.metrics.split_quality.example_distribution`.
+#
+# The three counts of folds without positives are, in the thesis's words made exact,
+#
+# $$
+# \begin{aligned}
+# \mathrm{FZ}&=\sum_{j=1}^{J}I\bigl(\exists k:S_{jk}=0\bigr),\qquad
+# \mathrm{FLZ}=\sum_{j=1}^{J}\sum_{k=1}^{K}I(S_{jk}=0),\\
+# \mathrm{FLPZ}&=\sum_{j=1}^{J}\sum_{k:\,D^{*}_k\ge J}I(S^{*}_{jk}=0),
+# \end{aligned}
+# $$ (eq-ml-fz)
+#
+# the folds missing some label, the fold–label combinations without a positive, and the fold–label-pair
+# combinations without a positive among the pairs that have at least $J$ positives in the data set. For all six
+# statistics close to zero is better. Implemented by {func}`medeval.metrics.split_quality.folds_missing_a_label`,
+# {func}`medeval.metrics.split_quality.fold_label_zeros` and {func}`medeval.metrics.split_quality.fold_label_pair_zeros`
+# (`variant="code"` gives the thesis code's proportion); all at once by
+# {func}`medeval.metrics.split_quality.split_quality`.
+#
+# ### Uncertainty of a test-set metric
+#
+# The thesis reports no uncertainty. For a metric $\hat\theta$ computed on a test set with several X-rays per patient
+# we resample *patients* with replacement $B$ times (keeping all their X-rays), recompute $\hat\theta^{*}_b$ on each
+# resample, and take the percentile interval {cite:p}`efron1993bootstrap`
+#
+# $$
+# \bigl[\hat\theta^{*}_{(\alpha/2)},\ \hat\theta^{*}_{(1-\alpha/2)}\bigr],\qquad \alpha=0.05,
+# $$ (eq-ml-bootstrap-ci)
+#
+# where $\hat\theta^{*}_{(q)}$ is the $q$-quantile of the $B$ replicates; replicates in which the metric is undefined
+# are left out and counted. Implemented by {func}`medeval.experiments.multilabel_cxr14.patient_bootstrap` and
+# {func}`medeval.experiments.multilabel_cxr14.evaluate_scores`. As a second estimate we apply the empirical variance
+# estimator {eq}`eq-eve-eve` of {ref}`eve-method` to random patient-level halves of the test set
+# ({func}`medeval.experiments.multilabel_cxr14.eve_test_set_variance`, which calls
+# {func}`medeval.metrics.variance.empirical_variance_estimate`).
 
-# %%
+# %% [markdown]
+# ## Label distribution
+#
+# The thesis's Fig. labelcount: how often each finding occurs and how many findings an X-ray carries.
+
+# %% tags=["hide-input"]
 freq = ex.label_frequency_table(Y, LABELS)
 counts = ex.label_count_table(Y)
 notebook.record_table("label_frequency", freq)
@@ -145,17 +491,37 @@ rec("labels_per_image_pct", hist_pct)
 rec("max_labels", int(counts["n_labels"].iloc[-1]))
 rec("max_labels_count", int(counts["count"].iloc[-1]))
 
-fig, axes = plots.new_axes(2, width=5.0, height=4.0)
-axes[0].barh(freq["label"][::-1], freq["proportion"][::-1], color="0.4")
-axes[0].axvline(0.1, color="tab:red", lw=0.8, ls="--")
-axes[0].set_xlabel("proportion of observations")
-axes[0].set_title("(a) label frequency")
-axes[1].bar(counts["n_labels"], counts["proportion"], color="0.4")
-axes[1].set_xlabel("number of labels per observation")
-axes[1].set_ylabel("proportion of observations")
-axes[1].set_title("(b) labels per X-ray")
-plt.show()
+def sig3(v):
+    """Three significant digits, an em dash for a missing value."""
+    return "—" if v is None or pd.isna(v) else f"{v:.3g}"
 
+
+BAR = "0.35"  # one series per panel: a dark grey, not a colour that names something elsewhere
+fig, axes = plots.new_axes(2, width=4.0, height=3.6)
+axes[0].barh(freq["label"][::-1], freq["proportion"][::-1], color=BAR)
+axes[0].axvline(0.1, color=plots.NEUTRAL, lw=1.0, ls="--")
+axes[0].set_xlabel("proportion of X-rays")
+axes[0].set_title("(a) label frequency")
+axes[1].bar(counts["n_labels"], counts["proportion"], color=BAR)
+axes[1].set_xlabel("number of labels per X-ray")
+axes[1].set_ylabel("proportion of X-rays")
+axes[1].set_xticks(counts["n_labels"])
+axes[1].set_title("(b) labels per X-ray")
+plots.glue_figure("fig-ml-labelcount", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-ml-labelcount
+# :name: fig-ml-labelcount
+# :alt: Two bar charts. Left, horizontal bars of the proportion of X-rays carrying each of the 14 findings, most frequent at the top, with a dashed line at 10 percent that only Infiltration, Effusion and Atelectasis cross. Right, vertical bars of the proportion of X-rays with 0 to 9 labels, falling steeply from about 0.54 at zero labels.
+#
+# The label distribution of ChestX-ray14 (all 112,120 X-rays). (a) Proportion of X-rays with each finding; the dashed
+# line marks 10%. (b) Distribution of the number of findings per X-ray.
+# ```
+#
+# The labels are imbalanced ({numref}`fig-ml-labelcount` (a)) and sparse: most X-rays carry no finding at all
+# ({numref}`fig-ml-labelcount` (b)). The numbers the thesis quotes:
+
+# %% tags=["hide-input"]
 display(Markdown(
     f"Only {', '.join(freq.loc[freq['proportion'] > 0.1, 'label'])} occur in more than 10% of the X-rays; "
     f"Pneumonia occurs in {100 * freq.set_index('label').loc['Pneumonia', 'proportion']:.2f}% and Hernia in "
@@ -166,45 +532,52 @@ display(Markdown(
 ))
 
 # %% [markdown]
-# ## Multi-label indicators (Tab. mlprop, the ChestX-ray14 row)
+# ## Multi-label indicators
 #
-# LCard is the mean number of labels per example, LDens = LCard / K, LDiv the number of distinct label
-# sets, PLDiv = LDiv / N and PMax the share of the most frequent label set. The six other data sets of the
-# table (VOC 2007/2012, NUS-WIDE, WIDER-Attribute, MS-COCO, Planet) need label files we do not ship.
+# The ChestX-ray14 row of the thesis's Tab. mlprop: LCard {eq}`eq-ml-lcard`, LDens {eq}`eq-ml-ldens`, LDiv
+# {eq}`eq-ml-ldiv`, PLDiv {eq}`eq-ml-pldiv` and PMax {eq}`eq-ml-pmax`. The six other data sets of the table
+# (VOC 2007/2012, NUS-WIDE, WIDER-Attribute, MS-COCO, Planet) need label files we do not ship.
 
 # %%
 ind = ex.indicator_row(Y)
-display(ind)
+sets, set_counts = ml.labelset_counts(Y)
+hloss_all_zero = ml.hamming_loss(Y, np.zeros_like(Y))  # predict no finding
+
+# %% tags=["hide-input"]
 for key in ("LCard", "LDens", "LDiv", "PLDiv", "PMax"):
     rec(key, ind[key].iloc[0])
-sets, set_counts = ml.labelset_counts(Y)
 rec("pmax_is_empty_set", bool(not sets[0].any()))
-hloss_all_zero = ml.hamming_loss(Y, np.zeros_like(Y))
 rec("hloss_all_zero", hloss_all_zero)
+display(notebook.show_table(
+    ind, caption="Multi-label indicators of ChestX-ray14 (the thesis's Tab. mlprop, first row)", digits=4,
+    formats={"LDens": "{:.5f}", "PLDiv": "{:.5f}", "PMax": "{:.4f}", "LCard": "{:.4f}"}))
 display(Markdown(
     f"The most frequent label set is {'the empty set' if not sets[0].any() else sets[0]} "
-    f"({set_counts[0]:,} X-rays). Predicting no label at all has Hamming loss {hloss_all_zero:.5f}, against "
-    f"LDens = {ind['LDens'].iloc[0]:.5f} (the text prints 0.0516; see Checks and Errata)."
+    f"({set_counts[0]:,} X-rays). Predicting no label at all has Hamming loss {hloss_all_zero:.5f}, "
+    f"equal to LDens = {ind['LDens'].iloc[0]:.5f} (the text prints 0.0516; see Checks and "
+    "Errata)."
 ))
 
 # %% [markdown]
-# ## Label dependence (Fig. corrs)
+# ## Label dependence
 #
-# (a) Pearson correlation phi between the binary labels (phi^2 = chi^2 / N); (b) the co-occurrence
-# matrix, cell (u, v) = sum_i y_iu y_iv / sum_i y_iu, an estimate of P(column label | row label).
+# The thesis's Fig. corrs: (a) the Pearson correlation $\phi$ {eq}`eq-ml-phi` between the binary labels and (b) the
+# co-occurrence matrix {eq}`eq-ml-cooc`, an estimate of $P(\text{column label}\mid\text{row label})$.
 
 # %%
 corr, cooc = ex.dependence_matrices(Y, LABELS)
 dep = ex.dependence_summary(Y, LABELS)
-short = [lab[:4] for lab in LABELS]
-fig, axes = plots.new_axes(2, width=6.2, height=5.4)
+
+# %% tags=["hide-input"]
+ABBREV = {"Pleural_Thickening": "PlTh", "Pneumonia": "Pnia", "Pneumothorax": "Ptx"}  # the first 4 letters clash
+short = [ABBREV.get(lab, lab[:4]) for lab in LABELS]
+fig, axes = plots.new_axes(2, width=4.0, height=3.9)
 off = corr.to_numpy().copy()
 np.fill_diagonal(off, np.nan)
 plots.heatmap(axes[0], off, short, cmap="RdBu_r", fmt=None, vmin=-0.2, vmax=0.2)
-axes[0].set_title("(a) Pearson correlation (diagonal omitted)")
+axes[0].set_title("(a) Pearson correlation")
 plots.heatmap(axes[1], cooc.to_numpy(), short, cmap="viridis", fmt=None, vmin=0, vmax=1)
 axes[1].set_title("(b) P(column | row)")
-plt.show()
 rec("max_corr_pair", dep["max_corr_pair"])
 rec("max_corr", dep["max_corr"])
 rec("min_corr", dep["min_corr"])
@@ -214,23 +587,45 @@ rec("mean_pairwise_chi2", dep["mean_pairwise_chi2"])
 rec("p_eff_given_card", dep["p_effusion_given_cardiomegaly"])
 rec("p_card_given_eff", dep["p_cardiomegaly_given_effusion"])
 rec("pairs_below_5", dep["pairs_below_5"])
+plots.glue_figure("fig-ml-corrs", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-ml-corrs
+# :name: fig-ml-corrs
+# :alt: Two 14 by 14 heatmaps with the findings abbreviated (mostly their first four letters) on both axes. Left, the pairwise Pearson correlation on a blue-white-red scale from -0.2 to 0.2, almost all cells near zero, the diagonal left blank. Right, the conditional co-occurrence on a viridis scale from 0 to 1, not symmetric, with a bright diagonal and brighter columns for the frequent findings Infiltration and Effusion.
+#
+# Label dependence in ChestX-ray14. (a) Pearson correlation between the 14 binary labels (diagonal omitted; colour
+# scale clipped at ±0.2). (b) Co-occurrence: cell (row $u$, column $v$) is the share of X-rays with finding $u$ that
+# also carry finding $v$. Findings are abbreviated to their first four letters, except PlTh (Pleural thickening),
+# Pnia (Pneumonia) and Ptx (Pneumothorax).
+# ```
+#
+# All correlations in {numref}`fig-ml-corrs` (a) are weak, partly because the label cardinality is low; the
+# co-occurrence matrix in {numref}`fig-ml-corrs` (b) shows that the dependence is asymmetric, as the thesis says.
+
+# %% tags=["hide-input"]
 display(Markdown(
-    f"The largest correlation is {dep['max_corr_pair'][0]}-{dep['max_corr_pair'][1]} ({dep['max_corr']:.3f}; "
-    f"the text: ~0.178), the smallest {dep['min_corr_pair'][0]}-{dep['min_corr_pair'][1]} ({dep['min_corr']:.4f}). "
+    f"The largest correlation is {dep['max_corr_pair'][0]}–{dep['max_corr_pair'][1]} ({dep['max_corr']:.3f}; "
+    f"the text: ~0.178), the smallest {dep['min_corr_pair'][0]}–{dep['min_corr_pair'][1]} ({dep['min_corr']:.4f}). "
     f"P(Effusion | Cardiomegaly) = {dep['p_effusion_given_cardiomegaly']:.3f} but P(Cardiomegaly | Effusion) = "
     f"{dep['p_cardiomegaly_given_effusion']:.3f}: the dependence is asymmetric, as the chapter says. "
-    f"phi^2 and chi^2/N agree to {dep['max_abs_phi2_minus_chi2_over_n']:.1e}; the mean pairwise chi^2 "
+    f"φ² and χ²/N agree to {dep['max_abs_phi2_minus_chi2_over_n']:.1e}; the mean pairwise χ² "
     f"(a meta-feature the chapter names without a value) is {dep['mean_pairwise_chi2']:.1f}. "
     f"Every label pair co-occurs; {len(dep['pairs_below_5'])} pairs fewer than 5 times: "
     f"{', '.join(dep['pairs_below_5'])}."
 ))
 
 # %% [markdown]
-# ## Evaluating multi-label classifiers: the toy example (Tab. toymlmet)
+# ## Evaluating multi-label classifiers: the toy example
 #
-# Three classifiers score three X-rays on K = 5 labels; scores above 0.5 become positive predictions
-# (`medeval.metrics.multilabel.binarize`; the chapter's t(a) = 1 if a > 0.5, mldr uses >=, which does not
-# matter here). The conventions the chapter leaves open are made explicit:
+# The thesis's Tab. toymlpred / toymlmet: three classifiers score three X-rays on $K=5$ labels, and scores above 0.5
+# become positive predictions ({eq}`eq-ml-threshold`; mldr's $\ge$ does not matter here, no score equals 0.5). The
+# rows are the Hamming loss {eq}`eq-ml-hloss`, subset accuracy {eq}`eq-ml-subsetacc`, example-based AP and mAP
+# {eq}`eq-ml-map`, $F_1^{\text{micro}}$ and $F_1^{\text{macro}}$ {eq}`eq-ml-f1-micro-macro`, the mldr variant
+# {eq}`eq-ml-f1-macro-pr`, macro-AUC {eq}`eq-ml-macro-auc`, coverage {eq}`eq-ml-coverage`, ranking loss
+# {eq}`eq-ml-ranking-loss`, and $\operatorname{err}^{\text{micro}}$, $\operatorname{err}^{\text{macro}}$
+# ({eq}`eq-ml-micro`, {eq}`eq-ml-macro` of {eq}`eq-ml-err`). The conventions the chapter leaves open are made
+# explicit:
 #
 # * **AP ranks with ties.** mldr (which produced the table) ranks ties with R's `ties.method = "last"`,
 #   scikit-learn's LRAP gives tied labels the largest rank, the `min` rank is the optimistic reading.
@@ -243,10 +638,14 @@ display(Markdown(
 # %%
 toy = ex.toy_example()
 tm = toy["metrics"]
+best = claims.toy_best_sets(tm)
+
+# %% tags=["hide-input"]
 rec_table("toy_metrics", tm)
 rec("toy_hloss_h2_printed", float(tm.loc["hloss", "h2 (printed f2)"]))
-display(tm)
-best = claims.toy_best_sets(tm)
+display(notebook.show_table(
+    tm, caption="The toy example: every metric of the three classifiers h1, h2, h3 (scores of the thesis's code) "
+    "and of h2 with the printed f2", formats={c: "{:.4f}" for c in tm.columns}))
 display(Markdown("Best classifier per metric of the table (ties included): "
                  + "; ".join(f"{k}: {', '.join(v)}" for k, v in best.items()) + "."))
 
@@ -255,22 +654,20 @@ display(Markdown("Best classifier per metric of the table (ties included): "
 # shows what the printed f2 would give, and the two F1 macro rows show where the text's definition and the
 # software that rendered the table part ways. The bolding of the rendered table also marks the *lowest* subset
 # accuracy as best (the R code uses `min` for row 2).
-
-# %% [markdown]
-# ## Splitting: 10 x 5-fold cross-validation (Tab. LDprop)
 #
-# For each split: LD, the mean absolute difference between a fold's positive/negative ratio of a label and
-# the data set's; LPD, the same for the K* = 91 label pairs (the thesis code divides by K = 14 instead:
-# `LPD (code, 1/K)`); ED, the deviation of fold sizes; FZ, FLZ, FLPZ, the numbers of folds, fold-label and
-# fold-label-pair combinations without positives (FLPZ ignores the pairs with fewer positives than folds;
-# the code instead subtracts their count once and normalises: `FLPZ (code, proportion)`). Random folds are
-# image-level as in the thesis (caret `createFolds(1:N)`); iterative stratification (Sechidis et al. 2011,
-# `iterstrat`) is the extension the chapter discusses.
+# ## Splitting: 10 x 5-fold cross-validation
+#
+# The thesis's Tab. LDprop. For each split we compute LD {eq}`eq-ml-ld`, LPD {eq}`eq-ml-lpd` over the $K^{*}=91$ label
+# pairs (the thesis code divides by $K=14$ instead: `LPD (code, 1/K)`), ED {eq}`eq-ml-ed`, and FZ, FLZ, FLPZ
+# {eq}`eq-ml-fz` (the code instead subtracts the rare pairs once and normalises: `FLPZ (code, proportion)`). Random
+# folds are image-level as in the thesis (caret `createFolds(1:N)`); iterative stratification
+# {cite:p}`sechidis2011stratification` (`iterstrat`) is the extension the chapter discusses.
 
 # %%
 split_runs, Y_split = ex.run_split_experiment(Y, P)
 split_summary = ex.summarise_split_experiment(split_runs)
-display(split_summary)
+
+# %% tags=["hide-input"]
 notebook.record_table("split_summary", split_summary.rename_axis("statistic"))
 rec("split_n_images", int(Y_split.shape[0]))
 rec("split_folds", P.split_folds)
@@ -292,16 +689,37 @@ if len(it):
     rec("LD_iterative_mean", it["LD"].mean())
     rec("LPD_iterative_mean", it["LPD"].mean())
     rec("iterative_split_seconds", it["split_seconds"].mean())
+display(notebook.show_table(
+    split_summary.rename_axis("statistic"), formats={c: sig3 for c in split_summary.columns},
+    caption=f"Split quality: mean and SD over the repetitions of {P.split_folds}-fold splits of "
+    f"{Y_split.shape[0]:,} X-rays (the thesis's Tab. LDprop, with iterative stratification added)"))
 
-fig, axes = plots.new_axes(2, width=4.2, height=3.0)
+methods = list(split_runs["method"].unique())
+fig, axes = plots.new_axes(2, width=3.6, height=3.0)
 for ax, stat in zip(axes, ["LD", "LPD"], strict=True):
-    groups = [g[stat].to_numpy() for _, g in split_runs.groupby("method", sort=False)]
-    ax.boxplot(groups, tick_labels=list(split_runs["method"].unique()))
+    groups = [split_runs.loc[split_runs["method"] == m, stat].to_numpy() for m in methods]
+    box = ax.boxplot(groups, tick_labels=methods, patch_artist=True, medianprops={"color": "black"})
+    for patch, m in zip(box["boxes"], methods, strict=True):
+        patch.set_facecolor(plots.color("splitter", m))
+        patch.set_alpha(0.7)
     ax.set_title(stat)
+    ax.set_xlabel("fold assignment")
     ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
-plt.show()
+plots.glue_figure("fig-ml-split-quality", fig)
 
-# %%
+# %% [markdown]
+# ```{glue:figure} fig-ml-split-quality
+# :name: fig-ml-split-quality
+# :alt: Two box plots side by side, LD on the left and LPD on the right, each with one box for random folds and one for iterative stratification; the y-axes are in scientific notation and the iterative boxes lie below the random ones.
+#
+# Split quality over the repetitions: label distribution LD and label-pair distribution LPD of random image-level
+# folds and of iterative stratification (lower is better). Each box summarises one value per repetition.
+# ```
+#
+# Both statistics are tiny for random folds ({numref}`fig-ml-split-quality`); iterative stratification makes them
+# smaller still. What the numbers mean against the odds they measure:
+
+# %% tags=["hide-input"]
 text = (
     f"The chapter prints no numbers for this table, only that the statistics are \"extremely small with a small "
     f"standard deviation\". On {Y_split.shape[0]:,} images, random {P.split_folds}-fold CV gives LD = "
@@ -321,43 +739,54 @@ display(Markdown(text))
 # %% [markdown]
 # ## Patient overlap
 #
-# ChestX-ray14 has up to 184 images per patient. Three 70/10/20 splits: random images (Wang 2017, Yao 2017),
-# patient-level (Rajpurkar 2017, "overly conservative" in the thesis) and the thesis rule: a patient may be
-# in two sets only if the later set's X-rays are later (`Follow-up #` is the only proxy for the date).
-# `rule_violations` counts patients whose latest image in the earlier set is not before their first image
-# in the later set.
+# ChestX-ray14 has up to 184 images per patient. Three 70/10/20 splits: random images (Wang et al. 2017
+# {cite:p}`wang2017chestxray8`, Yao et al. 2017), patient-level (CheXNet {cite:p}`rajpurkar2017chexnet`, "overly
+# conservative" in the thesis) and the thesis rule: a patient may be in two sets only if the later set's X-rays are
+# later (`Follow-up #` is the only proxy for the date). `rule violations` counts patients whose latest image in the
+# earlier set is not before their first image in the later set.
 
 # %%
 overlap = ex.patient_overlap(table, seed=P.seed)
-display(overlap)
+
+# %% tags=["hide-input"]
 notebook.record_table("patient_overlap", overlap)
 row = overlap.set_index(["strategy", "sets"])
 rec("random_test_images_shared_pct", row.loc[("random", "train -> test"), "images_of_shared_patients_pct"])
 rec("random_rule_violations", int(row.loc[("random", "train -> test"), "rule_violations"]))
 rec("later_followup_rule_violations", int(row.loc["later_followup", "rule_violations"].sum()))
 rec("patient_level_shared", int(row.loc["patient", "shared_patients"].sum()))
+display(notebook.show_table(
+    overlap.assign(sets=overlap["sets"].str.replace("->", "→")),
+    caption="Patients shared between the sets of three 70/10/20 splits, and violations of the thesis's rule",
+    formats={"images_of_shared_patients_pct": "{:.1f}", "train_pct": "{:.1f}", "validation_pct": "{:.1f}",
+             "test_pct": "{:.1f}"},
+    labels={"images_of_shared_patients_pct": "% of later set's images in shared patients",
+            "train_pct": "train %", "validation_pct": "validation %", "test_pct": "test %"}))
 display(Markdown(
     f"A random image split puts {row.loc[('random', 'train -> test'), 'images_of_shared_patients_pct']:.1f}% of "
     f"the test images in patients that are also in training, and "
     f"{row.loc[('random', 'train -> test'), 'rule_violations']:,} patients have test images that are *not* later "
     "than their training images. Under the thesis rule "
-    f"{row.loc[('later_followup', 'train -> test'), 'images_of_shared_patients_pct']:.1f}% of the test images belong to "
-    f"patients also in training, with {int(row.loc['later_followup', 'rule_violations'].sum())} violations."
+    f"{row.loc[('later_followup', 'train -> test'), 'images_of_shared_patients_pct']:.1f}% of the test images belong "
+    f"to patients also in training, with {int(row.loc['later_followup', 'rule_violations'].sum())} violations."
 ))
 
 # %% [markdown]
 # ## A multi-label CNN evaluated the chapter's way
 #
-# The chapter decides to report per-label AUC, F1 macro, F1 micro and mAP but trains no model. We train the
-# weakly supervised multi-label CNN of `medeval.models.multilabel_cnn` (global average pooling + one logit
-# per finding, binary cross-entropy) on chest phantoms whose label sets follow the real joint label
-# distribution (70/10/20 at patient level), and report those metrics on the test part with 95%
-# patient-clustered bootstrap intervals. AUC counts ties as correct (the chapter's definition); labels
-# without a test positive are undefined and reported, not averaged.
+# The chapter decides to report per-label AUC and macro-AUC {eq}`eq-ml-macro-auc`, $F_1^{\text{macro}}$,
+# $F_1^{\text{micro}}$ {eq}`eq-ml-f1-micro-macro` and mAP {eq}`eq-ml-map`, but trains no model. We train the weakly
+# supervised multi-label CNN of {mod}`medeval.models.multilabel_cnn` (global average pooling + one logit per finding,
+# binary cross-entropy) on chest phantoms whose label sets follow the real joint label distribution (70/10/20 at
+# patient level), and report those metrics on the test part with 95% patient-clustered bootstrap intervals
+# {eq}`eq-ml-bootstrap-ci`. AUC counts ties as correct ({eq}`eq-ml-auc`); labels without a test positive are
+# undefined and reported, not averaged.
 
 # %%
 cnn_runs = ex.run_cnn(P)
 first = next(iter(cnn_runs.values()))[0]
+
+# %% tags=["hide-input"]
 rec("data_source", P.data_source)
 if P.data_source == "real":  # the images found and the size of every split
     notebook.record_table("cnn_real_runs", pd.DataFrame(
@@ -373,9 +802,11 @@ display(Markdown(f"Trained on {first.n_train:,} images ({first.info['data']}) in
                  f"final training loss {first.loss_history[-1] if first.loss_history else float('nan'):.4f}."))
 
 # %%
-evaluation = ex.evaluate_scores(first.y_test, first.p_test, first.patient_test, labels=first.labels,
-                                n_bootstrap=P.n_bootstrap, seed=P.seed)
-display(evaluation)
+evaluation = ex.evaluate_scores(
+    first.y_test, first.p_test, first.patient_test,
+    labels=first.labels, n_bootstrap=P.n_bootstrap, seed=P.seed)
+
+# %% tags=["hide-input"]
 notebook.record_table("cnn_evaluation", evaluation)
 ev = evaluation.set_index("metric")
 for key in ("AUC macro", "F1 micro", "F1 macro", "mAP"):
@@ -384,6 +815,12 @@ for key in ("AUC macro", "F1 micro", "F1 macro", "mAP"):
 per_label = ev.loc[[f"AUC {lab}" for lab in first.labels]]
 rec("cnn_n_labels_undefined_auc", int(per_label["value"].isna().sum()))
 quality = rec("cnn_quality", ex.cnn_quality(evaluation, first.labels))
+display(notebook.show_table(
+    evaluation, caption=f"Test-set metrics of the CNN with 95% patient-clustered bootstrap intervals "
+    f"({P.n_bootstrap} replicates)",
+    formats={"value": "{:.3f}", "ci_low": "{:.3f}", "ci_high": "{:.3f}", "n_positives": "{:.0f}"},
+    labels={"ci_low": "95% CI low", "ci_high": "95% CI high", "n_positives": "test positives",
+            "n_undefined_replicates": "undefined replicates"}))
 display(Markdown(
     f"**Quality.** Test macro AUC {quality['macro_auc']:.3f} (95% CI {quality['macro_auc_ci'][0]:.3f}–"
     f"{quality['macro_auc_ci'][1]:.3f}); the chapter's floor for comparing a model is {quality['floor']} "
@@ -397,44 +834,64 @@ display(Markdown(
 fig, axes = plots.new_axes(1, width=6.0, height=4.2)
 ypos = np.arange(len(per_label))[::-1]
 vals = per_label["value"].to_numpy()
-axes[0].errorbar(vals, ypos, xerr=[vals - per_label["ci_low"], per_label["ci_high"] - vals], fmt="o", color="k",
-                 ecolor="0.5", capsize=2)
+axes[0].errorbar(vals, ypos, xerr=[vals - per_label["ci_low"], per_label["ci_high"] - vals], fmt="o",
+                 color=plots.color("metric", "AUC"), ecolor=plots.color("metric", "AUC"), capsize=2)
 axes[0].set_yticks(ypos, [lab.replace("AUC ", "") for lab in per_label.index])
-axes[0].axvline(0.5, color="tab:red", lw=0.8, ls="--")
+axes[0].axvline(0.5, color=plots.NEUTRAL, lw=1.0, ls="--")
 axes[0].set_xlabel("test AUC (95% patient-clustered bootstrap CI)")
-plt.show()
+plots.glue_figure("fig-ml-per-label-auc", fig)
 
 # %% [markdown]
-# The intervals of rare findings are wide (few test positives; the `n_undefined_replicates` column counts
-# resamples without any positive, which are left out of the interval). The chapter suggests the fold-wise
-# SD of cross-validation instead; chapter 3 shows why that estimator is biased down. With the real images
-# (`full`), this section uses the first fold of the first protocol.
+# ```{glue:figure} fig-ml-per-label-auc
+# :name: fig-ml-per-label-auc
+# :alt: A dot plot with one row per finding (14 rows); each dot is the test AUC of that finding with a horizontal bar for its 95 percent bootstrap interval, and a dashed vertical line at AUC 0.5 marks chance. Rare findings have the widest bars.
 #
-# ### Chapter 3's empirical variance estimator, where it applies
+# Per-label test AUC of the multi-label CNN with 95% patient-clustered bootstrap intervals; the dashed line is chance
+# (AUC = 0.5). A finding without a test positive has no dot.
+# ```
 #
-# EVE needs a validation strategy run on pairs of disjoint data sets. For a trained model the strategy
-# "evaluate on a test set" can be run on random patient-level halves of the test set: V estimates the
-# variance of the metric on a half-size test set, V/2 that of the full-test-set estimate, which we compare
-# with the bootstrap SD. (Training variability would need models trained on disjoint training sets; not done.)
+# The intervals of rare findings in {numref}`fig-ml-per-label-auc` are wide (few test positives; the `undefined
+# replicates` column of the table counts resamples without any positive, which are left out of the interval). The
+# chapter suggests the fold-wise SD of cross-validation instead; {ref}`ch-eve` shows why that estimator is biased
+# down. With the real images (`full`), this section uses the first fold of the first protocol.
+#
+# ### The empirical variance estimator, where it applies
+#
+# EVE {eq}`eq-eve-eve` needs a validation strategy run on pairs of disjoint data sets. For a trained model the
+# strategy "evaluate on a test set" can be run on random patient-level halves of the test set: $\mathcal V$
+# estimates the variance of the metric on a half-size test set, $\mathcal V/2$ that of the full-test-set estimate,
+# which we compare with the bootstrap SD. (Training variability would need models trained on disjoint training
+# sets; not done.)
 
 # %%
-eve = ex.eve_test_set_variance(first.y_test, first.p_test, first.patient_test, n_pairs=P.eve_pairs,
-                               n_bootstrap=P.n_bootstrap, seed=P.seed + 1)
+eve = ex.eve_test_set_variance(
+    first.y_test, first.p_test, first.patient_test,
+    n_pairs=P.eve_pairs, n_bootstrap=P.n_bootstrap, seed=P.seed + 1)
+
+# %% tags=["hide-input"]
 notebook.record_table("cnn_eve", eve)
-display(eve)
+display(notebook.show_table(
+    eve, caption="Standard deviation of the test-set metrics: EVE on patient-level halves versus the patient-clustered "
+    "bootstrap", formats={c: "{:.4f}" for c in ("eve_sd_half_test_set", "eve_sd_full_test_set",
+                                                  "bootstrap_sd_full_test_set")},
+    labels={"eve_sd_half_test_set": "EVE SD, half test set", "eve_sd_full_test_set": "EVE SD, full test set",
+            "bootstrap_sd_full_test_set": "bootstrap SD, full test set", "n_pairs_used": "pairs used"}))
 
 # %% [markdown]
 # ### Thresholds: 0.5 versus tuned per label
 #
-# The chapter's t(a) = 1 if a > 0.5; it notes that thresholds may be tuned per label. We tune each label's
-# threshold to maximise its F1 on the validation part and compare on the test part (differences tuned - 0.5
-# with paired patient-clustered bootstrap CIs). Labels without a validation positive keep 0.5.
+# The chapter's $t(a)$ {eq}`eq-ml-threshold` cuts at 0.5; it notes that thresholds may be tuned per label. We tune
+# each label's threshold to maximise its $F_1$ on the validation part ({eq}`eq-ml-tuned-threshold`) and compare on
+# the test part: $F_1^{\text{micro}}$, $F_1^{\text{macro}}$, $F_1^{\text{example}}$ {eq}`eq-ml-example-prf`, Hamming
+# loss and subset accuracy (differences tuned − 0.5 with paired patient-clustered bootstrap CIs). Labels without a
+# validation positive keep 0.5.
 
 # %%
-thr = ex.threshold_comparison(first.y_val, first.p_val, first.y_test, first.p_test, first.patient_test,
-                              labels=first.labels, n_bootstrap=P.n_bootstrap, seed=P.seed + 2)
-display(thr["metrics"])
-display(thr["thresholds"].T)
+thr = ex.threshold_comparison(
+    first.y_val, first.p_val, first.y_test, first.p_test, first.patient_test,
+    labels=first.labels, n_bootstrap=P.n_bootstrap, seed=P.seed + 2)
+
+# %% tags=["hide-input"]
 notebook.record_table("threshold_comparison", thr["metrics"])
 tc = thr["metrics"].set_index("metric")
 rec("f1_macro_at_05", tc.loc["F1 macro", "at_0.5"])
@@ -442,34 +899,49 @@ rec("f1_macro_tuned", tc.loc["F1 macro", "tuned"])
 rec("f1_micro_at_05", tc.loc["F1 micro", "at_0.5"])
 rec("f1_micro_tuned", tc.loc["F1 micro", "tuned"])
 rec("n_thresholds_not_tuned", int((~thr["thresholds"]["tuned_on_validation"]).sum()))
+fmt4 = {c: "{:.4f}" for c in ("at_0.5", "tuned")}
+fmt4.update({c: "{:+.4f}" for c in ("difference", "diff_ci_low", "diff_ci_high")})
+display(notebook.show_table(
+    thr["metrics"], caption="Test-set metrics at the fixed threshold 0.5 and at the per-label thresholds tuned on "
+    "the validation set; the difference (tuned − 0.5) with its 95% paired bootstrap interval", formats=fmt4,
+    labels={"at_0.5": "at 0.5", "diff_ci_low": "difference, 95% CI low", "diff_ci_high": "difference, 95% CI high"}))
+display(notebook.show_table(
+    thr["thresholds"], caption="The per-label thresholds (0.5 where the validation set has no positive)",
+    formats={"threshold": "{:.3f}"}, labels={"tuned_on_validation": "tuned on validation"}))
 display(Markdown(
     f"At 0.5 the model predicts {tc.loc['labels predicted per image', 'at_0.5']:.2f} labels per image, with tuned "
     f"thresholds {tc.loc['labels predicted per image', 'tuned']:.2f} (LCard of the data: {ind['LCard'].iloc[0]:.2f}). "
     f"F1 macro goes from {tc.loc['F1 macro', 'at_0.5']:.3f} to {tc.loc['F1 macro', 'tuned']:.3f} "
-    f"(difference CI {tc.loc['F1 macro', 'diff_ci_low']:+.3f} to {tc.loc['F1 macro', 'diff_ci_high']:+.3f}), the Hamming "
-    f"loss from {tc.loc['Hamming loss', 'at_0.5']:.4f} to {tc.loc['Hamming loss', 'tuned']:.4f} (difference CI "
-    f"{tc.loc['Hamming loss', 'diff_ci_low']:+.4f} to {tc.loc['Hamming loss', 'diff_ci_high']:+.4f}). The chapter "
+    f"(difference CI {tc.loc['F1 macro', 'diff_ci_low']:+.3f} to {tc.loc['F1 macro', 'diff_ci_high']:+.3f}), the "
+    f"Hamming loss from {tc.loc['Hamming loss', 'at_0.5']:.4f} to {tc.loc['Hamming loss', 'tuned']:.4f} (difference "
+    f"CI {tc.loc['Hamming loss', 'diff_ci_low']:+.4f} to {tc.loc['Hamming loss', 'diff_ci_high']:+.4f}). The chapter "
     "expects Hamming loss to reward predicting little under imbalance: compare the two intervals."
 ))
 
 # %% [markdown]
 # ### Real images (`full` profile): per-label AUC next to the published values
 #
-# Published test AUCs: Wang et al. 2017 (arXiv:1705.02315), Yao et al. 2017 (arXiv:1710.10501),
-# CheXNet (Rajpurkar et al. 2017, arXiv:1711.05225), as tabulated in the arnoweng/CheXNet README. Each used
-# its own random 70/10/20 split; ours follows the thesis's patient rule, so the comparison is indicative.
+# Published test AUCs: Wang et al. 2017 {cite:p}`wang2017chestxray8`, Yao et al. 2017 (arXiv:1710.10501), CheXNet
+# {cite:p}`rajpurkar2017chexnet`, as tabulated in the arnoweng/CheXNet README. Each used its own random 70/10/20
+# split; ours follows the thesis's patient rule, so the comparison is indicative.
 
-# %%
+# %% tags=["hide-input"]
+AUC_FORMATS = {"ours": "{:.3f}", "ours (phantoms)": "{:.3f}"}
 if P.data_source == "real":
     for protocol, comparison in ex.real_auc_by_protocol(cnn_runs).items():
-        display(Markdown(f"**{protocol}** (mean over {len(cnn_runs[protocol])} fold(s))"))
-        display(comparison)
         notebook.record_table(f"published_auc_{protocol}", comparison.rename_axis("label"))
+        display(notebook.show_table(
+            comparison.rename_axis("label"), digits=3,
+            caption=f"Per-label test AUC, protocol {protocol} (mean over {len(cnn_runs[protocol])} fold(s)), "
+            "next to the published values"))
     rec("cnn_auc_summary", f"mean per-label AUC {comparison['ours'].iloc[-1]:.3f} (real images)")
 else:
     display(Markdown("Phantom run: the published values are shown for reference only."))
-    display(ex.published_auc_comparison(per_label["value"].set_axis(list(first.labels)))
-            .rename(columns={"ours": "ours (phantoms)"}))
+    display(notebook.show_table(
+        ex.published_auc_comparison(per_label["value"].set_axis(list(first.labels)))
+        .rename(columns={"ours": "ours (phantoms)"}).rename_axis("label"), digits=3,
+        caption="Per-label test AUC of the CNN on phantoms next to the published values on the real images "
+        "(not comparable)"))
     rec("cnn_auc_summary", f"phantoms: macro AUC {ev.loc['AUC macro', 'value']:.3f} (not comparable)")
 
 # %% [markdown]
@@ -480,14 +952,14 @@ else:
 # random folds of the real table, decided with their spread over the repetitions. The CNN row is `phantom` on the
 # default profile and `real` on `full`. Rules, tolerances and the bounds we chose are in each row.
 
-# %%
+# %% tags=["hide-input"]
 CL = claims.chapter_claims(R, profile)
 notebook.paper_vs_us(CL)
 
 # %% [markdown]
 # **Rows not reproduced, and why** (from the computed figures of each row):
 
-# %%
+# %% tags=["remove-input"]
 Markdown(explain_claims(CL))
 
 # %% [markdown]
@@ -495,20 +967,20 @@ Markdown(explain_claims(CL))
 #
 # Identities of the chapter's formulas and of our splitters, computed on the same data; they are not claims.
 
-# %%
+# %% tags=["remove-input"]
 notebook.checks_display([c.row() for c in CL.checks])
 
 # %% [markdown]
 # ## Deviations and errata found in the chapter
 #
 # Numbers printed in the chapter that our recomputation does not match, and places where the text and the
-# code that rendered its tables disagree. Open conventions we made explicit: the threshold (> 0.5 in the text,
-# >= in mldr), AUC ties (the text counts them as correct; scikit-learn as one half), AP rank ties, and undefined
+# code that rendered its tables disagree. Open conventions we made explicit: the threshold (a > 0.5 in the
+# text, a >= 0.5 in mldr), AUC ties (the text counts them as correct; scikit-learn as one half), AP rank ties, and undefined
 # values (labels without positives, X-rays without labels, F1 with nothing true or predicted: NaN, excluded from
 # averages and counted). The split experiment uses numpy with seed 222, not R's `set.seed(222)`, so its
 # statistics match in distribution only.
 
-# %%
+# %% tags=["remove-input"]
 notebook.errata_display([e.row() for e in CL.errata])
 
 # %% [markdown]
@@ -524,5 +996,5 @@ notebook.errata_display([e.row() for e in CL.errata])
 # %% [markdown]
 # ## Provenance
 
-# %%
+# %% tags=["remove-input"]
 notebook.provenance()

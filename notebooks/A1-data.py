@@ -11,20 +11,38 @@
 # ---
 
 # %% [markdown]
+# (app-data)=
 # # Data: datasets, phantoms, and how the phantoms follow the real tables
 #
-# The five chapters use seven real datasets. Two small real tables ship with the book (the ChestX-ray14
-# label table and its bounding-box list); the large image collections are fetched on demand by
-# `medeval data fetch ID`, and two (MURA, ADNI) need a registration. So that every page runs offline on
-# a laptop, the `default` profiles use **phantoms**: deterministic generators whose ground truth (masks,
-# boxes, instance labels) is known exactly.
+# The chapters use ten datasets. Two small real tables ship with the book: the ChestX-ray14 label table and its
+# bounding-box list {cite:p}`wang2017chestxray8`. The large image collections are fetched on demand by
+# `medeval data fetch ID`, two of them (MURA, ADNI) need a registration and one (MLNTO) is private. So that every
+# page runs offline on a laptop, the `default` profiles use **phantoms**: deterministic generators whose ground
+# truth (masks, boxes, instance labels) is known exactly.
 #
-# This page lists the datasets, shows the phantoms, and checks that the chest phantoms follow the real
-# ChestX-ray14 statistics: the label frequencies and co-occurrences of the 112,120-image label table and
-# the positions and sizes of the 984 NIH boxes.
+# This page lists the datasets, shows the phantoms, states the rules by which the chest phantoms are generated,
+# and checks that they follow the real ChestX-ray14 statistics: the label frequencies and co-occurrences of the
+# 112,120-image label table and the positions and sizes of the 984 NIH boxes.
 #
-# **Time to run:** the table below the parameters gives the last recorded wall time of each profile; `full` also
-# hashes the datasets present on this machine, which takes as long as reading them.
+# ## What you will learn
+#
+# - Find, for every dataset of the book, its origin, licence, size, how to obtain it, the chapters that use it
+#   and the phantom that stands in for it.
+# - State how a chest phantom's label set and lesion boxes are drawn from the real tables, and how a target
+#   prevalence is imposed by raking.
+# - Judge whether phantom label sets follow the real label table, with binomial z-scores and co-occurrence
+#   correlations.
+# - Compare phantom boxes with the NIH box list by centre and size, and explain why the tight boxes of rendered
+#   lesions are smaller.
+# - Use the whole-slide phantom that stands in for the private lymph-node data of chapter 4.
+#
+# ## Prerequisites
+#
+# Binomial proportions and their standard errors; the box convention $(x, y, w, h)$ with the top-left corner and
+# the width and height in pixels. The chapters that use each dataset are linked in the list below.
+#
+# **Time to run.** The table gives the last recorded wall time of each profile; `full` also hashes the datasets
+# present on this machine, which takes as long as reading them.
 
 # %% tags=["parameters", "remove-cell"]
 profile = "default"
@@ -40,39 +58,74 @@ slide_size = None
 top_pairs = None
 check_local_data = None
 
-# %%
+# %% tags=["remove-input"]
+import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
 
 from medeval import plots
 from medeval.experiments import data_appendix
 from medeval.runtime import notebook
 
 P = notebook.setup("A1-data", globals())
-P
+REAL, PHANTOM = plots.color("data source", "real"), plots.color("data source", "phantom")
 
-# %%
+# %% tags=["remove-input"]
 notebook.time_to_run_table()
+
+# %% [markdown]
+# ## Parameters
+#
+# The sample sizes of the comparisons and the image sizes of the phantoms; {class}`medeval.experiments.data_appendix.Params`
+# holds their ranges.
+
+# %% tags=["remove-input"]
+notebook.parameters_table()
 
 # %% [markdown]
 # ## The datasets
 #
-# Every dataset is described in `data_manifest.yaml` (origin, licence, files with checksums, how to
-# obtain it, and the stand-in the default profile uses). `access` is `shipped` (in `data/` of the
-# repository), `bundled` (inside an installed package), `auto` (public: `medeval data fetch ID`),
-# `manual` (public after registration: `fetch` prints how) or `private` (not obtainable).
+# Every dataset is described in `data_manifest.yaml` (origin, licence, files with checksums, how to obtain it, and
+# the stand-in the default profile uses). `access` is `shipped` (in `data/` of the repository), `bundled` (inside an
+# installed package), `auto` (public: `medeval data fetch ID`), `manual` (public after registration: `fetch` prints
+# how) or `private` (not obtainable). The datasets, their sources and the chapters that use them:
+#
+# - **NIH ChestX-ray14** {cite:p}`wang2017chestxray8`: the label table (`chestxray14-labels`) in {ref}`ch-mil` and
+#   {ref}`ch-ml`, the NIH box list (`chestxray14-boxes`) in {ref}`ch-mil` and {ref}`ch-rodeo`, the images
+#   (`chestxray14-images`) in {ref}`ch-mil` and {ref}`ch-ml`; the chest phantoms below stand in for the images.
+# - **MURA** musculoskeletal radiographs {cite:p}`rajpurkar2018mura`: {ref}`ch-mil`.
+# - **PASCAL VOC 2005** {cite:p}`everingham2006pascal2005`: {ref}`ch-mil`.
+# - **ADNI** regional grey-matter volumes {cite:p}`jack2008adni`: {ref}`ch-eve`.
+# - **WDBC**, Wisconsin diagnostic breast cancer {cite:p}`street1995wdbc`: {ref}`ch-eve` and {ref}`app-rerun`.
+# - **UCI optical digits** (scikit-learn's digits) {cite:p}`alpaydin1998digits`: {ref}`ch-mil` and {ref}`ch-em`.
+# - **PatchCamelyon** {cite:p}`veeling2018pcam`: {ref}`ch-cd` and {ref}`ch-em`.
+# - **CAMELYON16** {cite:p}`bejnordi2017camelyon16`: {ref}`ch-cd` and {ref}`ch-em`.
+# - **MLNTO**, the private lymph-node data of {cite:t}`reshma2021histology`: {ref}`ch-cd`; the slide phantom below
+#   stands in for it.
+# - **CIFAR-10** {cite:p}`krizhevsky2009cifar`: {ref}`ch-em`.
 
 # %%
 manifest = data_appendix.manifest_table()
+
+# %% tags=["hide-input"]
 notebook.record("n_datasets", len(manifest))
 notebook.record_table("manifest", manifest[["id", "access", "size"]])
-with pd.option_context("display.max_colwidth", 80):
-    display(manifest.set_index("id"))
+display(notebook.show_table(
+    manifest[["id", "title", "access", "size", "used_by"]],
+    caption="The datasets of data_manifest.yaml: what they are, how they are obtained, their size on disk and "
+    "the pages that use them.",
+    labels={"id": "dataset id", "used_by": "used by"}))
+notebook.show_table(manifest[["id", "licence", "stand_in"]],
+                    caption="Licence of every dataset and the stand-in the default profiles use instead.",
+                    labels={"id": "dataset id", "stand_in": "stand-in (default profile)"})
 
-# %%
+# %% tags=["hide-input"]
 if P.check_local_data:
-    display(data_appendix.local_status_table())
+    display(notebook.show_table(data_appendix.local_status_table(),
+                                caption="Datasets present on this machine (medeval data verify).",
+                                labels={"dataset_id": "dataset id"}))
 else:
     display(Markdown("Run `medeval data verify` (or this page with `--set check_local_data=true`) to see "
                      "which datasets are present on your machine."))
@@ -80,56 +133,164 @@ else:
 # %% [markdown]
 # ## Chest X-ray phantoms
 #
-# `medeval.data.phantoms.chest.generate_chest_phantoms` draws radiograph-like images: body outline, dark
-# lung fields with vessel markings, ribs, mediastinum and heart, noise. Each of the 14 ChestX-ray14
-# findings has its own renderer (enlarged heart for Cardiomegaly, basal opacity with a meniscus for
-# Effusion, small and large round opacities for Nodule and Mass, patchy opacities for Infiltration, a
-# lucent rim without lung markings for Pneumothorax, ...). Every lesion comes with an exact pixel mask
-# (red) and the tight box around it (yellow). One phantom per finding:
+# {func}`medeval.data.phantoms.chest.generate_chest_phantoms` draws radiograph-like images: body outline, dark
+# lung fields with vessel markings, ribs, mediastinum and heart, noise. Each of the 14 ChestX-ray14 findings has
+# its own renderer (enlarged heart for Cardiomegaly, basal opacity with a meniscus for Effusion, small and large
+# round opacities for Nodule and Mass, patchy opacities for Infiltration, a lucent rim without lung markings for
+# Pneumothorax, ...). Every lesion comes with an exact pixel mask and the tight box around it;
+# {numref}`fig-data-chest-gallery` shows one phantom per finding.
 
 # %%
 gallery = data_appendix.finding_gallery(P)
+
+# %% tags=["hide-input"]
 fig = plots.image_gallery([g[1] for g in gallery], masks=[g[2] for g in gallery], boxes=[[g[3]] for g in gallery],
-                          titles=[g[0] for g in gallery], ncols=7, size=2.0)
+                          titles=[g[0].replace("_", " ") for g in gallery], ncols=5, size=1.6)
+plots.glue_figure("fig-data-chest-gallery", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-data-chest-gallery
+# :name: fig-data-chest-gallery
+# :alt: A grid of fourteen grey-scale chest radiograph phantoms, one per ChestX-ray14 finding named above each image; on each, the lesion's mask is outlined in red-orange and its tight bounding box drawn in yellow.
+#
+# One chest phantom per ChestX-ray14 finding (that finding only). Red-orange contour: the exact pixel mask of the
+# lesion; yellow rectangle: the tight box around the mask, the box that the localisation metrics are scored
+# against.
+# ```
+
+# %% [markdown]
+# (data-method)=
+# ## How the chest phantoms are generated
+#
+# **Label sets.** Let $\boldsymbol y_1, \dots, \boldsymbol y_R \in \{0, 1\}^{14}$ be the rows of the real label
+# table ($R = 112{,}120$ images, one bit per finding). Phantom $i$ takes a whole row, drawn with replacement:
+#
+# $$
+# \boldsymbol y^{(i)} = \boldsymbol y_{r_i}, \qquad P(r_i = r) = w_r, \qquad w_r = \frac{1}{R}
+# \quad\text{unless a prevalence is imposed.}
+# $$ (eq-data-label-sampling)
+#
+# With uniform weights the label sets follow the empirical joint distribution of the table, so the prevalences,
+# the number of findings per image and every co-occurrence match the real ones up to sampling error. Implemented
+# by {func}`medeval.data.phantoms.chest.sample_label_sets` (the labels {func}`~medeval.data.phantoms.chest.generate_chest_phantoms`
+# renders).
+#
+# **Imposed prevalences (raking).** With target prevalences $p_f$ for some findings $f$ (e.g. a balanced
+# Cardiomegaly task, $p_{\text{Cardiomegaly}} = 0.5$), the weights of {eq}`eq-data-label-sampling` are found by
+# iterative proportional fitting (raking; {cite:t}`deming1940raking`): starting from $w_r = 1/R$, each named finding
+# in turn rescales
+#
+# $$
+# w_r \leftarrow w_r \times
+# \begin{cases} p_f / q_f & \text{if } y_{rf} = 1,\\ (1 - p_f) / (1 - q_f) & \text{if } y_{rf} = 0,\end{cases}
+# \qquad q_f = \sum_{r=1}^{R} w_r\, y_{rf},
+# $$ (eq-data-raking)
+#
+# until every $|q_f - p_f| < 10^{-12}$. The limit is the re-weighting of the table closest to uniform in
+# Kullback–Leibler divergence that has the target margins, so co-occurrences with the other findings are kept as far
+# as the targets allow. Implemented by {func}`medeval.data.phantoms.chest.raked_row_weights`.
+#
+# **Statistics compared.** For $N$ label sets $\boldsymbol y_1, \dots, \boldsymbol y_N$ (real or phantom), the
+# prevalence of finding $f$, the co-occurrence of findings $f$ and $g$ and the fraction of images with $k$
+# findings are
+#
+# $$
+# \pi_f = \frac{1}{N}\sum_{i=1}^{N} y_{if}, \qquad
+# \pi_{fg} = \frac{1}{N}\sum_{i=1}^{N} y_{if}\, y_{ig}, \qquad
+# h_k = \frac{1}{N}\sum_{i=1}^{N} \mathbb 1\Bigl[\textstyle\sum_{f} y_{if} = k\Bigr].
+# $$ (eq-data-label-statistics)
+#
+# Implemented by {func}`medeval.data.phantoms.chest.label_statistics`. A phantom prevalence $\hat\pi_f$ from $n$ draws
+# is compared with the real $\pi_f$ in binomial standard errors of the phantom estimate,
+#
+# $$
+# z_f = \frac{\hat\pi_f - \pi_f}{\sqrt{\pi_f\,(1 - \pi_f)/n}},
+# $$ (eq-data-z)
+#
+# which is approximately standard normal when the phantoms follow the table; the page's check asks
+# $\max_f |z_f| < 5$ over the 14 findings, and Pearson's $r$ over the 91 pairs $\pi_{fg}$, $f < g$, above 0.9.
+# Implemented by {func}`medeval.experiments.data_appendix.label_comparison`.
+#
+# **Lesion boxes.** For the 8 findings with NIH boxes, let $\mathcal B_f$ be the boxes $(x_b, y_b, w_b, h_b)$ of
+# finding $f$ in the NIH list, divided by the 1,024-pixel image side. A phantom's lesion region is one of them,
+# picked uniformly, with its centre jittered by Gaussian noise and its size by log-normal factors:
+#
+# $$
+# \begin{aligned}
+# b = (x_b, y_b, w_b, h_b) &\sim \mathcal U(\mathcal B_f), \\
+# (c_x,\ c_y) &= \bigl(x_b + \tfrac{w_b}{2} + \varepsilon_x,\ y_b + \tfrac{h_b}{2} + \varepsilon_y\bigr), &
+# \varepsilon_x, \varepsilon_y &\sim \mathcal N(0,\, 0.015^2),\\
+# (w,\ h) &= \bigl(w_b\, e^{\eta_w},\ h_b\, e^{\eta_h}\bigr), & \eta_w, \eta_h &\sim \mathcal N(0,\, 0.08^2),
+# \end{aligned}
+# $$ (eq-data-box)
+#
+# with the centre clipped to $[0.02, 0.98]$: a kernel density estimate of the real box distribution, in fractions
+# of the image side. The lesion is drawn inside this region and the reported box is the tight box of the rendered
+# mask. The other 6 findings use the anatomical priors of `medeval.data.phantoms.chest.ANATOMICAL_PRIORS`.
+# Implemented inside {func}`medeval.data.phantoms.chest.generate_chest_phantoms`; compared with the NIH list by
+# {func}`medeval.experiments.data_appendix.box_comparison`.
 
 # %% [markdown]
 # ## Label sets follow the real table
 #
-# A phantom's label set is a whole row drawn from the real label table, so the frequencies, the number of
-# findings per image and the co-occurrences follow the real ones up to sampling error. With `prevalence`
-# given (e.g. a balanced Cardiomegaly task) the rows are re-weighted by raking so the named findings hit
-# their targets.
+# We draw `n_label_samples` label sets by {eq}`eq-data-label-sampling` and compare their statistics
+# {eq}`eq-data-label-statistics` with those of the real table.
 
 # %%
 labels = data_appendix.label_comparison(P)
+
+# %% tags=["hide-input"]
 for key in ("max_abs_frequency_difference", "max_abs_z", "frequency_correlation", "cooccurrence_correlation",
             "max_abs_labels_per_image_difference", "n_phantom"):
     notebook.record(key, labels[key])
 notebook.record_table("label_frequency", labels["frequency"])
-labels["frequency"].round(4)
+notebook.show_table(
+    labels["frequency"],
+    caption=f"Prevalence of each finding in the real label table ({labels['n_real']:,} images) and in "
+    f"{labels['n_phantom']:,} phantom label sets; z in binomial standard errors of the phantom estimate.",
+    formats={"real": "{:.2%}", "phantom": "{:.2%}", "abs_diff": "{:.2%}", "z": "{:+.2f}"},
+    labels={"real": "real prevalence", "phantom": "phantom prevalence", "abs_diff": "|difference|"})
 
-# %%
-fig, axes = plots.new_axes(ncols=2, width=5.0, height=3.6)
+# %% tags=["hide-input"]
+fig, axes = plots.new_axes(ncols=2, width=4.0, height=3.6)
 freq = labels["frequency"]
 x = np.arange(len(freq))
-axes[0].bar(x - 0.2, freq["real"], width=0.4, label=f"real (n = {labels['n_real']:,})")
-axes[0].bar(x + 0.2, freq["phantom"], width=0.4, label=f"phantoms (n = {labels['n_phantom']:,})")
-axes[0].set_xticks(x, freq["finding"], rotation=90)
+axes[0].bar(x - 0.2, freq["real"], width=0.4, color=REAL, label=f"real (n = {labels['n_real']:,})")
+axes[0].bar(x + 0.2, freq["phantom"], width=0.4, color=PHANTOM, label=f"phantoms (n = {labels['n_phantom']:,})")
+axes[0].set_xticks(x, [f.replace("_", " ") for f in freq["finding"]], rotation=90)
 axes[0].set_ylabel("prevalence")
-axes[0].legend(fontsize=7)
 per_image = labels["labels_per_image"]
-axes[1].bar(per_image["n_labels"] - 0.2, per_image["real"], width=0.4, label="real")
-axes[1].bar(per_image["n_labels"] + 0.2, per_image["phantom"], width=0.4, label="phantoms")
+axes[1].bar(per_image["n_labels"] - 0.2, per_image["real"], width=0.4, color=REAL)
+axes[1].bar(per_image["n_labels"] + 0.2, per_image["phantom"], width=0.4, color=PHANTOM)
 axes[1].set_yscale("log")
 axes[1].set_xlabel("findings per image")
 axes[1].set_ylabel("fraction of images")
-axes[1].legend(fontsize=7)
+fig.legend(loc="outside upper center", ncols=2, frameon=False)
+plots.glue_figure("fig-data-label-frequency", fig)
 
-# %%
+# %% [markdown]
+# ```{glue:figure} fig-data-label-frequency
+# :name: fig-data-label-frequency
+# :alt: Left, paired bars of the prevalence of each of the 14 findings in the real label table and in the phantom label sets; right, paired bars on a log scale of the fraction of images with 0, 1, 2 and more findings. Real and phantom bars have nearly the same heights everywhere.
+#
+# Phantom label sets against the real ChestX-ray14 label table: prevalence of each finding (left) and the
+# distribution of the number of findings per image (right, log scale).
+# ```
+#
+# {numref}`fig-data-label-frequency` shows the prevalences and the findings-per-image histogram side by side; the
+# table below lists the most frequent pairs of findings, whose co-occurrence $\pi_{fg}$ the phantoms inherit from
+# the rows they copy.
+
+# %% tags=["hide-input"]
 notebook.record_table("top_pairs", labels["top_pairs"])
-labels["top_pairs"].round(4)
+notebook.show_table(
+    labels["top_pairs"],
+    caption=f"The {len(labels['top_pairs'])} most frequent co-occurring pairs of findings in the real table: "
+    "fraction of images showing both, real and phantom.",
+    formats={"real": "{:.2%}", "phantom": "{:.2%}"},
+    labels={"pair": "pair of findings", "real": "real", "phantom": "phantom"})
 
-# %%
+# %% tags=["hide-input"]
 display(Markdown(
     f"Over {labels['n_phantom']:,} phantom label sets the largest absolute difference in a finding's "
     f"prevalence is {labels['max_abs_frequency_difference']:.4f} (largest |z| = {labels['max_abs_z']:.2f} "
@@ -141,42 +302,89 @@ display(Markdown(
 # %% [markdown]
 # ## Boxes follow the NIH box list
 #
-# For the 8 findings with NIH boxes, a phantom's lesion region is one real box of that finding (scaled
-# from 1,024 px, its centre and size slightly jittered); the reported box is the tight box of the rendered
-# mask. The other 6 findings use documented anatomical priors (`ANATOMICAL_PRIORS`). Box centres and
-# sizes as fractions of the image side:
+# For each of the 8 findings with NIH boxes we render `n_box_phantoms` phantoms that show only that finding, with
+# lesion regions drawn by {eq}`eq-data-box`, and compare the tight boxes of their masks with the NIH boxes. Box
+# centres $(c_x, c_y)$ and sizes $(w, h)$ are fractions of the image side.
 
 # %%
 boxes = data_appendix.box_comparison(P)
+
+# %% tags=["hide-input"]
 for key in ("max_abs_mean_centre_difference", "max_abs_median_log_size_ratio", "mean_centre_correlation"):
     notebook.record(key, boxes[key])
-boxes["summary"].round(3)
+summary = boxes["summary"].copy()
+summary.columns = [f"{col}_{stat}" for col, stat in summary.columns]
+summary = summary.reset_index()
+stat_names = {"mean": "mean", "std": "SD"}
+notebook.show_table(
+    summary, caption="Box centre (cx, cy) and size (w, h) per finding, NIH boxes (real) and tight boxes of the "
+    "rendered phantom lesions: mean and SD, as fractions of the image side.",
+    formats={c: "{:.3f}" for c in summary.columns if c not in ("finding", "source")},
+    labels={c: f"{c.split('_')[0]} {stat_names[c.split('_')[1]]}" for c in summary.columns
+            if c not in ("finding", "source")})
 
-# %%
+# %% tags=["hide-input"]
 samples = boxes["samples"]
 findings = sorted(samples["finding"].unique())
-fig, axes = plots.new_axes(ncols=4, nrows=2, width=2.6, height=2.6)
+fig, axes = plots.new_axes(ncols=4, nrows=2, width=2.0, height=2.2)
 for ax, finding in zip(axes, findings, strict=False):
-    for source, marker in (("real", "o"), ("phantom", "x")):
+    for source, marker, colour, alpha in (("real", "o", REAL, 0.35), ("phantom", "x", PHANTOM, 0.9)):
         s = samples[(samples["finding"] == finding) & (samples["source"] == source)]
-        ax.scatter(s["cx"], s["cy"], s=6, marker=marker, alpha=0.5, label=source)
+        ax.scatter(s["cx"], s["cy"], s=10, marker=marker, alpha=alpha, color=colour, linewidths=0.9)
     ax.set_xlim(0, 1)
     ax.set_ylim(1, 0)
-    ax.set_title(finding, fontsize=8)
+    ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+    ax.set_yticks([0, 0.5, 1], ["0", "0.5", "1"])
+    ax.set_title(finding)
     ax.set_aspect("equal")
-axes[0].legend(fontsize=6)
-fig.suptitle("box centres (image-relative; y down)", fontsize=9)
+for ax in axes[4:]:
+    ax.set_xlabel("$c_x$")
+for ax in axes[::4]:
+    ax.set_ylabel("$c_y$")
+fig.legend(handles=[plt.Line2D([], [], color=REAL, marker="o", linestyle="", label="real (NIH)"),
+                    plt.Line2D([], [], color=PHANTOM, marker="x", linestyle="", label="phantom")],
+           loc="outside lower center", ncols=2, frameon=False)
+plots.glue_figure("fig-data-box-centres", fig)
 
-# %%
-fig, axes = plots.new_axes(ncols=2, width=5.0, height=3.2)
+# %% [markdown]
+# ```{glue:figure} fig-data-box-centres
+# :name: fig-data-box-centres
+# :alt: Eight square scatter plots, one per finding with NIH boxes, of box centres in image-relative coordinates with the vertical axis pointing down: NIH box centres as blue circles and phantom box centres as orange crosses, which occupy the same regions of the image.
+#
+# Box centres of the NIH boxes and of the phantom lesions per finding, as fractions of the image side ($c_y$ grows
+# downwards, as in the image; the patient's right lung is on the left).
+# ```
+
+# %% tags=["hide-input"]
+fig, axes = plots.new_axes(ncols=1, nrows=2, width=8.0, height=2.4, sharex=True)
 for ax, col in zip(axes, ("w", "h"), strict=False):
-    data = [samples[(samples["finding"] == f) & (samples["source"] == src)][col]
-            for f in findings for src in ("real", "phantom")]
-    ax.boxplot(data, showfliers=False)
-    ax.set_xticks(np.arange(1, 2 * len(findings) + 1, 2) + 0.5, findings, rotation=90, fontsize=7)
-    ax.set_ylabel(f"box {col} / image side (real | phantom)")
+    for k, (source, colour) in enumerate((("real", REAL), ("phantom", PHANTOM))):
+        data = [samples[(samples["finding"] == f) & (samples["source"] == source)][col] for f in findings]
+        parts = ax.boxplot(data, positions=np.arange(len(findings)) + (k - 0.5) * 0.36, widths=0.3,
+                           showfliers=False, patch_artist=True)
+        for box in parts["boxes"]:
+            box.set(facecolor=colour, alpha=0.6, edgecolor=colour)
+        for item in parts["medians"]:
+            item.set(color="black")
+    ax.set_ylabel(f"box {col} / side")
+axes[1].set_xticks(np.arange(len(findings)), findings, rotation=30, ha="right")
+fig.legend(handles=[Patch(color=REAL, alpha=0.6, label="real (NIH)"), Patch(color=PHANTOM, alpha=0.6,
+                                                                           label="phantom")],
+           loc="outside upper center", ncols=2, frameon=False)
+plots.glue_figure("fig-data-box-sizes", fig)
 
-# %%
+# %% [markdown]
+# ```{glue:figure} fig-data-box-sizes
+# :name: fig-data-box-sizes
+# :alt: Two rows of paired box plots, width on top and height below, as fractions of the image side, for the eight findings with NIH boxes; blue boxes for the NIH boxes, orange boxes for the phantom lesions. The phantom boxes are similar or somewhat smaller, most visibly for Pneumothorax.
+#
+# Box widths (top) and heights (bottom) of the NIH boxes and of the tight boxes of the phantom lesions, per finding
+# (box plots without outliers).
+# ```
+#
+# {numref}`fig-data-box-centres` and {numref}`fig-data-box-sizes` compare the boxes finding by finding.
+
+# %% tags=["hide-input"]
 display(Markdown(
     f"The per-class mean box centres of the phantoms are within {boxes['max_abs_mean_centre_difference']:.3f} "
     f"of the image side of the NIH means (correlation over the 16 mean coordinates r = "
@@ -189,23 +397,43 @@ display(Markdown(
 # %% [markdown]
 # ## Whole-slide phantoms
 #
-# Chapter 4's multi-class lymph-node data (MLNTO) is private, so its stand-in is
-# `medeval.data.phantoms.slide`: H&E-like tissue with three classes, C (tumour: dense, dark, large nuclei),
-# ¬C (lymph node, with paler germinal-centre-like regions that resemble C) and O (background, fat with
-# thin membranes, the pink fibrous capsule), with red "common structures" in every class. The class
-# prior follows MLNTO's (about 78 % O). Any region can be rendered alone, so patches of very large slides
-# are streamed with `iter_slide_patches`.
+# Chapter 4's multi-class lymph-node data (MLNTO, {cite:t}`reshma2021histology`) is private, so its stand-in in
+# {ref}`ch-cd` is {mod}`medeval.data.phantoms.slide`: H&E-like tissue with three classes, C (tumour: dense, dark,
+# large nuclei), ¬C (lymph node, with paler germinal-centre-like regions that resemble C) and O (background, fat
+# with thin membranes, the pink fibrous capsule), with red "common structures" in every class. The class prior
+# follows MLNTO's (about 78 % O): a fraction 0.22 of the slide is lymph node (C and ¬C) and 0.11 is tumour. Any
+# region can be rendered alone, so patches of very large slides are streamed with
+# {func}`medeval.data.phantoms.slide.iter_slide_patches`. {numref}`fig-data-slide` shows one slide and its mask.
 
 # %%
 slide = data_appendix.slide_example(P)
 fractions = notebook.record("slide_class_fractions", slide.class_fractions)
-fig, axes = plots.new_axes(ncols=2, width=4.0, height=4.0)
+
+# %% tags=["hide-input"]
+classes = ("O", "notC", "C")
+fig, axes = plots.new_axes(ncols=2, width=3.6, height=3.9)
 axes[0].imshow(slide.image)
-axes[0].set_title("slide phantom", fontsize=9)
-im = axes[1].imshow(slide.mask, cmap="viridis", vmin=0, vmax=2, interpolation="nearest")
-axes[1].set_title("mask: 0 = O, 1 = ¬C, 2 = C", fontsize=9)
+axes[0].set_title("slide phantom")
+axes[1].imshow(slide.mask, cmap=ListedColormap([plots.color("tissue class", c) for c in classes]), vmin=-0.5,
+               vmax=2.5, interpolation="nearest")
+axes[1].set_title("pixel classes")
 for ax in axes:
     ax.axis("off")
+fig.legend(handles=[Patch(color=plots.color("tissue class", c), label=name)
+                    for c, name in zip(classes, ("O (other)", "¬C (lymph node)", "C (tumour)"), strict=True)],
+           loc="outside lower center", ncols=3, frameon=False)
+plots.glue_figure("fig-data-slide", fig)
+
+# %% [markdown]
+# ```{glue:figure} fig-data-slide
+# :name: fig-data-slide
+# :alt: Left, a square H&E-like tissue image with purple lymph-node regions, a darker tumour region and white fatty background; right, its pixel-class mask with O in yellow, ¬C in blue and C in red-orange.
+#
+# A whole-slide phantom (left) and its exact three-class mask (right): O (background, fat, capsule), ¬C (lymph-node
+# tissue) and C (tumour).
+# ```
+
+# %% tags=["hide-input"]
 display(Markdown(
     f"Class fractions of this slide: O {fractions['O']:.3f}, ¬C {fractions['notC']:.3f}, C {fractions['C']:.3f} "
     "(MLNTO training mean, thesis Table 2.2: O 0.783, ¬C 0.106, C 0.111)."
@@ -215,9 +443,10 @@ display(Markdown(
 # ## Checks: the stand-ins follow the real data
 #
 # This page reproduces no paper, so it has no claims: its table checks that the stand-ins follow the real data
-# they replace (the thresholds are in `medeval.experiments.data_appendix`). Checks do not count in the scorecard.
+# they replace, with the statistics of {eq}`eq-data-z` and the box comparison above (the thresholds are in
+# {mod}`medeval.experiments.data_appendix`). Checks do not count in the scorecard.
 
-# %%
+# %% tags=["hide-input"]
 notebook.checks_display(notebook.record_checks(data_appendix.stand_in_checks(labels, boxes, fractions)))
 
 # %% [markdown]
@@ -232,5 +461,5 @@ notebook.checks_display(notebook.record_checks(data_appendix.stand_in_checks(lab
 #
 # ## Provenance
 
-# %%
+# %% tags=["remove-input"]
 notebook.provenance()

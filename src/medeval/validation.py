@@ -47,6 +47,7 @@ __all__ = [
     "verify_hard_margin_limit",
 ]
 
+#: The validation metrics every experiment can report (one fit, all metrics).
 METRICS: tuple[str, ...] = ("accuracy", "sensitivity", "specificity", "auc")
 CLASSIFIERS: tuple[str, ...] = ("svm", "nearest_centroid")
 ENGINES: tuple[str, ...] = ("batched", "sklearn", "active_set")

@@ -38,6 +38,25 @@ def test_no_error_outputs_in_any_page(smoke_book):
                 assert output.get("name") != "stderr" or "Traceback" not in output.get("text", ""), path.name
 
 
+def test_no_cell_shows_a_bare_repr(smoke_book):
+    """A cell's result is a formatted table, a figure, Markdown or nothing, never a bare ``text/plain`` repr; the
+    parameters cells are hidden."""
+    _, out, _ = smoke_book
+    problems = []
+    for path in (out / "source").rglob("*.ipynb"):
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            tags = cell.get("metadata", {}).get("tags", [])
+            if "parameters" in tags or "injected-parameters" in tags:
+                assert "remove-cell" in tags, f"{path.name}: parameters cell {i} is shown"
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                if output.get("metadata", {}).get("scrapbook"):
+                    continue  # a glued value, pasted into the text by {glue:} roles
+                if output.get("output_type") in ("execute_result", "display_data") and set(data) == {"text/plain"}:
+                    problems.append(f"{path.name} cell {i}: {data['text/plain'][:60]!r}")
+    assert not problems, problems
+
+
 def test_no_page_loads_scripts_or_styles_from_the_network(smoke_book):
     html, _, _ = smoke_book
     pages = list(html.rglob("*.html"))

@@ -6,24 +6,20 @@ and returns a new ``ImageBoxes`` in the same ``box_format`` (internally the cent
 ``(x, y, w, h)`` with ``(x, y)`` the centre). Every function takes ``rng``: a ``numpy.random.Generator``
 or an integer seed; the same seed gives the same output. Strength 0 returns the boxes unchanged.
 
-=========================  =======================================================  ==========
-function                    model                                                    paper
-=========================  =======================================================  ==========
-``position_noise``          x̂ ~ N(x, (w·σ)²), ŷ ~ N(y, (h·σ)²)                      Eq. 7
-``position_bias``           x̂ = x + |Δp|·cos φ·w, ŷ = y + |Δp|·sin φ·h, φ ~ U[0,2π)  Eq. 8 (*)
-``shape_noise``             ln ŵ ~ N(ln w, σ²), ln ĥ ~ N(ln h, σ²) independently     Eq. 9
-``size_noise``              ln Δs ~ N(0, σ²); ŵ = Δs·w, ĥ = Δs·h                      Eqs. 10-11
-``aspect_ratio_noise``      ln â ~ N(ln(w/h), σ²); ŵ = √(A·â), ĥ = √(A/â), A = wh    Eqs. 12-13
-``class_underprediction``   each (image, present class) dropped with prob. p         App. A
-``class_overprediction``    each (image, absent class) gets one box w.p. p            App. A
-``box_duplication``         each box copied D times, D ~ Geometric, E[D] given       App. A
-``class_confusion``         per image, classes selected w.p. p are permuted          App. A
-``random_boxes_of_size``    class oracle: one random s×s box per positive class      App. A
-=========================  =======================================================  ==========
+* ``position_noise`` — ``x̂ ~ N(x, (w·σ)²), ŷ ~ N(y, (h·σ)²)`` (Eq. 7)
+* ``position_bias`` — ``x̂ = x + |Δp|·cos φ·w, ŷ = y + |Δp|·sin φ·h, φ ~ U[0,2π)`` (Eq. 8 (*))
+* ``shape_noise`` — ``ln ŵ ~ N(ln w, σ²), ln ĥ ~ N(ln h, σ²) independently`` (Eq. 9)
+* ``size_noise`` — ``ln Δs ~ N(0, σ²); ŵ = Δs·w, ĥ = Δs·h`` (Eqs. 10-11)
+* ``aspect_ratio_noise`` — ``ln â ~ N(ln(w/h), σ²); ŵ = √(A·â), ĥ = √(A/â), A = wh`` (Eqs. 12-13)
+* ``class_underprediction`` — each (image, present class) dropped with prob. p (App. A)
+* ``class_overprediction`` — each (image, absent class) gets one box w.p. p (App. A)
+* ``box_duplication`` — ``each box copied D times, D ~ Geometric, E[D] given`` (App. A)
+* ``class_confusion`` — per image, classes selected w.p. p are permuted (App. A)
+* ``random_boxes_of_size`` — class oracle: one random s×s box per positive class (App. A)
 
 (*) Eq. 8 as printed divides the offset by w and h, which is dimensionally inconsistent with a
 *relative* offset (and makes RoDeO's localisation depend on the absolute box size). We multiply, so
-that the offset is ``|Δp|`` target sizes and RoDeO loc = 2^(−|Δp|²) exactly; ``literal_eq8=True``
+that the offset is ``|Δp|`` target sizes and RoDeO loc = ``2^(−|Δp|²)`` exactly; ``literal_eq8=True``
 gives the printed formula.
 
 The paper composes several of these (e.g. underprediction followed by ``position_noise`` with

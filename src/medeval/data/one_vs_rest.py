@@ -83,6 +83,8 @@ def biased_subset(
     seed : seed or ``numpy.random.Generator`` for the draw.
     unit_cap : optional upper bound on U (a smaller, scaled-down subset with the same ratio).
 
+    Notes
+    -----
     Procedure: ``U = floor(min(#positive, #negative) / 3)`` (:func:`~medeval.data.training_sets.unit_size`;
     CIFAR-10: ``floor(5000 / 3) = 1666``), capped by ``unit_cap``; ``n_pos = w_pos U`` and ``n_neg = w_neg U``
     (:func:`~medeval.data.training_sets.distribution_counts`); ``n_pos`` positives drawn without replacement;

@@ -515,7 +515,7 @@ def decide_bound(
 
 
 def decide_tolerance(computed: float, expected: float, *, tolerance: float, n: str = "", what: str = "value") -> Decision:
-    """An exact recomputation: [Re] when |computed − expected| ≤ tolerance, else [¬Re]. For noise-free figures only
+    """An exact recomputation: [Re] when ``|computed − expected| ≤ tolerance``, else [¬Re]. For noise-free figures only
     (a paper table recomputed from shipped data, a count); noisy figures need a test."""
     if not tolerance >= 0:
         raise ValueError(f"tolerance must be >= 0, got {tolerance}")

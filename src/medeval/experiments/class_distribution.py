@@ -490,8 +490,10 @@ def study_tables(study: dict, P: Params) -> dict:
 
 def chapter_claims(tables: dict, P: Params, *, imbalanced: str, category_counts: dict | None = None,
                    scale: str | None = None):
-    """Every claim, check and erratum of the chapter (:func:`medeval.experiments.class_distribution_claims.
-    chapter_claims`) from :func:`study_tables`."""
+    """Every claim, check and erratum of the chapter from :func:`study_tables`.
+
+    See :func:`medeval.experiments.class_distribution_claims.chapter_claims`.
+    """
     return cdc.chapter_claims(tables["prelim"], tables["hyp"], tables["cls"],
                               claim_settings(P, imbalanced_label=imbalanced, scale=scale),
                               category_counts=category_counts)

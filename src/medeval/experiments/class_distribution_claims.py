@@ -76,7 +76,7 @@ class ClaimSettings:
     alpha : level of every test.
     floor : the quality floor, patch ROC-AUC (C vs rest) a run must exceed to be compared.
     noninferiority_margin : H4's margin on argmax precision ("at least as good": E4 − E3 > −margin).
-    roc_margin : margin of the ROC-AUC equivalence tests ("insensitive": |ΔROC-AUC| < margin).
+    roc_margin : margin of the ROC-AUC equivalence tests ("insensitive": ``|ΔROC-AUC| < margin``).
     o_well : the O F-measure "predicted well" must exceed (the thesis's lowest O F is 0.96).
     evaluation_tile : the evaluation patch e of the Table 4.4 analogue.
     runs_here, prelim_runs_here, cls_runs_here : runs per distribution in this profile.

@@ -47,12 +47,12 @@ __all__ = [
     "MLNTO_O_RANGE",
 ]
 
-#: Largest |z| (phantom minus real prevalence, in binomial standard errors of the phantom estimate) over the 14
-#: findings that we accept: 14 |z| values of independent draws exceed 5 with probability below 1e-5.
+#: Largest ``|z|`` (phantom minus real prevalence, in binomial standard errors of the phantom estimate) over the 14
+#: findings that we accept: 14 ``|z|`` values of independent draws exceed 5 with probability below 1e-5.
 MAX_ABS_Z = 5.0
 #: Smallest Pearson r between the 91 real and phantom pairwise co-occurrence frequencies that we accept.
 MIN_COOCCURRENCE_R = 0.9
-#: Largest |phantom − NIH| per-class mean box centre (fraction of the image side) that we accept.
+#: Largest ``|phantom − NIH|`` per-class mean box centre (fraction of the image side) that we accept.
 MAX_CENTRE_DIFFERENCE = 0.08
 #: Range of the O (background) fraction accepted for the slide phantom: MLNTO's 78.3 % (train) / 79.4 % (test)
 #: of thesis Table 2.2, ±0.08 for the variation of a single slide.
@@ -180,7 +180,7 @@ def box_comparison(params: Params) -> dict[str, object]:
     For each finding, ``n_box_phantoms`` phantoms showing only that finding (``prevalence = 1``) are rendered
     at ``box_image_size``. Returns ``samples`` (long table: source, finding, cx, cy, w, h), ``summary`` (per
     finding and source: mean and SD of cx, cy, w, h) and ``max_abs_mean_centre_difference``,
-    ``max_abs_median_log_size_ratio`` (|log(phantom median / real median)| over w and h) and
+    ``max_abs_median_log_size_ratio`` (``|log(phantom median / real median)|`` over w and h) and
     ``mean_centre_correlation`` (Pearson over the 16 per-class mean centre coordinates).
     """
     real = _box_frame(load_boxes(), IMAGE_SIZE, "real")

@@ -585,8 +585,8 @@ def prior_corrected_curves(runs: list[dict], key: str = "imbalanced", n_threshol
 
 
 def separability(trials: pd.DataFrame, a: str = "En", b: str = "Ep") -> pd.DataFrame:
-    """Per metric: the means of ``a`` and ``b``, |Δ|, the mean across-trial std and the standardised separation
-    |Δ| / pooled std (Cohen's d): how well each measure separates the two models."""
+    """Per metric: the means of ``a`` and ``b``, ``|Δ|``, the mean across-trial std and the standardised separation
+    ``|Δ| / pooled std`` (Cohen's d): how well each measure separates the two models."""
     metrics = [c for c in ("ROC-AUC", "PR-AUC (Alg. 4-5)", "average precision", "linear PR-AUC",
                            "precision-AUC (PR-T)", "recall-AUC (PR-T)", "precision at matched recall",
                            "precision-AUC (prior-corrected)", "recall-AUC (prior-corrected)") if c in trials]
@@ -638,7 +638,7 @@ def table_checks(t52: pd.DataFrame, ties: pd.DataFrame) -> list[dict]:
 
 def pr_t_checks(runs: list[dict], key: str = "imbalanced", n_thresholds: int = 101, task: str = "") -> list[dict]:
     """PR-T identities on every trial-model of a task (spec §7.1.3): recall(0) = 1 and precision(0) = prevalence;
-    recall non-increasing; recall-AUC = mean min-max-normalised positive score within 1/(|T| − 1);
+    recall non-increasing; recall-AUC = mean min-max-normalised positive score within ``1/(|T| − 1)``;
     recall(t) > precision(t) ⇔ FP(t) > FN(t); our average precision = scikit-learn's."""
     from sklearn.metrics import average_precision_score
 

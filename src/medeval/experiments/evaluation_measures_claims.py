@@ -129,7 +129,7 @@ def _cohens_d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def cohens_d(a, b) -> float:
-    """|mean(a) − mean(b)| / pooled standard deviation (NaN when both groups are constant)."""
+    """``|mean(a) − mean(b)|`` / pooled standard deviation (NaN when both groups are constant)."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if len(a) < 2 or len(b) < 2:
         return float("nan")
@@ -310,7 +310,7 @@ def _mean_interval(values: np.ndarray, alpha: float) -> tuple[float, float, floa
 
 def rule_abs_difference(a: np.ndarray, b: np.ndarray, *, margin: float = AUC_MARGIN, direction: str,
                         alpha: float = DEFAULT_ALPHA, what: str = "mean |Δ|", unit: str = "trial-models") -> Decision:
-    """Is the mean absolute paired difference |a − b| above (``"greater"``: the methods differ materially) or below
+    """Is the mean absolute paired difference ``|a − b|`` above (``"greater"``: the methods differ materially) or below
     (``"less"``: they agree) ``margin``? Its one-sided t-interval (level α each side) must lie wholly on the
     claim's side."""
     diff = np.abs(np.asarray(a, float) - np.asarray(b, float))

@@ -190,6 +190,7 @@ def load_pool(dataset: str, *, seed: int = 0, effect_size: float = 1.5, n_featur
     * "adni": your regional-volume CSV through ``medeval.data.readers.read_regional_volumes``
       (``adni_csv`` or the manifest location, see :func:`adni_csv_path`; one row per subject, so
       duplicate subject ids, e.g. follow-up scans, are refused by the reader), z-scored on the pool.
+
     Standardisation is our choice: the paper does not mention one.
     """
     if dataset == "adni_phantom":

@@ -13,7 +13,7 @@ independent fresh draws from the phantom's generating model (the truth) and inde
 
 Margins (all ours: the paper states none; each rule text says so):
 
-* :data:`UNBIASED_MARGIN` — "unbiased" means |E[EVE]/σ² − 1| < 10 % (a 5 % error of the SD);
+* :data:`UNBIASED_MARGIN` — "unbiased" means ``|E[EVE]/σ² − 1| < 10 %`` (a 5 % error of the SD);
 * :data:`FLAT_MARGIN` — "stays constant" means the fitted change of E[EVE] over the P range is within ±20 % of
   its mean;
 * :data:`CONVERGE_MARGIN` — "NEVE converges to EVE" means NEVE/EVE at the largest parent is within 1 ± 0.2;
@@ -57,7 +57,7 @@ from medeval.metrics.variance import (
 ALPHA = 0.05
 #: the SVM's mean 10-fold CV accuracy must exceed this wherever a claim uses it (our choice)
 QUALITY_FLOOR = 0.7
-#: |relative bias of EVE| below which EVE counts as unbiased (our choice: 10 % of the variance, 5 % of the SD)
+#: ``|relative bias of EVE|`` below which EVE counts as unbiased (our choice: 10 % of the variance, 5 % of the SD)
 UNBIASED_MARGIN = 0.10
 #: largest fitted change of E[EVE] across the parent sizes, relative to its mean, that counts as flat (our choice)
 FLAT_MARGIN = 0.20

@@ -60,7 +60,7 @@ PAPER_TABLES = {
 }
 #: Table V: bag AUC of the NOR baseline on X-Ray, MURA and PASCAL (keys: our dataset names of the full profile)
 PAPER_TABLE_V_AUC = {"chestxray14": 0.90, "mura": 0.84, "voc2005": 0.99}
-#: largest |ours - paper| bag AUC counted as reproduced in the paper-versus-us table (our choice, not the paper's)
+#: largest ``|ours - paper|`` bag AUC counted as reproduced in the paper-versus-us table (our choice, not the paper's)
 TABLE_V_AUC_TOLERANCE = 0.05
 
 

@@ -113,17 +113,17 @@ def _f(x, digits: int = 2) -> str:
 class ClaimInputs:
     """The computed figures the claims are decided from (tidy frames; every column named below is required).
 
-    roles : ``xray`` / ``pascal`` (the X-Ray and PASCAL analogues or the real datasets), ``confounded`` and its
-        clean ``control`` (phantoms only), ``operator_datasets`` (the datasets every operator ran on).
-    stab : positive test bags, ``dataset, operator, bag, S_APJ, S_S`` (per-bag mean over model pairs).
-    loc : positive test bags with instance labels, ``dataset, operator, bag, S_APJ, S_S, dice_mean, dice_std``.
-    cv : ``dataset, operator, fold, bag_auc, dice`` (CV folds; the quality floor).
-    models : ``dataset, operator, model, bag_auc, dice`` (subset models on the fixed test set).
-    pairs : ``bag, pair, S_APJ, S_AJ, S_S, S_K`` per (bag, model pair) of the reference dataset and operator.
-    sweep : ``dataset, operator, threshold, bag, S_APJ, nan_pairs, n_pairs`` per bag and threshold.
-    fig8 : ``dataset, difficulty, operator, bag_auc, S_APJ, S_S`` per difficulty level (or dataset on real data).
-    tables : :func:`medeval.experiments.mil_stability.paper_tables`; fig9_ends : line -> S_APJ at step 50;
-    chance : score -> mean over ``chance_n`` random bag pairs.
+    * ``roles``: ``xray`` / ``pascal`` (the X-Ray and PASCAL analogues or the real datasets), ``confounded`` and its
+      clean ``control`` (phantoms only), ``operator_datasets`` (the datasets every operator ran on).
+    * ``stab``: positive test bags, ``dataset, operator, bag, S_APJ, S_S`` (per-bag mean over model pairs).
+    * ``loc``: positive test bags with instance labels, ``dataset, operator, bag, S_APJ, S_S, dice_mean, dice_std``.
+    * ``cv``: ``dataset, operator, fold, bag_auc, dice`` (CV folds; the quality floor).
+    * ``models``: ``dataset, operator, model, bag_auc, dice`` (subset models on the fixed test set).
+    * ``pairs``: ``bag, pair, S_APJ, S_AJ, S_S, S_K`` per (bag, model pair) of the reference dataset and operator.
+    * ``sweep``: ``dataset, operator, threshold, bag, S_APJ, nan_pairs, n_pairs`` per bag and threshold.
+    * ``fig8``: ``dataset, difficulty, operator, bag_auc, S_APJ, S_S`` per difficulty level (or dataset on real data).
+    * ``tables``: :func:`medeval.experiments.mil_stability.paper_tables`; fig9_ends : line -> S_APJ at step 50;
+    * ``chance``: score -> mean over ``chance_n`` random bag pairs.
     """
 
     data_source: str
@@ -409,7 +409,7 @@ def _per_bag_tau(sub: pd.DataFrame) -> np.ndarray:
 
 
 def _max_jump(sub: pd.DataFrame, rng=None) -> tuple[float, float, float, list[float]]:
-    """Largest |change| of mean S_APJ between adjacent thresholds whose NaN pair share is < 50 %, with a bootstrap
+    """Largest ``|change|`` of mean S_APJ between adjacent thresholds whose NaN pair share is < 50 %, with a bootstrap
     95 % interval over bags."""
     share = sub.groupby("threshold").apply(lambda g: g["nan_pairs"].sum() / max(g["n_pairs"].sum(), 1), include_groups=False)
     valid = share[share < 0.5].index.to_numpy()
@@ -933,7 +933,7 @@ def all_tables(max_n: int = 30) -> tuple[np.ndarray, ...]:
 
 
 def identity_error(apj, aj) -> float:
-    """Largest |S_APJ − S_AJ / (2 − S_AJ)| where both are defined."""
+    """Largest ``|S_APJ − S_AJ / (2 − S_AJ)|`` where both are defined."""
     apj, aj = np.asarray(apj, float), np.asarray(aj, float)
     ok = np.isfinite(apj) & np.isfinite(aj)
     return float(np.max(np.abs(apj[ok] - aj[ok] / (2 - aj[ok])))) if ok.any() else float("nan")

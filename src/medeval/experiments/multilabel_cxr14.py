@@ -320,7 +320,7 @@ def run_split_experiment(Y, params: Params) -> tuple[pd.DataFrame, np.ndarray]:
 def mean_label_odds(Y) -> float:
     """(1/K) sum_k D_k / (N - D_k): the mean positive/negative ratio of the labels, the scale of LD's terms.
 
-    LD averages |fold odds - data-set odds| over the labels, so LD / mean_label_odds is LD as a fraction of
+    LD averages ``|fold odds - data-set odds|`` over the labels, so LD / mean_label_odds is LD as a fraction of
     the typical odds it measures. Labels that are all positive have infinite odds and are left out.
     """
     y = np.asarray(Y)

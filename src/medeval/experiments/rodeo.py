@@ -387,7 +387,7 @@ def oracle_target_cells(targets: ImageBoxes) -> dict[str, int]:
 
 def literal_eq8_localization(targets: ImageBoxes, biases, seed: int) -> dict[float, float]:
     """Mean RoDeO loc of the oracle boxes moved by Eq. 8 *as printed* (offset ``|Δp|·cos φ / w``), per bias;
-    with the multiplication we use, loc = 2^(−|Δp|²) for every box."""
+    with the multiplication we use, ``loc = 2^(−|Δp|²)`` for every box."""
     out = {}
     for j, b in enumerate(biases):
         g = np.random.default_rng([seed, 8, 1000 + j])
@@ -408,9 +408,9 @@ def analytic_curves(x: np.ndarray) -> dict[str, np.ndarray]:
     """Closed forms for one box per pair (spec §4.4, derived from Eqs. 2-5):
 
     * position noise σ: E[loc] = 1 / (1 + 2 ln2 σ²) (d² ~ σ² χ²₂);
-    * position bias |Δp|: loc = 2^(−|Δp|²);
+    * position bias ``|Δp|``: ``loc = 2^(−|Δp|²)``;
     * uniform scale s: shape = min(s, 1/s)²; E over ln s ~ N(0, σ²) is computed numerically;
-    * aspect change (area kept): shape = 1 / (2 e^{|Δ ln a|/2} − 1);
+    * aspect change (area kept): ``shape = 1 / (2 e^{|Δ ln a|/2} − 1)``;
     * class flips to a uniformly random other class with probability q (K classes):
       cls = max(0, (K(1 − q) − 1)/(K − 1)); for class confusion with probability p, the share of
       correct labels is 1 − E[relabelled] (Monte Carlo in :func:`confusion_accuracy`);
@@ -463,8 +463,8 @@ def shape_noise_expectation(sigma) -> np.ndarray:
 def confusion_accuracy(
     p: np.ndarray, n_classes: int = len(CLASSES), n_draws: int = 20000, seed: int = 0
 ) -> np.ndarray:
-    """Probability that a box keeps its class under ``class_confusion`` with probability ``p`` (Monte Carlo
-    over the random selection and permutation): 1 − p + p·E[1/|S| ∣ c ∈ S]."""
+    r"""Probability that a box keeps its class under ``class_confusion`` with probability ``p`` (Monte Carlo
+    over the random selection and permutation): :math:`1 - p + p\,E[1/|S| \mid c \in S]`."""
     rng = np.random.default_rng(seed)
     out = []
     for q in np.atleast_1d(p):

@@ -596,7 +596,7 @@ def decide_fig11_loc_shape(f11: pd.DataFrame):
 
 def decide_fig6(curves: dict[str, pd.DataFrame]):
     """App. C on closed-form curves: cIoU stays in [0, 1], falls and is convex (fast for small, slow for large
-    differences); the Hausdorff similarity falls linearly (|second difference| ≤ 1e-9) and goes below 0."""
+    differences); the Hausdorff similarity falls linearly (absolute second difference ≤ 1e-9) and goes below 0."""
     parts, ours = [], []
     for panel, c in curves.items():
         ci, hs = c["cIoU"].to_numpy(), c["Hausdorff similarity"].to_numpy()

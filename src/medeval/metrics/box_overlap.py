@@ -81,6 +81,14 @@ def pairwise_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
     """IoU (paper Eq. 15) between every box of ``boxes1`` (N, 4) and every box of ``boxes2`` (M, 4).
 
     Returns an ``(N, M)`` float64 array in [0, 1]. Raises ``ValueError`` on malformed boxes.
+
+    Examples
+    --------
+    >>> from medeval.metrics.box_overlap import pairwise_iou
+    >>> a = [[0, 0, 2, 2]]
+    >>> b = [[1, 1, 2, 2], [0, 0, 2, 2]]
+    >>> np.round(pairwise_iou(a, b, box_format="xywh"), 4).tolist()  # 1 / (4 + 4 - 1), identical
+    [[0.1429, 1.0]]
     """
     a = _as_xywh(boxes1, box_format, "boxes1").reshape(-1, 4)
     b = _as_xywh(boxes2, box_format, "boxes2").reshape(-1, 4)
@@ -88,19 +96,42 @@ def pairwise_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
 
 
 def pairwise_generalized_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
-    """Generalized IoU (paper Eq. 17) between every pair; ``(N, M)`` array in (−1, 1]."""
+    """Generalized IoU (paper Eq. 17) between every pair; ``(N, M)`` array in (−1, 1].
+
+    Examples
+    --------
+    >>> from medeval.metrics.box_overlap import pairwise_generalized_iou
+    >>> a = [[0, 0, 2, 2]]
+    >>> b = [[1, 1, 2, 2], [0, 0, 2, 2]]
+    >>> np.round(pairwise_generalized_iou(a, b, box_format="xywh"), 4).tolist()  # 1/7 - (9 - 7)/9
+    [[-0.0794, 1.0]]
+    """
     a = _as_xywh(boxes1, box_format, "boxes1").reshape(-1, 4)
     b = _as_xywh(boxes2, box_format, "boxes2").reshape(-1, 4)
     return _generalized_iou_xywh(a[:, None, :], b[None, :, :])
 
 
 def paired_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
-    """IoU (Eq. 15) of box ``i`` of ``boxes1`` with box ``i`` of ``boxes2`` (shapes broadcast)."""
+    """IoU (Eq. 15) of box ``i`` of ``boxes1`` with box ``i`` of ``boxes2`` (shapes broadcast).
+
+    Examples
+    --------
+    >>> from medeval.metrics.box_overlap import paired_iou
+    >>> np.round(paired_iou([[0, 0, 2, 2]], [[1, 1, 3, 3]], box_format="xyxy"), 4).tolist()
+    [0.1429]
+    """
     return _iou_xywh(_as_xywh(boxes1, box_format, "boxes1"), _as_xywh(boxes2, box_format, "boxes2"))
 
 
 def paired_generalized_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
-    """Generalized IoU (Eq. 17) of corresponding boxes (shapes broadcast)."""
+    """Generalized IoU (Eq. 17) of corresponding boxes (shapes broadcast).
+
+    Examples
+    --------
+    >>> from medeval.metrics.box_overlap import paired_generalized_iou
+    >>> np.round(paired_generalized_iou([[0, 0, 1, 1]], [[2, 0, 1, 1]], box_format="xywh"), 4).tolist()
+    [-0.3333]
+    """
     return _generalized_iou_xywh(
         _as_xywh(boxes1, box_format, "boxes1"), _as_xywh(boxes2, box_format, "boxes2")
     )
@@ -112,5 +143,13 @@ def paired_centered_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
     ``min(w1, w2)·min(h1, h2) / (w1·h1 + w2·h2 − min(w1, w2)·min(h1, h2))``: independent of the
     positions, symmetric. For a uniform scale ``s`` it is ``min(s, 1/s)²``; for an aspect change
     ``(w·r, h/r)`` at constant area (r ≥ 1) it is ``1 / (2r − 1)``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.box_overlap import paired_centered_iou
+    >>> target = [[0, 0, 2, 2], [0, 0, 4, 1]]
+    >>> pred = [[9, 9, 4, 4], [5, 0, 2, 2]]  # scale s = 2 (far away); aspect r = 2 at equal area
+    >>> np.round(paired_centered_iou(target, pred, box_format="xywh"), 4).tolist()  # min(s, 1/s)^2, 1/(2r-1)
+    [0.25, 0.3333]
     """
     return _centered_iou_xywh(_as_xywh(boxes1, box_format, "boxes1"), _as_xywh(boxes2, box_format, "boxes2"))

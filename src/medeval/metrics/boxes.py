@@ -73,6 +73,16 @@ def validate_boxes(boxes, box_format: str, name: str = "boxes") -> np.ndarray:
         4; if any coordinate is NaN or infinite; or if any width or height is not strictly
         positive (for ``"xyxy"``: ``x2 <= x1`` or ``y2 <= y1``). The message names ``name`` and
         the index of the first offending box.
+
+    Examples
+    --------
+    >>> from medeval.metrics.boxes import validate_boxes
+    >>> validate_boxes([[10, 20, 5, 5]], "xywh").shape
+    (1, 4)
+    >>> validate_boxes([[10, 20, 0, 5]], "xywh")
+    Traceback (most recent call last):
+        ...
+    ValueError: boxes must have strictly positive width and height (format 'xywh'); box (0,) is ...
     """
     _check_format(box_format, "box_format")
     arr = _as_box_array(boxes, name)
@@ -109,6 +119,14 @@ def convert_boxes(boxes, source: str, target: str) -> np.ndarray:
     -------
     np.ndarray of float64, same shape as ``boxes``. The input is validated first
     (see :func:`validate_boxes`).
+
+    Examples
+    --------
+    >>> from medeval.metrics.boxes import convert_boxes
+    >>> convert_boxes([[10, 20, 10, 5]], "xywh", "xyxy").tolist()
+    [[10.0, 20.0, 20.0, 25.0]]
+    >>> convert_boxes([[10, 20, 10, 5]], "xywh", "cxcywh").tolist()
+    [[15.0, 22.5, 10.0, 5.0]]
     """
     _check_format(source, "source")
     _check_format(target, "target")
@@ -119,7 +137,14 @@ def convert_boxes(boxes, source: str, target: str) -> np.ndarray:
 
 
 def box_area(boxes, box_format: str) -> np.ndarray:
-    """Area ``w * h`` of each box, shape ``boxes.shape[:-1]`` (validated first)."""
+    """Area ``w * h`` of each box, shape ``boxes.shape[:-1]`` (validated first).
+
+    Examples
+    --------
+    >>> from medeval.metrics.boxes import box_area
+    >>> box_area([[0, 0, 4, 3], [1, 1, 3, 3]], "xyxy").tolist()
+    [12.0, 4.0]
+    """
     arr = validate_boxes(boxes, box_format, name="boxes")
     xywh = _to_xywh(arr, box_format)
     return xywh[..., 2] * xywh[..., 3]

@@ -121,6 +121,14 @@ def confusion_rates(tp, fp, fn, tn) -> ConfusionRates:
 
     Edge cases: a zero denominator gives ``NaN`` (never a silent 0 or 1); ``F = 0`` when ``P = R = 0``;
     ``F`` is ``NaN`` when ``P`` or ``R`` is ``NaN``. Counts may be scalars or arrays (broadcast).
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import confusion_rates
+    >>> r = confusion_rates(tp=3, fp=1, fn=2, tn=4)
+    >>> print(f"recall={float(r.recall):.4f} precision={float(r.precision):.4f} "
+    ...       f"F={float(r.f_measure):.4f} FPR={float(r.fpr):.4f}")
+    recall=0.6000 precision=0.7500 F=0.6667 FPR=0.2000
     """
     tp, fp, fn, tn = (np.asarray(v, dtype=np.float64) for v in (tp, fp, fn, tn))
     for name, v in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn)):
@@ -163,6 +171,15 @@ def roc_curve(y_true, y_score) -> RocCurve:
     enter together, so the curve does not depend on the order of tied examples. Identical to
     ``sklearn.metrics.roc_curve(y_true, y_score, drop_intermediate=False)`` except that the first threshold is
     ``+inf``. Raises ``ValueError`` when a class is absent.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import roc_curve
+    >>> y = [0, 0, 1, 1]
+    >>> s = [0.1, 0.4, 0.35, 0.8]
+    >>> roc = roc_curve(y, s)
+    >>> roc.fpr.tolist(), roc.tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
     y, s = _check_binary_problem(y_true, y_score)
     order = np.argsort(s, kind="stable")[::-1]
@@ -192,6 +209,12 @@ def trapezoid_auc(x, y) -> float:
     """Area under a curve by the trapezoid rule (thesis Eq. 2.10): ``sum (x_{k+1} - x_k)(y_k + y_{k+1}) / 2``.
 
     ``x`` must be monotone (non-decreasing); NaN values raise ``ValueError``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import trapezoid_auc
+    >>> trapezoid_auc([0.0, 0.5, 1.0], [0.0, 1.0, 1.0])
+    0.75
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -208,6 +231,14 @@ def roc_auc(y_true, y_score) -> float:
     """ROC-AUC: trapezoid area under :func:`roc_curve` (thesis Eqs. 2.5 and 2.10).
 
     Equals ``sklearn.metrics.roc_auc_score`` (ties scored 1/2). Raises ``ValueError`` when a class is absent.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import roc_auc
+    >>> y = [0, 0, 1, 1]
+    >>> s = [0.1, 0.4, 0.35, 0.8]
+    >>> round(roc_auc(y, s), 4)
+    0.75
     """
     roc = roc_curve(y_true, y_score)
     return trapezoid_auc(roc.fpr, roc.tpr)
@@ -228,6 +259,15 @@ def pr_curve(y_true, y_score) -> PRCurve:
     One point per distinct score threshold, so precision is always defined (``TP + FP >= 1``). No artificial
     point at recall 0 is added (scikit-learn appends ``(0, 1)``); otherwise this equals
     ``sklearn.metrics.precision_recall_curve`` reversed. Raises ``ValueError`` when a class is absent.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import pr_curve
+    >>> y = [0, 0, 1, 1]
+    >>> s = [0.1, 0.4, 0.35, 0.8]
+    >>> pr = pr_curve(y, s)
+    >>> pr.recall.tolist(), np.round(pr.precision, 4).tolist()
+    ([0.5, 0.5, 1.0, 1.0], [1.0, 0.5, 0.6667, 0.5])
     """
     roc = roc_curve(y_true, y_score)
     tp, fp = roc.tp[1:], roc.fp[1:]
@@ -243,6 +283,12 @@ def min_max_normalize(y_score) -> np.ndarray:
 
     The maximum maps exactly to 1.0 and the minimum to 0.0. Constant scores raise ``ValueError``
     (the normalisation is undefined).
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import min_max_normalize
+    >>> min_max_normalize([2.0, 4.0, 6.0, 3.0]).tolist()
+    [0.0, 0.5, 1.0, 0.25]
     """
     s = np.asarray(y_score, dtype=np.float64)
     if s.size == 0:
@@ -256,7 +302,16 @@ def min_max_normalize(y_score) -> np.ndarray:
 
 
 def fixed_threshold_grid(n_thresholds: int = 101) -> np.ndarray:
-    """The thesis's equally spaced thresholds ``T = {0, 1/(N-1), ..., 1}`` (101 points = step 0.01)."""
+    """The thesis's equally spaced thresholds ``T = {0, 1/(N-1), ..., 1}`` (101 points = step 0.01).
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import fixed_threshold_grid
+    >>> fixed_threshold_grid(5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> len(fixed_threshold_grid())
+    101
+    """
     if int(n_thresholds) != n_thresholds or n_thresholds < 2:
         raise ValueError(f"n_thresholds must be an integer >= 2, got {n_thresholds!r}")
     return np.linspace(0.0, 1.0, int(n_thresholds))
@@ -297,6 +352,18 @@ def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, nor
     constant. With normalisation every ``t <= 1`` has at least one predicted positive (the maximum), so
     precision is always defined. Without normalisation, thresholds above the maximum score give
     ``precision = NaN`` (no predicted positive).
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import pr_t_curve
+    >>> y = [0, 0, 1, 1]
+    >>> s = [0.1, 0.4, 0.35, 0.8]
+    >>> c = pr_t_curve(y, s, thresholds=[0.0, 0.5])  # s_n = [0, 0.4286, 0.3571, 1]
+    >>> int(c.tp[1]), int(c.fp[1]), float(c.precision[1]), float(c.recall[1])  # at t = 0.5: only s_n = 1
+    (1, 0, 1.0, 0.5)
+    >>> c = pr_t_curve(y, s, n_thresholds=5)
+    >>> np.round(c.precision, 4).tolist()
+    [0.5, 0.6667, 1.0, 1.0, 1.0]
     """
     y, s = _check_binary_problem(y_true, y_score)
     if normalize:
@@ -343,6 +410,15 @@ def pr_t_auc(curve: PRTCurve, *, min_thresholds: int = 101) -> PRTAUC:
     precision (only possible with un-normalised scores) raises ``ValueError``. As ``dt -> 0`` the recall-AUC
     tends to the mean normalised score of the positives and the FPR-AUC to that of the negatives
     (layer-cake identity).
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import pr_t_auc, pr_t_curve
+    >>> y = [0, 0, 1, 1]
+    >>> s = [0.1, 0.4, 0.35, 0.8]
+    >>> auc = pr_t_auc(pr_t_curve(y, s))
+    >>> print(f"precision={auc.precision:.4f} recall={auc.recall:.4f} fpr={auc.fpr:.4f}")
+    precision=0.8458 recall=0.6775 fpr=0.2150
     """
     if curve.thresholds.size < min_thresholds:
         raise ValueError(
@@ -383,6 +459,13 @@ def vertical_average(xs: Sequence, ys: Sequence, grid, *, ddof: int = 0) -> Mean
     non-decreasing and cover the grid. Used for mean ROC curves (linear interpolation is valid in ROC space)
     and, as the thesis's Chapter 4 did (1,001 points), for the *naive* mean PR curve that Chapter 5 deems
     incorrect (compare :func:`mean_pr_curve`). Mean and std (``ddof``) are taken over trials.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import vertical_average
+    >>> avg = vertical_average([[0, 1], [0, 0.5, 1]], [[0, 1], [0, 1, 1]], grid=[0, 0.5, 1])
+    >>> avg.mean.tolist(), avg.std.tolist()
+    ([0.0, 0.75, 1.0], [0.0, 0.25, 0.0])
     """
     grid = np.asarray(grid, dtype=np.float64)
     if len(xs) != len(ys) or len(xs) == 0:
@@ -416,7 +499,17 @@ def vertical_average(xs: Sequence, ys: Sequence, grid, *, ddof: int = 0) -> Mean
 
 
 def mean_roc_curve(rocs: Sequence[RocCurve], *, n_points: int = 1001, ddof: int = 0) -> MeanCurve:
-    """Mean ROC curve by vertical averaging over an FPR grid (Fawcett 2006; thesis §4.5.2.3 used 1,001 points)."""
+    """Mean ROC curve by vertical averaging over an FPR grid (Fawcett 2006; thesis §4.5.2.3 used 1,001 points).
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import mean_roc_curve, roc_curve
+    >>> y = [0, 0, 1, 1]
+    >>> rocs = [roc_curve(y, [0.1, 0.4, 0.35, 0.8]), roc_curve(y, [0.1, 0.2, 0.3, 0.4])]
+    >>> curve = mean_roc_curve(rocs, n_points=5)
+    >>> curve.grid.tolist(), np.round(curve.mean, 4).tolist()
+    ([0.0, 0.25, 0.5, 0.75, 1.0], [0.75, 0.75, 1.0, 1.0, 1.0])
+    """
     if not rocs:
         raise ValueError("rocs must contain at least one ROC curve")
     grid = np.linspace(0.0, 1.0, n_points)
@@ -427,6 +520,16 @@ def mean_prt_curves(curves: Sequence[PRTCurve], *, ddof: int = 0) -> dict[str, M
     """Threshold-wise mean and std of PR-T / precision / FPR curves (thesis §5.4.4: no interpolation needed).
 
     All curves must share the same thresholds. Returns ``{"precision", "recall", "fpr"}`` -> :class:`MeanCurve`.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import mean_prt_curves, pr_t_curve
+    >>> y = [0, 0, 1, 1]
+    >>> curves = [pr_t_curve(y, [0.1, 0.4, 0.35, 0.8], n_thresholds=5),
+    ...           pr_t_curve(y, [0.3, 0.2, 0.1, 0.4], n_thresholds=5)]
+    >>> mean = mean_prt_curves(curves)
+    >>> np.round(mean["precision"].mean, 4).tolist()
+    [0.5, 0.5, 0.75, 1.0, 1.0]
     """
     if not curves:
         raise ValueError("curves must contain at least one PR-T curve")
@@ -495,6 +598,15 @@ def interpolated_pr_points(
     intermediate and contradict its own Example 1).
 
     Returns ``(recall, precision)``; in ``mode="curve"`` both have ``n_points`` entries.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import interpolated_pr_points, roc_curve
+    >>> y = [0, 0, 1, 1]
+    >>> s = [0.1, 0.4, 0.35, 0.8]
+    >>> recall, precision = interpolated_pr_points(roc_curve(y, s), n_points=5)
+    >>> recall.tolist(), np.round(precision, 4).tolist()
+    ([0.0, 0.25, 0.5, 0.75, 1.0], [1.0, 1.0, 0.6667, 0.6, 0.6667])
     """
     if mode not in ("curve", "auc"):
         raise ValueError(f"mode must be 'curve' or 'auc', got {mode!r}")
@@ -520,7 +632,17 @@ def interpolated_pr_points(
 
 def mean_pr_curve(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 0) -> MeanCurve:
     """Mean PR curve over trial-models (thesis Algorithm 3): ROC-space interpolation with the tie rules of
-    :func:`interpolated_pr_points` (``mode="curve"``), then vertical averaging (mean +- std) per recall."""
+    :func:`interpolated_pr_points` (``mode="curve"``), then vertical averaging (mean +- std) per recall.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import mean_pr_curve, roc_curve
+    >>> y = [0, 0, 1, 1]
+    >>> rocs = [roc_curve(y, [0.1, 0.4, 0.35, 0.8]), roc_curve(y, [0.1, 0.2, 0.3, 0.4])]
+    >>> curve = mean_pr_curve(rocs, n_points=5)
+    >>> curve.grid.tolist(), np.round(curve.mean, 4).tolist()
+    ([0.0, 0.25, 0.5, 0.75, 1.0], [1.0, 1.0, 0.8333, 0.8, 0.8333])
+    """
     if not rocs:
         raise ValueError("rocs must contain at least one ROC curve")
     rows = [interpolated_pr_points(r, n_points=n_points, mode="curve")[1] for r in rocs]
@@ -529,13 +651,32 @@ def mean_pr_curve(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 
 
 def pr_auc_roc_interpolated(roc: RocCurve, *, n_points: int = 101) -> float:
     """PR-AUC of one trial-model (thesis Algorithm 4 body with Algorithm 5): trapezoid over the recall grid,
-    keeping every tied FPR at intermediate ties (zero-width steps)."""
+    keeping every tied FPR at intermediate ties (zero-width steps).
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import pr_auc_roc_interpolated, roc_curve
+    >>> y = [0, 0, 1, 1]
+    >>> s = [0.1, 0.4, 0.35, 0.8]
+    >>> round(pr_auc_roc_interpolated(roc_curve(y, s)), 4)
+    0.7973
+    """
     recall, precision = interpolated_pr_points(roc, n_points=n_points, mode="auc")
     return trapezoid_auc(recall, precision)
 
 
 def mean_pr_auc(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 0) -> tuple[float, float, np.ndarray]:
-    """Mean PR-AUC over trial-models (thesis Algorithm 4): ``(mean, std, per_trial_aucs)``."""
+    """Mean PR-AUC over trial-models (thesis Algorithm 4): ``(mean, std, per_trial_aucs)``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import mean_pr_auc, roc_curve
+    >>> y = [0, 0, 1, 1]
+    >>> rocs = [roc_curve(y, [0.1, 0.4, 0.35, 0.8]), roc_curve(y, [0.1, 0.2, 0.3, 0.4])]
+    >>> mean, std, per_trial = mean_pr_auc(rocs)
+    >>> round(mean, 4), round(std, 4), np.round(per_trial, 4).tolist()
+    (0.8986, 0.1014, [0.7973, 1.0])
+    """
     if not rocs:
         raise ValueError("rocs must contain at least one ROC curve")
     aucs = np.array([pr_auc_roc_interpolated(r, n_points=n_points) for r in rocs])
@@ -549,6 +690,14 @@ def linear_pr_auc(pr: PRCurve, *, n_points: int = 101) -> float:
     This is the interpolation the thesis's Chapter 4 used for mean PR curves and that Chapter 5 (after Davis &
     Goadrich 2006) calls incorrect. The curve is extended to recall 0 with its first precision; ties in recall
     take the maximum precision (vertical averaging rule).
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import linear_pr_auc, pr_curve
+    >>> y = [0, 0, 1, 1]
+    >>> s = [0.1, 0.4, 0.35, 0.8]
+    >>> round(linear_pr_auc(pr_curve(y, s)), 4)
+    0.7942
     """
     recall = np.r_[0.0, pr.recall]
     precision = np.r_[pr.precision[0], pr.precision]
@@ -568,6 +717,13 @@ def argmax_precision_ttest(precision_a, precision_b, *, equal_var: bool = False,
     (``scipy.stats.ttest_ind(equal_var=False)``) because the runs of two training distributions are
     independent. Returns scipy's result (``statistic``, ``pvalue``). NaN precisions raise ``ValueError``;
     each group needs at least two runs.
+
+    Examples
+    --------
+    >>> from medeval.metrics.curves import argmax_precision_ttest
+    >>> res = argmax_precision_ttest([0.80, 0.82, 0.79], [0.70, 0.72, 0.69])
+    >>> print(f"t={res.statistic:.3f} p={res.pvalue:.5f}")
+    t=8.018 p=0.00131
     """
     a = np.asarray(precision_a, dtype=np.float64)
     b = np.asarray(precision_b, dtype=np.float64)

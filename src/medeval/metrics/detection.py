@@ -129,14 +129,14 @@ _LN2 = float(np.log(2.0))
 class ImageBoxes:
     """Boxes of a set of images as flat arrays.
 
-    Attributes
-    ----------
-    boxes : (N, 4) float64, coordinates in ``box_format``.
-    labels : (N,) int64 class ids (≥ 0; the upper bound is checked by each metric).
-    image_ids : (N,) int64 in ``[0, n_images)``.
-    n_images : number of images (images without boxes count: they give TNs and enter ω_cls).
-    box_format : one of :data:`~medeval.metrics.boxes.BOX_FORMATS`.
-    scores : optional (N,) float64 confidences (used by AP only).
+    Fields (documented here rather than as attributes, which the dataclass lists itself):
+
+    * ``boxes``: (N, 4) float64, coordinates in ``box_format``.
+    * ``labels``: (N,) int64 class ids (≥ 0; the upper bound is checked by each metric).
+    * ``image_ids``: (N,) int64 in ``[0, n_images)``.
+    * ``n_images``: number of images (images without boxes count: they give TNs and enter ω_cls).
+    * ``box_format``: one of :data:`~medeval.metrics.boxes.BOX_FORMATS`.
+    * ``scores``: optional (N,) float64 confidences (used by AP only).
 
     Build with :meth:`from_arrays` or :meth:`from_per_image`, which validate everything.
     """
@@ -347,6 +347,12 @@ def binary_mcc_from_counts(tp, fp, fn, tn):
 
     ``(TP·TN − FP·FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))``; where the denominator is 0 the
     value is defined as 0 (as in scikit-learn; the caller documents when this can happen).
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import binary_mcc_from_counts
+    >>> round(float(binary_mcc_from_counts(tp=3, fp=1, fn=2, tn=4)), 4)  # 10 / sqrt(4 * 5 * 6 * 5)
+    0.4082
     """
     tp, fp, fn, tn = (np.asarray(v, dtype=np.float64) for v in (tp, fp, fn, tn))
     den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
@@ -360,6 +366,14 @@ def localization_similarity(pred_boxes, target_boxes, *, box_format: str) -> np.
 
     ``d² = ((cx_t − cx_p)/w_t)² + ((cy_t − cy_p)/h_t)²``: centre offsets in units of the *target*
     size, so the score is 0.5 at a relative distance of 1 and isotropic in that relative space.
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import localization_similarity
+    >>> target = [[0, 0, 10, 10], [0, 0, 10, 10]]
+    >>> pred = [[2, 0, 10, 10], [10, 0, 10, 10]]  # centre offsets 0.2 and 1 target widths
+    >>> np.round(localization_similarity(pred, target, box_format="xywh"), 4).tolist()
+    [0.9727, 0.5]
     """
     p = convert_boxes(pred_boxes, box_format, "xywh")
     t = convert_boxes(target_boxes, box_format, "xywh")
@@ -378,6 +392,14 @@ def rodeo_harmonic_mean(localization, shape_matching, classification, *, eps: fl
     ``eps`` (≥ 0) reproduces the reference code's regularisation (default 1e-6: a perfect
     prediction scores 1.000001 and a zero sub-score gives ≈ 3e-6); ``eps=0`` is the paper's formula,
     for which a zero sub-score gives exactly 0. NaN sub-scores give NaN.
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import rodeo_harmonic_mean
+    >>> float(rodeo_harmonic_mean(0.5, 1.0, 1.0, eps=0))  # 3 / (2 + 1 + 1)
+    0.75
+    >>> float(rodeo_harmonic_mean(0.0, 1.0, 1.0, eps=0))
+    0.0
     """
     if not np.isfinite(eps) or eps < 0:
         raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
@@ -414,6 +436,15 @@ def class_weight_for_matching(predictions, targets, *, box_format: str, class_na
     MCC of Eq. 14 (the paper's "sample-wise classification performance"; the reference code does
     the same). One value for the whole dataset, so adding images can change matchings elsewhere.
     Undefined MCC (e.g. every image has every class on both sides, or no images) gives 0.
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import class_weight_for_matching
+    >>> targets = [np.array([[0, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1]])]
+    >>> preds = [np.array([[2, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1], [0, 0, 5, 5, 0]])]
+    >>> w = class_weight_for_matching(preds, targets, box_format="xywh", class_names=["a", "b"])
+    >>> round(w, 4)  # max(0, MCC) of the image-level class matrices
+    0.5774
     """
     preds, targs, names = _prepare(predictions, targets, box_format, class_names)
     return _class_weight(preds, targs, len(names))
@@ -502,6 +533,15 @@ def hungarian_box_matching(
     Returns ``(pred_index, target_index, class_weight)``: flat indices (into the
     :class:`ImageBoxes` order, i.e. images concatenated) of the matched pairs, and the ``ω_cls``
     used (data-driven unless ``class_weight_matching`` is given).
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import hungarian_box_matching
+    >>> targets = [np.array([[0, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1]])]
+    >>> preds = [np.array([[2, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1], [0, 0, 5, 5, 0]])]
+    >>> p, t, w = hungarian_box_matching(preds, targets, box_format="xywh", class_names=["a", "b"])
+    >>> p.tolist(), t.tolist(), round(w, 4)
+    ([0, 1], [0, 1], 0.5774)
     """
     preds, targs, names = _prepare(predictions, targets, box_format, class_names)
     w = _resolve_class_weight(preds, targs, len(names), class_weight_matching)
@@ -619,6 +659,18 @@ def robust_detection_outcome(
     Returns
     -------
     RoDeOResult; ``.as_dict()`` gives the reference code's keys.
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import robust_detection_outcome
+    >>> targets = [np.array([[0, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1]])]
+    >>> preds = [np.array([[2, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1], [0, 0, 5, 5, 0]])]
+    >>> r = robust_detection_outcome(preds, targets, box_format="xywh", class_names=["a", "b"], eps=0)
+    >>> r.n_matched, r.n_overpredicted, r.n_missed  # Eq. 5 factor 2 / (2 + 1 + 0)
+    (2, 1, 0)
+    >>> print(f"loc={r.localization:.4f} shape={r.shape_matching:.4f} "
+    ...       f"cls={r.classification:.4f} total={r.total:.4f}")
+    loc=0.6576 shape=0.6667 cls=0.6667 total=0.6636
     """
     preds, targs, names = _prepare(predictions, targets, box_format, class_names)
     for nm, v, lo_ok in (
@@ -801,6 +853,16 @@ def iou_threshold_counts(predictions, targets, *, box_format: str, class_names, 
 
     TP, FP and FN count boxes; TN counts (image, class) cells without predictions and targets.
     Returns a dict of length-K int arrays ``tp``, ``fp``, ``fn``, ``tn``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import iou_threshold_counts
+    >>> targets = [np.array([[0, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1]])]
+    >>> preds = [np.array([[2, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1], [0, 0, 5, 5, 0]])]
+    >>> c = iou_threshold_counts(preds, targets, box_format="xywh", class_names=["a", "b"],
+    ...                          iou_threshold=0.5)
+    >>> {k: v.tolist() for k, v in c.items()}
+    {'tp': [1, 1], 'fp': [1, 0], 'fn': [0, 0], 'tn': [0, 1]}
     """
     preds, targs, names = _prepare(predictions, targets, box_format, class_names)
     return _threshold_counts(preds, targs, len(names), _check_threshold(iou_threshold))
@@ -829,6 +891,16 @@ def accuracy_at_iou(
     ``mean`` is the mean over classes (Table 1's Total). Undefined (NaN) only when there are no
     images. Note that TNs dominate when most (image, class) cells are empty, which is why acc@IoU
     rises when predictions are dropped (paper Fig. 4).
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import accuracy_at_iou
+    >>> targets = [np.array([[0, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1]])]
+    >>> preds = [np.array([[2, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1], [0, 0, 5, 5, 0]])]
+    >>> acc = accuracy_at_iou(preds, targets, box_format="xywh", class_names=["a", "b"],
+    ...                       iou_threshold=0.5)
+    >>> np.round(acc.per_class, 4).tolist(), round(acc.mean, 4)
+    ([0.5, 1.0], 0.75)
     """
     preds, targs, names = _prepare(predictions, targets, box_format, class_names)
     c = _threshold_counts(preds, targs, len(names), _check_threshold(iou_threshold))
@@ -936,6 +1008,16 @@ def average_precision_at_iou(
     (``interpolation``: "all_point" (default), "coco101", "voc11"). Predictions without scores
     share one confidence: AP = precision × recall for "all_point". Classes without targets: NaN
     (excluded from ``mean``, counted in ``n_undefined``); a class with targets but no predictions: 0.
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import average_precision_at_iou
+    >>> targets = [np.array([[0, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1]])]
+    >>> preds = [np.array([[2, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1], [0, 0, 5, 5, 0]])]
+    >>> ap = average_precision_at_iou(preds, targets, box_format="xywh", class_names=["a", "b"],
+    ...                               iou_threshold=0.5)
+    >>> np.round(ap.per_class, 4).tolist(), round(ap.mean, 4)
+    ([0.5, 1.0], 0.75)
     """
     _check_interpolation(interpolation)
     preds, targs, names = _prepare(predictions, targets, box_format, class_names)
@@ -958,7 +1040,17 @@ def mean_average_precision(
 ) -> PerClassScore:
     """mAP as in the paper (Table 1, Fig. 2): mean of AP@IoU over ``iou_thresholds``
     (default 0.1, 0.2, …, 0.7), per class; ``mean`` is the mean of the per-class values over
-    classes with targets. See :func:`average_precision_at_iou` for confidence and interpolation."""
+    classes with targets. See :func:`average_precision_at_iou` for confidence and interpolation.
+
+    Examples
+    --------
+    >>> from medeval.metrics.detection import mean_average_precision
+    >>> targets = [np.array([[0, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1]])]
+    >>> preds = [np.array([[2, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1], [0, 0, 5, 5, 0]])]
+    >>> m = mean_average_precision(preds, targets, box_format="xywh", class_names=["a", "b"])
+    >>> np.round(m.per_class, 4).tolist(), round(m.mean, 4)
+    ([0.4286, 1.0], 0.7143)
+    """
     _check_interpolation(interpolation)
     thresholds = [_check_threshold(t, "iou_thresholds") for t in iou_thresholds]
     if not thresholds:

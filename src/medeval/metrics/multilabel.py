@@ -230,6 +230,14 @@ def binarize(P, threshold=0.5, *, inclusive: bool = False) -> np.ndarray:
 
     t(a) = 1 if a > threshold else 0 (the chapter's rule; ``inclusive=True`` gives mldr's
     a >= threshold). ``threshold`` is a scalar or one value per label (shape (K,)).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import binarize
+    >>> binarize([[0.9, 0.5, 0.2]]).tolist()
+    [[True, False, False]]
+    >>> binarize([[0.9, 0.5, 0.2]], inclusive=True).tolist()
+    [[True, True, False]]
     """
     p = _to_numpy(P).astype(np.float64, copy=False)
     if p.ndim not in (1, 2):
@@ -246,19 +254,43 @@ def binarize(P, threshold=0.5, *, inclusive: bool = False) -> np.ndarray:
 # dataset indicators (section "Label Distribution")
 # --------------------------------------------------------------------------------------------
 def label_counts(Y) -> np.ndarray:
-    """Number of examples carrying each label, sum_i y_ik (shape (K,))."""
+    """Number of examples carrying each label, sum_i y_ik (shape (K,)).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import label_counts
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> label_counts(Y).tolist()
+    [3, 2, 2]
+    """
     y = _check_binary(Y, "Y")
     return np.count_nonzero(y, axis=0)
 
 
 def label_cardinality(Y) -> float:
-    """LCard(D) = (1/N) sum_i sum_k y_ik [Tsoumakas2007]: mean number of labels per example."""
+    """LCard(D) = (1/N) sum_i sum_k y_ik [Tsoumakas2007]: mean number of labels per example.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import label_cardinality
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> label_cardinality(Y)  # 7 labels / 4 examples
+    1.75
+    """
     y = _check_binary(Y, "Y")
     return float(np.count_nonzero(y) / y.shape[0])
 
 
 def label_density(Y) -> float:
-    """LDens(D) = LCard(D) / K = (1/(NK)) sum_i sum_k y_ik [Tsoumakas2007]."""
+    """LDens(D) = LCard(D) / K = (1/(NK)) sum_i sum_k y_ik [Tsoumakas2007].
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import label_density
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> round(label_density(Y), 4)  # 7 / (4 * 3)
+    0.5833
+    """
     y = _check_binary(Y, "Y")
     return float(np.count_nonzero(y) / y.size)
 
@@ -268,6 +300,14 @@ def labelset_counts(Y) -> tuple[np.ndarray, np.ndarray]:
 
     Returns ``(labelsets, counts)``: a (M, K) bool array of the M distinct rows of ``Y`` and
     their (M,) counts, sorted by decreasing count (ties: lexicographic order of the packed rows).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import labelset_counts
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> sets, counts = labelset_counts(Y)
+    >>> sets.tolist(), counts.tolist()
+    ([[True, False, True], [False, True, False], [True, True, False]], [2, 1, 1])
     """
     y = _check_binary(Y, "Y")
     packed = np.packbits(y, axis=1)
@@ -278,30 +318,70 @@ def labelset_counts(Y) -> tuple[np.ndarray, np.ndarray]:
 
 
 def label_diversity(Y) -> int:
-    """LDiv(D) = |{Y | exists x: (x, Y) in D}| [Zhang2014]: the number of distinct label sets."""
+    r"""LDiv(D) = :math:`|\{Y \mid \exists x: (x, Y) \in D\}|` [Zhang2014]: the number of distinct label sets.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import label_diversity
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> label_diversity(Y)
+    3
+    """
     return int(labelset_counts(Y)[1].size)
 
 
 def proportion_distinct_labelsets(Y) -> float:
-    """PLDiv(D) = LDiv(D) / N [Read2011]."""
+    """PLDiv(D) = LDiv(D) / N [Read2011].
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import proportion_distinct_labelsets
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> proportion_distinct_labelsets(Y)
+    0.75
+    """
     y = _check_binary(Y, "Y")
     return label_diversity(y) / y.shape[0]
 
 
 def proportion_most_frequent_labelset(Y) -> float:
-    """PMax(D) = max_Y count(Y, D) / N [Read2011]."""
+    """PMax(D) = max_Y count(Y, D) / N [Read2011].
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import proportion_most_frequent_labelset
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> proportion_most_frequent_labelset(Y)
+    0.5
+    """
     y = _check_binary(Y, "Y")
     return float(labelset_counts(y)[1][0] / y.shape[0])
 
 
 def labels_per_example_histogram(Y) -> np.ndarray:
-    """Number of examples with exactly 0, 1, ..., K labels (shape (K+1,); sums to N)."""
+    """Number of examples with exactly 0, 1, ..., K labels (shape (K+1,); sums to N).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import labels_per_example_histogram
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> labels_per_example_histogram(Y).tolist()
+    [0, 1, 3, 0]
+    """
     y = _check_binary(Y, "Y")
     return np.bincount(np.count_nonzero(y, axis=1), minlength=y.shape[1] + 1)
 
 
 def multilabel_indicators(Y) -> dict[str, float]:
-    """The chapter's Table tab:mlprop row: N, K, LCard, LDens, LDiv, PLDiv, PMax."""
+    """The chapter's Table tab:mlprop row: N, K, LCard, LDens, LDiv, PLDiv, PMax.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import multilabel_indicators
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> {k: round(float(v), 4) for k, v in multilabel_indicators(Y).items()}
+    {'N': 4.0, 'K': 3.0, 'LCard': 1.75, 'LDens': 0.5833, 'LDiv': 3.0, 'PLDiv': 0.75, 'PMax': 0.5}
+    """
     y = _check_binary(Y, "Y")
     sets, counts = labelset_counts(y)
     n, k = y.shape
@@ -317,7 +397,15 @@ def multilabel_indicators(Y) -> dict[str, float]:
 
 
 def label_pair_counts(Y) -> np.ndarray:
-    """Joint counts C = Y^T Y: C[u, v] = sum_i y_iu y_iv (diagonal: label counts), int64."""
+    """Joint counts C = Y^T Y: C[u, v] = sum_i y_iu y_iv (diagonal: label counts), int64.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import label_pair_counts
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> label_pair_counts(Y).tolist()
+    [[3, 1, 2], [1, 2, 0], [2, 0, 2]]
+    """
     y = _check_binary(Y, "Y")
     yf = y.astype(np.float64)  # BLAS; exact for counts < 2**53
     return np.rint(yf.T @ yf).astype(np.int64)
@@ -341,6 +429,13 @@ def label_correlation(Y) -> np.ndarray:
     to the sample Pearson correlation of the 0/1 columns, R's ``cor(Y)``). A label that is
     constant (never or always present) has no correlation: its row and column are NaN and an
     ``UndefinedMetricWarning`` gives the count.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import label_correlation
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> np.round(label_correlation(Y), 4).tolist()
+    [[1.0, -0.5774, 0.5774], [-0.5774, 1.0, -1.0], [0.5774, -1.0, 1.0]]
     """
     y = _check_binary(Y, "Y")
     _, a, b, c, d = _two_by_two(y)
@@ -357,6 +452,13 @@ def pairwise_chi2(Y) -> np.ndarray:
 
     chi2_uv = N (ad - bc)^2 / ((a+b)(c+d)(a+c)(b+d)), so that phi^2 = chi2 / N (the identity the
     chapter quotes from [Chekina2011]). NaN for constant labels (0/0).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import pairwise_chi2
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> np.round(pairwise_chi2(Y), 4).tolist()
+    [[4.0, 1.3333, 1.3333], [1.3333, 4.0, 4.0], [1.3333, 4.0, 4.0]]
     """
     y = _check_binary(Y, "Y")
     n, a, b, c, d = _two_by_two(y)
@@ -365,7 +467,15 @@ def pairwise_chi2(Y) -> np.ndarray:
 
 
 def mean_pairwise_chi2(Y) -> float:
-    """Mean chi-squared over the K(K-1)/2 label pairs, the meta-feature of [Chekina2011]."""
+    """Mean chi-squared over the K(K-1)/2 label pairs, the meta-feature of [Chekina2011].
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import mean_pairwise_chi2
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> round(mean_pairwise_chi2(Y), 4)
+    2.2222
+    """
     chi2 = pairwise_chi2(Y)
     iu = np.triu_indices(chi2.shape[0], k=1)
     return float(np.nanmean(chi2[iu]))
@@ -376,6 +486,13 @@ def conditional_cooccurrence(Y) -> np.ndarray:
 
     Section "Label Distribution", Fig. corrs (b): u is the row (the chapter's y-axis), v the
     column. Diagonal = 1. Rows of labels with no positives are NaN (0/0) with a warning.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import conditional_cooccurrence
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> np.round(conditional_cooccurrence(Y), 4).tolist()
+    [[1.0, 0.3333, 0.6667], [0.5, 1.0, 0.0], [1.0, 0.0, 1.0]]
     """
     y = _check_binary(Y, "Y")
     c = label_pair_counts(y).astype(np.float64)
@@ -480,7 +597,14 @@ def _average_precision_last_axis(y, p, ties: str):
 # binary building blocks on n-vectors (section "Metrics")
 # --------------------------------------------------------------------------------------------
 def binary_error_rate(y, y_pred) -> float:
-    """err(y, y_hat) = (1/n) sum_i I(y_i != y_hat_i)."""
+    """err(y, y_hat) = (1/n) sum_i I(y_i != y_hat_i).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import binary_error_rate
+    >>> binary_error_rate([1, 0, 1, 1], [1, 1, 1, 0])
+    0.5
+    """
     y, yp = _check_pair(y, y_pred, ndim=1)
     return float(np.count_nonzero(y != yp) / y.size)
 
@@ -490,6 +614,12 @@ def binary_f1(y, y_pred, *, zero_division: ZeroDivision = np.nan) -> float:
 
     Undefined when nothing is true and nothing is predicted: returns ``zero_division``
     (default NaN; ``"diagnose"`` = mldr's 1).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import binary_f1
+    >>> round(binary_f1([1, 0, 1, 1], [1, 1, 1, 0]), 4)  # 2 * 2 / (3 + 3)
+    0.6667
     """
     y, yp = _check_pair(y, y_pred, ndim=1)
     zd = _check_zero_division(zero_division)
@@ -505,6 +635,12 @@ def binary_average_precision(y, p, *, ties: ApTies = "max") -> float:
     rank sorts p from highest to lowest (values 1..n). ``ties`` chooses how tied scores are
     ranked (module docstring); with ``"max"`` this equals scikit-learn's
     ``average_precision_score``. Undefined (NaN) when y has no positives.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import binary_average_precision
+    >>> round(binary_average_precision([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1]), 4)  # (1/1 + 2/3) / 2
+    0.8333
     """
     y, p = _check_label_scores(y, p, ndim=1)
     _choice(ties, "ties", ("max", "min", "last", "first"))
@@ -518,6 +654,12 @@ def binary_auc(y, p, *, ties: AucTies = "correct") -> float:
     The chapter counts tied pairs as correctly ordered (``ties="correct"``); ``"half"`` is the
     Mann-Whitney / scikit-learn convention, ``"incorrect"`` counts them as errors. Undefined
     (NaN) when y has no positives or no negatives.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import binary_auc
+    >>> round(binary_auc([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1]), 4)  # 3 of 4 pairs ordered
+    0.75
     """
     y, p = _check_label_scores(y, p, ndim=1)
     _choice(ties, "ties", ("correct", "half", "incorrect"))
@@ -534,6 +676,14 @@ def example_average(metric: Callable[..., float], Y, Z, *, return_count: bool = 
     ``metric`` is a binary building block (e.g. ``binary_f1``). Rows where it is NaN are
     excluded and counted. Loops over rows: for large N use the dedicated functions
     (``example_f1``, ``example_average_precision``, ...), which agree with this.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import example_average, binary_f1
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(example_average(binary_f1, Y, Y_pred), 4)
+    0.7833
     """
     y = _check_binary(Y, "Y")
     z = _to_numpy(Z)
@@ -544,7 +694,16 @@ def example_average(metric: Callable[..., float], Y, Z, *, return_count: bool = 
 
 
 def macro_average(metric: Callable[..., float], Y, Z, *, return_count: bool = False, **kwargs):
-    """Macro aggregation (1/K) sum_k B(y_(k), z_(k)); NaN labels are excluded and counted."""
+    """Macro aggregation (1/K) sum_k B(y_(k), z_(k)); NaN labels are excluded and counted.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import macro_average, binary_f1
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(macro_average(binary_f1, Y, Y_pred), 4)
+    0.7556
+    """
     y = _check_binary(Y, "Y")
     z = _to_numpy(Z)
     if z.shape != y.shape:
@@ -554,7 +713,16 @@ def macro_average(metric: Callable[..., float], Y, Z, *, return_count: bool = Fa
 
 
 def micro_average(metric: Callable[..., float], Y, Z, **kwargs) -> float:
-    """Micro aggregation B(y*, z*) on the NK-vectors stacked row by row (y_11, ..., y_1K, y_21, ...)."""
+    """Micro aggregation B(y*, z*) on the NK-vectors stacked row by row (y_11, ..., y_1K, y_21, ...).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import micro_average, binary_f1
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(micro_average(binary_f1, Y, Y_pred), 4)
+    0.7692
+    """
     y = _check_binary(Y, "Y")
     z = _to_numpy(Z)
     if z.shape != y.shape:
@@ -566,13 +734,31 @@ def micro_average(metric: Callable[..., float], Y, Z, **kwargs) -> float:
 # bipartition measures
 # --------------------------------------------------------------------------------------------
 def hamming_loss(Y, Y_pred) -> float:
-    """hloss = (1/N) sum_i (1/K) sum_k I(y_ik != y_hat_ik) = err^example = err^macro = err^micro."""
+    """hloss = (1/N) sum_i (1/K) sum_k I(y_ik != y_hat_ik) = err^example = err^macro = err^micro.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import hamming_loss
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(hamming_loss(Y, Y_pred), 4)  # 4 wrong cells of 12
+    0.25
+    """
     y, yp = _check_pair(Y, Y_pred)
     return float(np.count_nonzero(y != yp) / y.size)
 
 
 def subset_accuracy(Y, Y_pred) -> float:
-    """subsetacc = (1/N) sum_i I(y_i = y_hat_i): the fraction of exactly predicted label sets."""
+    """subsetacc = (1/N) sum_i I(y_i = y_hat_i): the fraction of exactly predicted label sets.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import subset_accuracy
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> subset_accuracy(Y, Y_pred)
+    0.25
+    """
     y, yp = _check_pair(Y, Y_pred)
     return float(np.count_nonzero(np.all(y == yp, axis=1)) / y.shape[0])
 
@@ -585,7 +771,16 @@ def _confusion(y, yp, axis):
 
 
 def per_label_precision(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> np.ndarray:
-    """Precision tp_k / (tp_k + fp_k) of every label; 0/0 (label never predicted) -> ``zero_division``."""
+    """Precision tp_k / (tp_k + fp_k) of every label; 0/0 (label never predicted) -> ``zero_division``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import per_label_precision
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> np.round(per_label_precision(Y, Y_pred), 4).tolist()
+    [1.0, 0.6667, 1.0]
+    """
     y, yp = _check_pair(Y, Y_pred)
     zd = _check_zero_division(zero_division)
     tp, fp, fn = _confusion(y, yp, 0)
@@ -593,7 +788,16 @@ def per_label_precision(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> n
 
 
 def per_label_recall(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> np.ndarray:
-    """Recall tp_k / (tp_k + fn_k) of every label; 0/0 (label never true) -> ``zero_division``."""
+    """Recall tp_k / (tp_k + fn_k) of every label; 0/0 (label never true) -> ``zero_division``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import per_label_recall
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> np.round(per_label_recall(Y, Y_pred), 4).tolist()
+    [0.6667, 1.0, 0.5]
+    """
     y, yp = _check_pair(Y, Y_pred)
     zd = _check_zero_division(zero_division)
     tp, fp, fn = _confusion(y, yp, 0)
@@ -601,7 +805,16 @@ def per_label_recall(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> np.n
 
 
 def per_label_f1(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> np.ndarray:
-    """F1(y_(k), y_hat_(k)) = 2 tp_k / (2 tp_k + fp_k + fn_k); 0/0 -> ``zero_division``."""
+    """F1(y_(k), y_hat_(k)) = 2 tp_k / (2 tp_k + fp_k + fn_k); 0/0 -> ``zero_division``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import per_label_f1
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> np.round(per_label_f1(Y, Y_pred), 4).tolist()
+    [0.8, 0.8, 0.6667]
+    """
     y, yp = _check_pair(Y, Y_pred)
     zd = _check_zero_division(zero_division)
     tp, fp, fn = _confusion(y, yp, 0)
@@ -618,22 +831,58 @@ def _micro(Y, Y_pred, kind, zero_division, return_count):
 
 
 def precision_micro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Micro precision sum_k tp_k / sum_k (tp_k + fp_k)."""
+    """Micro precision sum_k tp_k / sum_k (tp_k + fp_k).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import precision_micro
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(precision_micro(Y, Y_pred), 4)
+    0.8333
+    """
     return _micro(Y, Y_pred, "precision", zero_division, return_count)
 
 
 def recall_micro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Micro recall sum_k tp_k / sum_k (tp_k + fn_k)."""
+    """Micro recall sum_k tp_k / sum_k (tp_k + fn_k).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import recall_micro
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(recall_micro(Y, Y_pred), 4)
+    0.7143
+    """
     return _micro(Y, Y_pred, "recall", zero_division, return_count)
 
 
 def f1_micro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """F1^micro = F1(y*, y_hat*) = 2 sum tp / (2 sum tp + sum fp + sum fn) (section "Metrics")."""
+    """F1^micro = F1(y*, y_hat*) = 2 sum tp / (2 sum tp + sum fp + sum fn) (section "Metrics").
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import f1_micro
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(f1_micro(Y, Y_pred), 4)
+    0.7692
+    """
     return _micro(Y, Y_pred, "f1", zero_division, return_count)
 
 
 def precision_macro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Macro precision (1/K) sum_k precision_k; labels never predicted are undefined (``zero_division``)."""
+    """Macro precision (1/K) sum_k precision_k; labels never predicted are undefined (``zero_division``).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import precision_macro
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(precision_macro(Y, Y_pred), 4)
+    0.8889
+    """
     y, yp = _check_pair(Y, Y_pred)
     tp, fp, _ = _confusion(y, yp, 0)
     values = per_label_precision(y, yp, zero_division=zero_division)
@@ -641,7 +890,16 @@ def precision_macro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_c
 
 
 def recall_macro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Macro recall (1/K) sum_k recall_k; labels without positives are undefined (``zero_division``)."""
+    """Macro recall (1/K) sum_k recall_k; labels without positives are undefined (``zero_division``).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import recall_macro
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(recall_macro(Y, Y_pred), 4)
+    0.7222
+    """
     y, yp = _check_pair(Y, Y_pred)
     tp, _, fn = _confusion(y, yp, 0)
     values = per_label_recall(y, yp, zero_division=zero_division)
@@ -668,6 +926,16 @@ def f1_macro(
 
     The count returned with ``return_count=True`` is the number of undefined per-label values
     (F1 for ``mean_of_f1``; precisions plus recalls for ``f_of_macro_pr``).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import f1_macro
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(f1_macro(Y, Y_pred), 4)
+    0.7556
+    >>> round(f1_macro(Y, Y_pred, convention="f_of_macro_pr"), 4)
+    0.7969
     """
     _choice(convention, "convention", ("mean_of_f1", "f_of_macro_pr"))
     y, yp = _check_pair(Y, Y_pred)
@@ -702,25 +970,67 @@ def _example_ratio(Y, Y_pred, kind, zero_division, return_count):
 
 
 def example_precision(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Example-based precision (1/N) sum_i |Y_i & Y_hat_i| / |Y_hat_i|; rows with nothing predicted undefined."""
+    r"""Example-based precision :math:`\frac{1}{N} \sum_i |Y_i \cap \hat Y_i| / |\hat Y_i|`.
+
+    Rows with nothing predicted are undefined.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import example_precision
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(example_precision(Y, Y_pred), 4)
+    0.9167
+    """
     return _example_ratio(Y, Y_pred, "precision", zero_division, return_count)
 
 
 def example_recall(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Example-based recall (1/N) sum_i |Y_i & Y_hat_i| / |Y_i|; rows with no labels undefined."""
+    r"""Example-based recall :math:`\frac{1}{N} \sum_i |Y_i \cap \hat Y_i| / |Y_i|`.
+
+    Rows with no labels are undefined.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import example_recall
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(example_recall(Y, Y_pred), 4)
+    0.75
+    """
     return _example_ratio(Y, Y_pred, "recall", zero_division, return_count)
 
 
 def example_f1(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """F1^example = (1/N) sum_i F1(y_i, y_hat_i); rows with |Y_i| = |Y_hat_i| = 0 undefined.
+    r""":math:`F_1^{\text{example}} = \frac{1}{N} \sum_i F_1(y_i, \hat y_i)`.
+
+    Rows with :math:`|Y_i| = |\hat Y_i| = 0` are undefined.
 
     mldr's ``fmeasure`` is instead the F of example-averaged precision and recall.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import example_f1
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(example_f1(Y, Y_pred), 4)  # (2/3 + 1 + 4/5 + 2/3) / 4
+    0.7833
     """
     return _example_ratio(Y, Y_pred, "f1", zero_division, return_count)
 
 
 def example_accuracy(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Example-based accuracy (Jaccard) (1/N) sum_i |Y_i & Y_hat_i| / |Y_i | Y_hat_i| [Wu2016]."""
+    r"""Example-based accuracy (Jaccard) :math:`\frac{1}{N} \sum_i |Y_i \cap \hat Y_i| / |Y_i \cup \hat Y_i|`
+    [Wu2016].
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import example_accuracy
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> Y_pred = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [0, 1, 0]])
+    >>> round(example_accuracy(Y, Y_pred), 4)
+    0.6667
+    """
     return _example_ratio(Y, Y_pred, "accuracy", zero_division, return_count)
 
 
@@ -740,6 +1050,14 @@ def per_label_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan)
     ``ties="correct"`` is the chapter's I(p_u >= p_v); ``"half"`` equals scikit-learn's
     ``roc_auc_score(average=None)``. Labels with no positives or no negatives are
     ``undefined`` (NaN by default).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import per_label_auc
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> np.round(per_label_auc(Y, P), 4).tolist()
+    [1.0, 1.0, 1.0]
     """
     y, p = _check_label_scores(Y, P)
     _choice(ties, "ties", ("correct", "half", "incorrect"))
@@ -748,7 +1066,16 @@ def per_label_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan)
 
 
 def macro_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan, return_count: bool = False):
-    """AUC^macro = (1/K) sum_k AUC(y_(k), p_(k)); undefined labels excluded (NaN) or substituted."""
+    """AUC^macro = (1/K) sum_k AUC(y_(k), p_(k)); undefined labels excluded (NaN) or substituted.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import macro_auc
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> round(macro_auc(Y, P), 4)
+    1.0
+    """
     y, p = _check_label_scores(Y, P)
     _choice(ties, "ties", ("correct", "half", "incorrect"))
     values, mask = _auc_from_stats(_tie_group_stats(y.T, p.T), ties)
@@ -756,7 +1083,16 @@ def macro_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan, ret
 
 
 def per_label_average_precision(Y, P, *, ties: ApTies = "max", undefined: float = np.nan) -> np.ndarray:
-    """AP(y_(k), p_(k)) of every label; labels with no positives are ``undefined`` (NaN)."""
+    """AP(y_(k), p_(k)) of every label; labels with no positives are ``undefined`` (NaN).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import per_label_average_precision
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> np.round(per_label_average_precision(Y, P), 4).tolist()
+    [1.0, 1.0, 0.8333]
+    """
     y, p = _check_label_scores(Y, P)
     _choice(ties, "ties", ("max", "min", "last", "first"))
     values, mask = _average_precision_last_axis(y.T, p.T, ties)
@@ -768,6 +1104,14 @@ def mean_average_precision(Y, P, *, ties: ApTies = "max", undefined: float = np.
 
     With ``ties="max"`` equals scikit-learn ``average_precision_score(average="macro")`` when
     every label has a positive. Labels without positives: NaN, excluded and counted.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import mean_average_precision
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> round(mean_average_precision(Y, P), 4)
+    0.9444
     """
     y, p = _check_label_scores(Y, P)
     _choice(ties, "ties", ("max", "min", "last", "first"))
@@ -782,6 +1126,14 @@ def example_average_precision(Y, P, *, ties: ApTies = "max", undefined: float = 
     ``label_ranking_average_precision_score``; ``ties="last"`` with ``undefined=1.0`` is mldr's
     ``average_precision``. Rows with no labels (54% of ChestX-ray14) are undefined: by default
     excluded and counted.
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import example_average_precision
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> round(example_average_precision(Y, P), 4)
+    0.9167
     """
     y, p = _check_label_scores(Y, P)
     _choice(ties, "ties", ("max", "min", "last", "first"))
@@ -793,6 +1145,14 @@ def example_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan, r
     """AUC^example = (1/N) sum_i AUC(y_i, p_i); rows with no positive or no negative label undefined.
 
     mldr's ``example_auc`` substitutes 0.5 (``undefined=0.5``) and uses pROC (``ties="half"``).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import example_auc
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> round(example_auc(Y, P), 4)
+    0.75
     """
     y, p = _check_label_scores(Y, P)
     _choice(ties, "ties", ("correct", "half", "incorrect"))
@@ -809,6 +1169,14 @@ def one_error(
     are false (the expectation under random tie breaking); ``"first"`` takes the first tied
     label (mldr's ``which.max``). Rows with no labels are undefined (mldr counts them as errors:
     ``undefined=1.0``).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import one_error
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> one_error(Y, P)
+    0.0
     """
     y, p = _check_label_scores(Y, P)
     _choice(ties, "ties", ("expected", "first"))
@@ -829,6 +1197,14 @@ def coverage_error(Y, P, *, undefined: float = np.nan, return_count: bool = Fals
     How far down the ranking one must go to cover every true label, as in scikit-learn
     ``coverage_error`` (Zhang and Zhou's coverage, used by mldr, is this minus one, with
     ordinal ranks). Rows with no labels are undefined (scikit-learn: 0, ``undefined=0.0``).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import coverage_error
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> coverage_error(Y, P)
+    2.25
     """
     y, p = _check_label_scores(Y, P)
     st = _tie_group_stats(y, p)
@@ -840,11 +1216,25 @@ def coverage_error(Y, P, *, undefined: float = np.nan, return_count: bool = Fals
 
 
 def ranking_loss(Y, P, *, undefined: float = np.nan, return_count: bool = False):
-    """Ranking loss: (1/N) sum_i |{(u, v): u in Y_i, v not in Y_i, p_iu <= p_iv}| / (|Y_i| |not Y_i|).
+    r"""Ranking loss:
+
+    .. math::
+
+        \mathrm{RL} = \frac{1}{N} \sum_i
+        \frac{|\{(u, v) : u \in Y_i,\ v \notin Y_i,\ p_{iu} \le p_{iv}\}|}{|Y_i|\,|\bar Y_i|}
+
 
     Tied pairs count as mis-ordered (scikit-learn ``label_ranking_loss``, mldr); it equals
     1 - AUC^example with ``ties="correct"`` minus the tie fraction. Rows with no positive or no
     negative label are undefined (scikit-learn: 0, ``undefined=0.0``).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import ranking_loss
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> round(ranking_loss(Y, P), 4)
+    0.25
     """
     y, p = _check_label_scores(Y, P)
     auc_strict, mask = _auc_from_stats(_tie_group_stats(y, p), "incorrect")
@@ -862,6 +1252,14 @@ def f1_optimal_thresholds(Y, P, *, undefined: float = np.nan) -> np.ndarray:
     score predicted positive and the next lower score (so the strict rule a > t of ``binarize``
     reproduces the cut). Labels without positives have no optimum: ``undefined`` (NaN by
     default; the caller substitutes explicitly, e.g. 0.5, and reports it).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import f1_optimal_thresholds
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> np.round(f1_optimal_thresholds(Y, P), 4).tolist()
+    [0.35, 0.7, 0.3]
     """
     y, p = _check_label_scores(Y, P)
     n, k = y.shape
@@ -903,6 +1301,15 @@ def multilabel_metrics(
     macro AUC, per-label AP, mAP, AP^example, AUC^example, one-error, coverage, ranking loss),
     and ``n_undefined_*`` counts for every averaged measure. Undefined items follow the module's
     default policy (NaN, excluded, counted).
+
+    Examples
+    --------
+    >>> from medeval.metrics.multilabel import multilabel_metrics
+    >>> Y = np.array([[1, 0, 1], [0, 1, 0], [1, 0, 1], [1, 1, 0]])
+    >>> P = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.5], [0.4, 0.9, 0.5]])
+    >>> m = multilabel_metrics(Y, P)
+    >>> round(m["hamming_loss"], 4), round(m["f1_micro"], 4), round(m["macro_auc"], 4)
+    (0.25, 0.7692, 1.0)
     """
     y, p = _check_label_scores(Y, P)
     yp = binarize(p, threshold, inclusive=inclusive)

@@ -63,6 +63,14 @@ def tile_presence(binary_mask, tile_size: int) -> np.ndarray:
     """Whether each ``e x e`` tile of a 2-D (or batched ``(N, H, W)``) boolean mask contains a ``True`` pixel.
 
     Partial edge tiles are kept (padding with ``False``). Returns shape ``(..., ceil(H/e), ceil(W/e))``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.segmentation import tile_presence
+    >>> mask = np.zeros((4, 4), dtype=bool)
+    >>> mask[0, 3] = True
+    >>> tile_presence(mask, 2).tolist()
+    [[False, True], [False, False]]
     """
     e = _check_tile_size(tile_size)
     m = np.asarray(binary_mask, dtype=bool)
@@ -83,6 +91,16 @@ def tile_confusion_counts(pred_mask, true_mask, tile_size: int, positive_class: 
 
     ``pred_mask`` and ``true_mask`` are ``(H, W)`` integer label maps; the counts sum to the number of tiles
     ``ceil(H/e) * ceil(W/e)``. With ``e = 1`` they are the pixel-level confusion matrix.
+
+    Examples
+    --------
+    >>> from medeval.metrics.segmentation import tile_confusion_counts
+    >>> true = np.zeros((4, 4), dtype=int)
+    >>> true[0, 3] = 1
+    >>> pred = np.zeros((4, 4), dtype=int)
+    >>> pred[0, 2] = pred[3, 0] = 1
+    >>> tile_confusion_counts(pred, true, tile_size=2, positive_class=1).tolist()  # TP, FP, FN, TN
+    [1, 1, 0, 2]
     """
     p = _check_mask(pred_mask, "pred_mask", 2)
     t = _check_mask(true_mask, "true_mask", 2)
@@ -135,6 +153,17 @@ def patch_based_evaluation(pred_masks, true_masks, tile_size: int, classes=(0, 1
     Per image and class: tile confusion counts (:func:`tile_confusion_counts`), then recall, precision and F
     (Eqs. 2.1-2.3 via :func:`medeval.metrics.curves.confusion_rates`); then the mean over images skipping NaN,
     with the number of undefined images reported (module docstring). Images may differ in size.
+
+    Examples
+    --------
+    >>> from medeval.metrics.segmentation import patch_based_evaluation
+    >>> true = np.zeros((4, 4), dtype=int)
+    >>> true[0, 3] = 1
+    >>> pred = np.zeros((4, 4), dtype=int)
+    >>> pred[0, 2] = pred[3, 0] = 1
+    >>> ev = patch_based_evaluation([pred], [true], tile_size=2, classes=(0, 1))
+    >>> np.round(ev.mean_recall, 4).tolist(), np.round(ev.mean_precision, 4).tolist()
+    ([1.0, 1.0], [1.0, 0.5])
     """
     if len(pred_masks) != len(true_masks) or len(pred_masks) == 0:
         raise ValueError(
@@ -176,6 +205,17 @@ def central_region_class_max(probabilities, central_size: int, *, channel_axis: 
     re-normalised (as in the thesis). The patch label is ``argmax`` over classes and the class-``k`` column is
     the score for the multi-threshold curves. ``central_size`` must not exceed ``l``; when ``l - r`` is odd the
     extra pixel goes to the bottom/right border.
+
+    Examples
+    --------
+    >>> from medeval.metrics.segmentation import central_region_class_max
+    >>> prob = np.zeros((1, 2, 4, 4))
+    >>> prob[0, 1] = 0.2
+    >>> prob[0, 1, 1, 2] = 0.9  # inside the central 2 x 2 region
+    >>> prob[0, 1, 0, 0] = 1.0  # on the border: ignored
+    >>> prob[0, 0] = 1 - prob[0, 1]
+    >>> central_region_class_max(prob, central_size=2).tolist()
+    [[0.8, 0.9]]
     """
     p = np.asarray(probabilities, dtype=np.float64)
     if p.ndim != 4:

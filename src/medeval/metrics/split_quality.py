@@ -52,6 +52,12 @@ def fold_indices(folds, n_samples: int) -> list[np.ndarray]:
     Accepts a sequence of index arrays (e.g. the test parts of a K-fold splitter, or the
     ``(train, test)`` pairs themselves, whose test parts are used) or a length-``n_samples``
     array of fold numbers.
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import fold_indices
+    >>> [f.tolist() for f in fold_indices(np.array([0, 1, 0, 1, 2]), 5)]
+    [[0, 2], [1, 3], [4]]
     """
     if isinstance(folds, np.ndarray) and folds.ndim == 1 and folds.shape[0] == n_samples and np.issubdtype(
         folds.dtype, np.integer
@@ -77,7 +83,17 @@ def fold_indices(folds, n_samples: int) -> list[np.ndarray]:
 
 
 def fold_label_counts(Y, folds) -> tuple[np.ndarray, np.ndarray]:
-    """S_jk = sum_{i in F_j} y_ik (shape (J, K)) and the fold sizes N_j (shape (J,))."""
+    """S_jk = sum_{i in F_j} y_ik (shape (J, K)) and the fold sizes N_j (shape (J,)).
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import fold_label_counts
+    >>> Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [0, 1], [1, 0]])
+    >>> folds = np.array([0, 0, 0, 1, 1, 1])  # fold number of each example
+    >>> s, n_j = fold_label_counts(Y, folds)
+    >>> s.tolist(), n_j.tolist()
+    ([[2, 2], [1, 1]], [3, 3])
+    """
     y = _check_binary(Y, "Y")
     idx = fold_indices(folds, y.shape[0])
     s = np.stack([np.count_nonzero(y[f], axis=0) for f in idx])
@@ -91,7 +107,17 @@ def _pair_counts(y: np.ndarray) -> np.ndarray:
 
 
 def fold_label_pair_counts(Y, folds) -> tuple[np.ndarray, np.ndarray]:
-    """S*_jk = sum_{i in F_j} y*_ik for the K* = K(K-1)/2 label pairs (u < v, row-major), and N_j."""
+    """S*_jk = sum_{i in F_j} y*_ik for the K* = K(K-1)/2 label pairs (u < v, row-major), and N_j.
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import fold_label_pair_counts
+    >>> Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [0, 1], [1, 0]])
+    >>> folds = np.array([0, 0, 0, 1, 1, 1])  # fold number of each example
+    >>> s, n_j = fold_label_pair_counts(Y, folds)
+    >>> s.tolist(), n_j.tolist()
+    ([[1], [0]], [3, 3])
+    """
     y = _check_binary(Y, "Y")
     idx = fold_indices(folds, y.shape[0])
     return np.stack([_pair_counts(y[f]) for f in idx]), np.array([f.size for f in idx])
@@ -114,10 +140,24 @@ def _report(value, n_undefined, what, return_count):
 
 
 def label_distribution(Y, folds, *, return_count: bool = False):
-    """LD = (1/K) sum_k (1/J) sum_j | S_jk / (N_j - S_jk) - D_k / (N - D_k) | [Sechidis2011].
+    r"""LD [Sechidis2011]:
+
+    .. math::
+
+        \mathrm{LD} = \frac{1}{K} \sum_k \frac{1}{J} \sum_j
+        \left| \frac{S_{jk}}{N_j - S_{jk}} - \frac{D_k}{N - D_k} \right|
+
 
     S_jk = positives of label k in fold j, D_k = positives of label k in the data set. Compares
     positive/negative *ratios* (odds), as the chapter writes it.
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import label_distribution
+    >>> Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [0, 1], [1, 0]])
+    >>> folds = np.array([0, 0, 0, 1, 1, 1])  # fold number of each example
+    >>> round(label_distribution(Y, folds), 4)  # odds 2 and 1/2 in the folds vs 1 overall
+    0.75
     """
     y = _check_binary(Y, "Y")
     s, n_j = fold_label_counts(y, folds)
@@ -129,10 +169,23 @@ def label_distribution(Y, folds, *, return_count: bool = False):
 def label_pair_distribution(
     Y, folds, *, normalisation: Literal["pairs", "labels"] = "pairs", return_count: bool = False
 ):
-    """LPD: LD applied to the K* label-pair indicators y*_ik [Szymanski2017].
+    r"""LPD: LD applied to the K* label-pair indicators y*_ik [Szymanski2017].
 
-    LPD = (1/K*) sum_k (1/J) sum_j | S*_jk / (N_j - S*_jk) - D*_k / (N - D*_k) |. The text divides
+    .. math::
+
+        \mathrm{LPD} = \frac{1}{K^*} \sum_k \frac{1}{J} \sum_j
+        \left| \frac{S^*_{jk}}{N_j - S^*_{jk}} - \frac{D^*_k}{N - D^*_k} \right|
+
+    The text divides
     by K* (``normalisation="pairs"``, default); the thesis code by K (``"labels"``).
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import label_pair_distribution
+    >>> Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [0, 1], [1, 0]])
+    >>> folds = np.array([0, 0, 0, 1, 1, 1])  # fold number of each example
+    >>> round(label_pair_distribution(Y, folds), 4)
+    0.25
     """
     if normalisation not in ("pairs", "labels"):
         raise ValueError(f"normalisation must be 'pairs' (text) or 'labels' (thesis code), got {normalisation!r}")
@@ -146,9 +199,16 @@ def label_pair_distribution(
 
 
 def example_distribution(folds, n_samples: int, desired_sizes=None) -> float:
-    """ED = (1/J) sum_j | N_j - c_j |, c_j the desired fold size (default N/J) [Szymanski2017].
+    r""":math:`\mathrm{ED} = \frac{1}{J} \sum_j |N_j - c_j|`, :math:`c_j` the desired fold size (default
+    :math:`N/J`) [Szymanski2017].
 
     The chapter does not compute it: with N divisible by 5 random 5-fold CV gives ED = 0.
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import example_distribution
+    >>> round(example_distribution(np.array([0, 0, 0, 1, 1, 2]), 6), 4)  # sizes 3, 2, 1 vs 2: (1 + 0 + 1) / 3
+    0.6667
     """
     idx = fold_indices(folds, n_samples)
     sizes = np.array([f.size for f in idx], dtype=np.float64)
@@ -162,13 +222,31 @@ def example_distribution(folds, n_samples: int, desired_sizes=None) -> float:
 
 
 def folds_missing_a_label(Y, folds) -> int:
-    """FZ: the number of folds containing at least one label with no positive examples."""
+    """FZ: the number of folds containing at least one label with no positive examples.
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import folds_missing_a_label
+    >>> Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [0, 1], [1, 0]])
+    >>> folds = np.array([0, 0, 0, 1, 1, 1])  # fold number of each example
+    >>> folds_missing_a_label(Y, np.array([0, 1, 0, 1, 0, 2]))
+    1
+    """
     s, _ = fold_label_counts(Y, folds)
     return int(np.count_nonzero(np.any(s == 0, axis=1)))
 
 
 def fold_label_zeros(Y, folds) -> int:
-    """FLZ: the number of (fold, label) combinations with no positive examples."""
+    """FLZ: the number of (fold, label) combinations with no positive examples.
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import fold_label_zeros
+    >>> Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [0, 1], [1, 0]])
+    >>> folds = np.array([0, 0, 0, 1, 1, 1])  # fold number of each example
+    >>> fold_label_zeros(Y, np.array([0, 1, 0, 1, 0, 2]))
+    1
+    """
     s, _ = fold_label_counts(Y, folds)
     return int(np.count_nonzero(s == 0))
 
@@ -184,6 +262,16 @@ def fold_label_pair_zeros(
     ``variant="code"``: the thesis code, ``(sum_j #zero pairs in fold j - #pairs with fewer than
     min_pair_count positives) / (K* J)`` with ``min_pair_count`` default 5; an int count for
     "text", a float proportion for "code".
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import fold_label_pair_zeros
+    >>> Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [0, 1], [1, 0]])
+    >>> folds = np.array([0, 0, 0, 1, 1, 1])  # fold number of each example
+    >>> fold_label_pair_zeros(Y, folds)
+    0
+    >>> fold_label_pair_zeros(Y, np.array([0, 1, 0, 1, 0, 2]), min_pair_count=1)
+    2
     """
     if variant not in ("text", "code"):
         raise ValueError(f"variant must be 'text' or 'code', got {variant!r}")
@@ -204,7 +292,17 @@ def split_quality(
     lpd_normalisation: Literal["pairs", "labels"] = "pairs",
     flpz_variant: Literal["text", "code"] = "text",
 ) -> dict[str, float]:
-    """LD, LPD, ED, FZ, FLZ and FLPZ of one split (one row of the chapter's Tab. LDprop)."""
+    """LD, LPD, ED, FZ, FLZ and FLPZ of one split (one row of the chapter's Tab. LDprop).
+
+    Examples
+    --------
+    >>> from medeval.metrics.split_quality import split_quality
+    >>> Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [0, 1], [1, 0]])
+    >>> folds = np.array([0, 0, 0, 1, 1, 1])  # fold number of each example
+    >>> q = split_quality(Y, folds)
+    >>> {k: round(float(q[k]), 4) for k in ("LD", "LPD", "ED", "FZ", "FLZ", "FLPZ")}
+    {'LD': 0.75, 'LPD': 0.25, 'ED': 0.0, 'FZ': 0.0, 'FLZ': 0.0, 'FLPZ': 0.0}
+    """
     y = _check_binary(Y, "Y")
     idx = fold_indices(folds, y.shape[0])
     with warnings.catch_warnings():

@@ -207,6 +207,14 @@ def binarize(predictions, threshold: float = 0.5, *, strict: bool = False) -> np
 
     ``strict=True`` uses ``f(x) > T`` as the authors' stability code does. Probabilities must lie
     in [0, 1] (else ``ValueError``); boolean maps pass through unchanged.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import binarize
+    >>> binarize([0.2, 0.5, 0.7]).tolist()
+    [False, True, True]
+    >>> binarize([0.2, 0.5, 0.7], strict=True).tolist()
+    [False, False, True]
     """
     p = _check_probabilities(predictions, "predictions")
     t = _check_threshold(threshold)
@@ -219,6 +227,13 @@ def agreement_counts(pred_a, pred_b, *, threshold: float = 0.5, strict: bool = F
     The maps are binarised with Eq. 10 at ``threshold`` (see :func:`binarize`); the counts have
     the leading shape ``(...)``. ``n01`` counts instances negative for ``pred_a`` (f') and positive
     for ``pred_b`` (f''), as in Eq. 7.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import agreement_counts
+    >>> counts = agreement_counts([0.9, 0.2, 0.6, 0.1, 0.3, 0.8], [0.8, 0.6, 0.3, 0.2, 0.1, 0.7])
+    >>> tuple(int(n) for n in counts)  # (n00, n01, n10, n11)
+    (2, 1, 1, 2)
     """
     a, b = _check_pair(pred_a, pred_b)
     t = _check_threshold(threshold)
@@ -242,6 +257,13 @@ def positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     ``S_J = n11 / (n01 + n10 + n11)``, in [0, 1]. NaN iff ``n00 = N`` (no model predicts any
     positive instance). Not corrected for chance: two independent maps with half of the
     instances positive score 1/3 on average.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import positive_jaccard
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> round(float(positive_jaccard(n00, n01, n10, n11)), 4)  # 5 / (5 + 3 + 2)
+    0.5
     """
     return _divide(n11, n01 + n10 + n11)
 
@@ -253,6 +275,13 @@ def positive_overlap(n00, n01, n10, n11) -> np.ndarray:
     ``S_PO = n11 / (min(n10, n01) + n11)``, in [0, 1]; 1 whenever one positive set contains the
     other (the flaw for which the paper discards it). NaN iff ``n11 = 0`` and
     ``min(n10, n01) = 0`` (a model with no positive instance: its overlap is 0 / 0).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import positive_overlap
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> round(float(positive_overlap(n00, n01, n10, n11)), 4)  # 5 / min(5 + 2, 5 + 3)
+    0.7143
     """
     return _divide(n11, np.minimum(n10, n01) + n11)
 
@@ -265,6 +294,13 @@ def adjusted_positive_overlap(n00, n01, n10, n11) -> np.ndarray:
     as ``(N n11 - n1* n*1) / (N min(n1*, n*1) - n1* n*1)`` (Eq. 16 times N / N, exact in integer
     arithmetic). Range ``[1 - N, 1]``: ``1 - N`` at ``n01 = N - 1, n10 = 1`` (paper). NaN iff
     ``min(n1*, n*1) = 0`` or ``max(n1*, n*1) = N`` (one model predicts no, or only, positives).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import adjusted_positive_overlap
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> round(float(adjusted_positive_overlap(n00, n01, n10, n11)), 4)
+    0.6894
     """
     n = n00 + n01 + n10 + n11
     row, col = n10 + n11, n01 + n11
@@ -280,6 +316,13 @@ def heuristic_adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     Since ``n1* + n*1 - N = n11 - n00`` this equals ``min(n11, n00) / (n01 + n10 + min(n11, n00))``,
     in [0, 1], and equals :func:`positive_jaccard` whenever ``n1* + n*1 <= N``. NaN iff
     ``n00 = N`` or ``n11 = N`` (both models predict every instance as the same class).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import heuristic_adjusted_positive_jaccard
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> round(float(heuristic_adjusted_positive_jaccard(n00, n01, n10, n11)), 4)
+    0.5
     """
     n = n00 + n01 + n10 + n11
     forced = np.maximum((n01 + n11) + (n10 + n11) - n, 0.0)
@@ -303,6 +346,13 @@ def adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
     (invariant to complementing both maps) and is a monotone function of Cohen's kappa:
     ``S_APJ = S_AJ / (2 - S_AJ)`` (the Jaccard-Dice relation), which is why the paper finds the two
     interchangeable (Sec. IV-F).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import adjusted_positive_jaccard
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> round(float(adjusted_positive_jaccard(n00, n01, n10, n11)), 4)
+    0.4703
     """
     n = n00 + n01 + n10 + n11
     numerator = n11 * n00 - n01 * n10
@@ -318,6 +368,13 @@ def adjusted_jaccard(n00, n01, n10, n11) -> np.ndarray:
     ``(2 n11 n00 - 2 n01 n10) / (2 n11 n00 - 2 n01 n10 + (n01 + n10) N)``. Range [-1, 1]; NaN iff
     ``n00 = N`` or ``n11 = N``; 0 when exactly one model is constant or the two are opposite
     constants. Invariant to complementing both maps (swapping n00 and n11).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import adjusted_jaccard
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> round(float(adjusted_jaccard(n00, n01, n10, n11)), 4)
+    0.6398
     """
     n = n00 + n01 + n10 + n11
     numerator = 2.0 * (n11 * n00 - n01 * n10)
@@ -334,6 +391,13 @@ def total_agreement_ratio(n00, n01, n10, n11, *, positive_only: bool = False) ->
     Default: ``TAR = (n11 + n00) / N``, the observed agreement of Cicchetti & Feinstein. Eq. 20 as
     printed, ``n11 / N``, drops ``n00`` (an erratum: it is neither "total" nor the cited index);
     ``positive_only=True`` returns the printed form. Never NaN (N >= 1).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import total_agreement_ratio
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> round(float(total_agreement_ratio(n00, n01, n10, n11)), 4)  # (90 + 5) / 100
+    0.95
     """
     n = n00 + n01 + n10 + n11
     return _divide(n11 if positive_only else n11 + n00, n)
@@ -341,13 +405,29 @@ def total_agreement_ratio(n00, n01, n10, n11, *, positive_only: bool = False) ->
 
 @_count_score
 def positive_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
-    """Positive agreement ratio, Eq. 21: ``PAR = 2 n11 / (2 n11 + n01 + n10)``; NaN iff ``n00 = N``."""
+    """Positive agreement ratio, Eq. 21: ``PAR = 2 n11 / (2 n11 + n01 + n10)``; NaN iff ``n00 = N``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import positive_agreement_ratio
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> round(float(positive_agreement_ratio(n00, n01, n10, n11)), 4)  # 10 / 15
+    0.6667
+    """
     return _divide(2.0 * n11, 2.0 * n11 + n01 + n10)
 
 
 @_count_score
 def negative_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
-    """Negative agreement ratio, Eq. 22: ``NAR = 2 n00 / (2 n00 + n01 + n10)``; NaN iff ``n11 = N``."""
+    """Negative agreement ratio, Eq. 22: ``NAR = 2 n00 / (2 n00 + n01 + n10)``; NaN iff ``n11 = N``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import negative_agreement_ratio
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> round(float(negative_agreement_ratio(n00, n01, n10, n11)), 4)  # 180 / 185
+    0.973
+    """
     return _divide(2.0 * n00, 2.0 * n00 + n01 + n10)
 
 
@@ -357,6 +437,14 @@ def kappa_paradox_indicators(n00, n01, n10, n11) -> dict[str, np.ndarray]:
     Returns a dict with ``TAR`` ((n11 + n00) / N), ``TAR_printed`` (Eq. 20 as printed, n11 / N),
     ``PAR``, ``NAR``, ``PAR_minus_NAR`` (balance), ``n0_minus_n1`` (``n0* - n1*``, imbalance of f')
     and ``n_0_minus_n_1`` (``n*0 - n*1``, imbalance of f''; reported by the authors' code).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import kappa_paradox_indicators
+    >>> n00, n01, n10, n11 = 90, 3, 2, 5
+    >>> ind = kappa_paradox_indicators(n00, n01, n10, n11)
+    >>> [round(float(ind[k]), 4) for k in ("TAR", "PAR", "NAR", "PAR_minus_NAR")]
+    [0.95, 0.6667, 0.973, -0.3063]
     """
     n00, n01, n10, n11 = _check_counts(n00, n01, n10, n11)
     par = positive_agreement_ratio(n00, n01, n10, n11)
@@ -396,6 +484,12 @@ def pearson_correlation(pred_a, pred_b) -> np.ndarray:
     ``r = sum (W' - mean W')(W'' - mean W'') / sqrt(sum (W' - mean W')^2 sum (W'' - mean W'')^2)``
     (the standard form; Table I prints a garbled formula). Equals ``scipy.stats.pearsonr``.
     NaN iff one of the two maps is constant on the bag.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import pearson_correlation
+    >>> round(float(pearson_correlation([0.9, 0.2, 0.6, 0.1], [0.8, 0.4, 0.3, 0.2])), 4)
+    0.8057
     """
     a, b = _check_pair(pred_a, pred_b)
     return _clip_correlation(np.einsum("...n,...n->...", _standardize(a), _standardize(b)))
@@ -451,6 +545,12 @@ def spearman_correlation(pred_a, pred_b) -> np.ndarray:
     ``1 - 6 sum_j (rank(W'_j) - rank(W''_j))^2 / (N (N^2 - 1))`` when there are no ties (Table I
     carries a stray square-root factor) and ``scipy.stats.spearmanr`` always. Negative values are
     kept (Sec. VI-C-1). NaN iff one of the two maps is constant on the bag.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import spearman_correlation
+    >>> round(float(spearman_correlation([0.9, 0.2, 0.6, 0.1], [0.8, 0.4, 0.3, 0.2])), 4)
+    0.8
     """
     a, b = _check_pair(pred_a, pred_b)
     za = _standardize(_average_ranks(a))
@@ -553,6 +653,12 @@ def kendall_tau(pred_a, pred_b, *, variant: str = "b") -> np.ndarray:
     resp. f''. ``variant="a"`` (the formula printed in Table I): ``tau_a = (C - D) / C(N, 2)``.
     The paper's text calls tau "the ratio between concordant and discordant pairs"; it is their
     normalised difference. NaN iff one of the two maps is constant on the bag (both variants).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import kendall_tau
+    >>> round(float(kendall_tau([0.9, 0.2, 0.6, 0.1], [0.8, 0.4, 0.3, 0.2])), 4)  # (5 - 1) / 6
+    0.6667
     """
     variant = _check_variant(variant)
     a, b = _check_pair(pred_a, pred_b)
@@ -588,7 +694,14 @@ def _kendall_rows(a: np.ndarray, b: np.ndarray, variant: str) -> np.ndarray:
 # aggregation over model pairs (Sec. IV-E, V-C)
 # --------------------------------------------------------------------------------------------
 def model_pairs(n_models: int) -> np.ndarray:
-    """All ``C(M, 2)`` unordered model pairs ``(i, j), i < j`` as an ``(n_pairs, 2)`` array."""
+    """All ``C(M, 2)`` unordered model pairs ``(i, j), i < j`` as an ``(n_pairs, 2)`` array.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import model_pairs
+    >>> model_pairs(3).tolist()
+    [[0, 1], [0, 2], [1, 2]]
+    """
     if int(n_models) < 2:
         raise ValueError(f"n_models must be at least 2 to form a pair, got {n_models}")
     return np.array(list(itertools.combinations(range(int(n_models)), 2)), dtype=np.int64)
@@ -600,6 +713,13 @@ def aggregate_over_pairs(per_pair) -> tuple[np.ndarray, np.ndarray]:
     ``per_pair`` has shape ``(n_pairs, n_bags)``. Returns ``(mean, n_nan)``, each ``(n_bags,)``;
     ``mean`` is NaN for a bag whose pairs are all NaN (its ``n_nan`` equals ``n_pairs``). NaN pairs
     are never counted as 0 or 1 (Sec. VI-B).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import aggregate_over_pairs
+    >>> mean, n_nan = aggregate_over_pairs([[0.5, np.nan], [0.7, np.nan], [0.9, 0.2]])
+    >>> np.round(mean, 4).tolist(), n_nan.tolist()
+    ([0.7, 0.2], [0, 2])
     """
     values = np.asarray(per_pair, dtype=np.float64)
     if values.ndim != 2:
@@ -722,6 +842,16 @@ def pairwise_stability(
     selecting the bags to score (e.g. :func:`positive_bag_mask`, :func:`annotated_bag_mask`).
     Each score agrees with the corresponding pair-level function of this module; ranks and Kendall
     bitsets are computed once per model and shared by the ``C(M, 2)`` pairs.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import pairwise_stability
+    >>> pred = np.array([[[0.9, 0.2, 0.6, 0.1]], [[0.8, 0.4, 0.3, 0.2]], [[0.7, 0.6, 0.4, 0.1]]])
+    >>> pred.shape  # (models, bags, instances)
+    (3, 1, 4)
+    >>> ps = pairwise_stability(pred, scores=["positive_jaccard"])
+    >>> ps.pairs.tolist(), np.round(ps.scores["positive_jaccard"], 4).tolist()
+    ([[0, 1], [0, 2], [1, 2]], [[0.5], [0.3333], [0.5]])
     """
     p = _check_predictions(predictions)
     t = _check_threshold(threshold)
@@ -804,6 +934,12 @@ def positive_bag_mask(bag_labels) -> np.ndarray:
     """Boolean mask of positive bags (``Y_i = 1``); stability is reported on these (Table VII "*").
 
     ``bag_labels`` must be 0/1 (or boolean), shape ``(n_bags,)``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import positive_bag_mask
+    >>> positive_bag_mask([1, 0, 1]).tolist()
+    [True, False, True]
     """
     labels = _as_array(bag_labels, "bag_labels")
     if labels.ndim != 1 or not np.all(np.isin(labels, (0, 1))):
@@ -817,6 +953,12 @@ def annotated_bag_mask(instance_labels) -> np.ndarray:
     ``instance_labels`` has shape ``(n_bags, n_instances)``: 0/1 for annotated bags, all NaN (or all
     negative, e.g. -1) for bags without instance labels. A row mixing missing and known entries
     raises ``ValueError``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import annotated_bag_mask
+    >>> annotated_bag_mask(np.array([[1, 0], [-1, -1], [0, 0]])).tolist()
+    [True, False, True]
     """
     labels = _as_array(instance_labels, "instance_labels").astype(np.float64)
     if labels.ndim != 2:
@@ -832,7 +974,17 @@ def annotated_bag_mask(instance_labels) -> np.ndarray:
 
 
 def positive_votes(predictions, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
-    """How many of the M models predict each instance positive, ``(n_bags, n_instances)`` in 0..M (Fig. 5)."""
+    """How many of the M models predict each instance positive, ``(n_bags, n_instances)`` in 0..M (Fig. 5).
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import positive_votes
+    >>> pred = np.array([[[0.9, 0.2, 0.6, 0.1]], [[0.8, 0.4, 0.3, 0.2]], [[0.7, 0.6, 0.4, 0.1]]])
+    >>> pred.shape  # (models, bags, instances)
+    (3, 1, 4)
+    >>> positive_votes(pred).tolist()
+    [[3, 1, 1, 0]]
+    """
     p = _check_predictions(predictions)
     y = binarize(p, threshold, strict=strict)
     return y.sum(axis=0)
@@ -843,6 +995,15 @@ def vote_histogram(predictions, *, threshold: float = 0.5, strict: bool = False)
 
     Entry ``[i, k]`` counts the instances of bag i that exactly k models predict positive; a perfectly
     stable bag has mass only at k = 0 and k = M.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import vote_histogram
+    >>> pred = np.array([[[0.9, 0.2, 0.6, 0.1]], [[0.8, 0.4, 0.3, 0.2]], [[0.7, 0.6, 0.4, 0.1]]])
+    >>> pred.shape  # (models, bags, instances)
+    (3, 1, 4)
+    >>> vote_histogram(pred).tolist()  # instances with 0, 1, 2, 3 positive votes
+    [[1, 2, 0, 1]]
     """
     p = _check_predictions(predictions)
     votes = positive_votes(p, threshold=threshold, strict=strict)
@@ -880,13 +1041,26 @@ def instance_dice(predictions, instance_labels, *, threshold: float = 0.5, stric
     ``predictions`` ``(..., N)`` probabilities, ``instance_labels`` 0/1 of the same trailing shape
     (Eq. 11: 1 inside the annotation). NaN iff the bag has no labelled positive and no predicted
     positive instance.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import instance_dice
+    >>> round(float(instance_dice([0.9, 0.7, 0.2, 0.1], [1, 0, 1, 0])), 4)  # 2 / (2 + 1 + 1)
+    0.5
     """
     tp, fp, fn = _localization_counts(predictions, instance_labels, threshold, strict)
     return _divide(2.0 * tp, 2.0 * tp + fp + fn)
 
 
 def instance_jaccard(predictions, instance_labels, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
-    """Jaccard index of Eq. 13 per bag: ``TP / (TP + FP + FN)``; NaN in the same case as :func:`instance_dice`."""
+    """Jaccard index of Eq. 13 per bag: ``TP / (TP + FP + FN)``; NaN in the same case as :func:`instance_dice`.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import instance_jaccard
+    >>> round(float(instance_jaccard([0.9, 0.7, 0.2, 0.1], [1, 0, 1, 0])), 4)  # 1 / (1 + 1 + 1)
+    0.3333
+    """
     tp, fp, fn = _localization_counts(predictions, instance_labels, threshold, strict)
     return _divide(tp, tp + fp + fn)
 
@@ -895,6 +1069,12 @@ def localization_accuracy(jaccard, *, jaccard_threshold: float = 0.1) -> np.ndar
     """Localization accuracy of Eq. 14 per bag: 1 if ``Jacc >= T(Jacc)`` (0.1 in the paper), else 0.
 
     NaN Jaccard values stay NaN (the bag is not counted); average with ``np.nanmean``.
+
+    Examples
+    --------
+    >>> from medeval.metrics.stability import localization_accuracy
+    >>> localization_accuracy([0.05, 0.1, 0.6]).tolist()
+    [0.0, 1.0, 1.0]
     """
     j = np.asarray(jaccard, dtype=np.float64)
     if not (0.0 <= float(jaccard_threshold) <= 1.0):

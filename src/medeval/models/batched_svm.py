@@ -129,7 +129,10 @@ def batched_linear_svm(
     device : "cpu", "cuda", "auto" or a torch.device (via ``medeval.runtime.device``).
     chunk_size : problems solved together (bounds memory at ~chunk_size·m numbers besides K).
 
-    Returns a :class:`BatchedLinearModel` with the (P, m) decision values f(x) = Σ βₜ xₜ·x - ρ.
+    Returns
+    -------
+    BatchedLinearModel
+        The (P, m) decision values ``f(x) = Σ βₜ xₜ·x - ρ``.
     """
     if not C > 0:
         raise ValueError(f"C must be > 0, got {C}")

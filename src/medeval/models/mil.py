@@ -1,7 +1,7 @@
 """Deep multiple-instance learning on a P x P grid of instances (chapter 1; Li et al., CVPR 2018).
 
 A bag is an image; an instance is one cell of a P x P grid laid over the backbone's feature map. The
-instance scorer of Romanova et al. (Sec. IV-A, Fig. 3) is
+instance scorer of Romanova et al. (Sec. IV-A, Fig. 3) is::
 
     backbone (SmallCNN / ResNet-18 / ResNet-50 from :mod:`medeval.models.backbones`)
     -> adaptive max pooling of the feature map to P x P (the paper's locality-preserving max pooling;

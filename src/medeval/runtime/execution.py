@@ -198,6 +198,15 @@ def _timing_note(meta: dict, results: dict):
     return cell
 
 
+def _hide_parameter_cells(nb) -> None:
+    """Hide the defaults cell and the cell papermill injects: the page shows the parameters as a formatted table
+    (:func:`medeval.runtime.notebook.parameters_table`); the executed notebook keeps both cells."""
+    for cell in nb.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if ("parameters" in tags or "injected-parameters" in tags) and "remove-cell" not in tags:
+            tags.append("remove-cell")
+
+
 def run_chapter(
     chapter_id: str,
     profile: str = "default",
@@ -273,6 +282,7 @@ def run_chapter(
         "provenance": results["provenance"],
     }
     executed = nbformat.read(tmp_nb, as_version=4)
+    _hide_parameter_cells(executed)
     executed.cells.insert(1, _timing_note(meta, results))
     nbformat.write(executed, tmp_nb)
     os.replace(tmp_results, p["results"])
@@ -449,6 +459,49 @@ def _toc_without_empty_globs(toc: dict, stage: Path) -> dict:
     return {**toc, "parts": parts}
 
 
+API_PACKAGES = ("medeval.metrics", "medeval.data", "medeval.models", "medeval.experiments", "medeval.validation",
+                "medeval.plots", "medeval.runtime")
+API_TITLES = {"medeval.metrics": "Metrics", "medeval.data": "Data", "medeval.models": "Models",
+              "medeval.experiments": "Experiments and claims", "medeval.validation": "Validation engines",
+              "medeval.plots": "Figures", "medeval.runtime": "Runtime: parameters, execution, grids, provenance"}
+
+
+def api_modules(packages=API_PACKAGES) -> dict[str, list[str]]:
+    """Every public module of the API reference, per package (sub-packages included, private modules skipped)."""
+    import importlib
+    import pkgutil
+
+    found: dict[str, list[str]] = {}
+    for package in packages:
+        mod = importlib.import_module(package)
+        names = [package]
+        if hasattr(mod, "__path__"):
+            names += sorted(m.name for m in pkgutil.walk_packages(mod.__path__, package + ".")
+                            if not any(part.startswith("_") for part in m.name.split(".")))
+        found[package] = names
+    return found
+
+
+def api_pages() -> dict[str, str]:
+    """The API reference as MyST pages (``api/<module>.md`` and ``api/index.md``): Sphinx autodoc renders each
+    module from its docstrings (formulas and sources included), viewcode links every object to its source, and the
+    index lists the modules per package with autosummary. Chapters link here with ``{func}`` roles."""
+    pages: dict[str, str] = {}
+    index = ["(api-reference)=", "# API reference", "",
+             "Every function the chapters use, rendered from its docstring: the formula with its source in the paper, "
+             "the policy for degenerate inputs and, for the metrics, a worked example that the test suite runs as a "
+             "doctest. `[source]` next to an object opens its code.", ""]
+    for package, modules in api_modules().items():
+        index += [f"## {API_TITLES.get(package, package)}", "", "```{eval-rst}", ".. autosummary::", ""]
+        index += [f"   {m}" for m in modules] + ["```", ""]
+        for m in modules:
+            pages[f"api/{m}.md"] = "\n".join([
+                f"# `{m}`", "", "```{eval-rst}", f".. automodule:: {m}", "   :members:", "   :show-inheritance:",
+                "```", ""])
+    pages["api/index.md"] = "\n".join(index)
+    return pages
+
+
 def build_book(
     profile: str = "default", *, force: bool = False, chapters_only: list[str] | None = None,
     out_dir: Path | None = None, log=None,
@@ -475,7 +528,7 @@ def build_book(
         _copy_if_changed(res.notebook, dst)
         wanted.add(dst)
     for name, text in (("scorecard.md", scorecard_markdown(executed)),
-                       ("reproducibility.md", reproducibility_markdown(executed))):
+                       ("reproducibility.md", reproducibility_markdown(executed)), *api_pages().items()):
         _write_if_changed(stage / name, text)
         wanted.add(stage / name)
     toc = _toc_without_empty_globs(yaml.safe_load((book / "_toc.yml").read_text()), stage)
@@ -487,6 +540,7 @@ def build_book(
     stamp = build_root / "built.sha256"
     h = hashlib.sha256()
     _digest_files(sorted(wanted), stage, h)
+    h.update(source_digest(root).encode())  # the API reference renders the package's docstrings
     digest = h.hexdigest()
     if html.joinpath("index.html").exists() and stamp.exists() and stamp.read_text() == digest and not force:
         log(f"[medeval] book ({profile}): unchanged, {html}")

@@ -90,9 +90,9 @@ def seed_everything(seed: int) -> None:
 
 
 def _configure_display() -> None:
-    import matplotlib
+    from medeval.plots import apply_book_style
 
-    matplotlib.rcParams.update({"figure.dpi": 96, "savefig.dpi": 96, "figure.figsize": (7.0, 4.0)})
+    apply_book_style()
     try:
         from matplotlib_inline.backend_inline import set_matplotlib_formats
 
@@ -207,7 +207,7 @@ def _html_escape(value) -> str:
     return html.escape(str(value))
 
 
-class _HTMLTable:
+class HTMLTable:
     """An HTML table for notebook display (and a plain-text fallback); wraps text inside the content column."""
 
     def __init__(self, html_text: str, text: str):
@@ -220,61 +220,189 @@ class _HTMLTable:
         return self._text
 
 
+# Every table of the book sits in this box: it never grows wider than the page's content column; a table that
+# cannot wrap further scrolls inside it.
+_TABLE_BOX = '<div class="medeval-table-box" style="overflow-x:auto;max-width:100%">{}</div>'
 _VERDICT_CLASS = {"[Re]": "re", "[¬Re]": "not-re", "[~]": "inconclusive", "[n/a]": "na"}
+MISSING = "—"
 
 
-_NARROW = {"verdict", "basis", "scale"}
+def _decimals(values, digits: int) -> int:
+    """Decimals that show ``digits`` significant digits of the column's largest magnitude (at most 6)."""
+    finite = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
+    if not finite:
+        return 0
+    return int(min(6, max(0, digits - 1 - math.floor(math.log10(max(finite))))))
 
 
-def claims_display(rows: list[dict], columns=("verdict", "claim", "where", "paper", "ours", "basis", "n", "test",
-                                                "effect", "reason")) -> _HTMLTable:
+def column_formatter(values, digits: int = 3):
+    """One format for a whole column, so its numbers line up: integers with thousands separators; floats with
+    ``digits`` significant digits of the column's largest value, or scientific notation for columns of tiny or huge
+    numbers; booleans as yes/no; missing values as an em dash; sequences joined with commas."""
+    vals = list(values)
+
+    def is_num(v):
+        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+    nums = [float(v) for v in vals if is_num(v) and not (isinstance(v, float) and math.isnan(v))]
+    integral = bool(nums) and all(math.isfinite(v) and v == round(v) and abs(v) < 1e15 for v in nums) and not any(
+        isinstance(v, (float, np.floating)) and not float(v).is_integer() for v in vals if is_num(v))
+    finite = [abs(v) for v in nums if math.isfinite(v) and v != 0]
+    scientific = bool(finite) and not integral and (max(finite) < 1e-3 or max(finite) >= 1e6)
+    decimals = _decimals(nums, digits)
+
+    def fmt(v):
+        if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+            return MISSING
+        if isinstance(v, (bool, np.bool_)):
+            return "yes" if v else "no"
+        if is_num(v):
+            v = float(v)
+            if not math.isfinite(v):
+                return "∞" if v > 0 else "−∞"
+            if integral:
+                return f"{int(round(v)):,}"
+            if scientific:
+                return f"{v:.{max(digits - 1, 0)}e}"
+            return f"{v:,.{decimals}f}"
+        if isinstance(v, dict):
+            return ", ".join(f"{k}: {fmt(x)}" for k, x in v.items())
+        if isinstance(v, (list, tuple, np.ndarray)):
+            return ", ".join(fmt(x) for x in v)
+        return str(v)
+
+    return fmt
+
+
+def show_table(frame, *, caption: str | None = None, digits: int = 3, formats: dict | None = None,
+               index: bool | None = None, labels: dict[str, str] | None = None) -> HTMLTable:
+    """A DataFrame as a formatted table of the book (pandas Styler): numbers rounded to ``digits`` significant
+    digits with one format per column (see :func:`column_formatter`), column names without underscores, an optional
+    caption, and a box that keeps the table inside the page's content column (text wraps; a table too wide to wrap
+    scrolls inside the box). ``formats`` maps a column to a format string (``"{:.1%}"``) or a callable; ``labels``
+    renames columns for display; the index is shown when it is named (or when ``index`` is true)."""
+    import pandas as pd
+
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame(frame.name if frame.name is not None else "value")
+    show_index = (frame.index.name is not None or any(n is not None for n in frame.index.names)) if index is None else index
+    data = frame.reset_index() if show_index else frame.reset_index(drop=True)
+    data = data.loc[:, ~data.columns.duplicated()]
+    data.columns = [str(c) for c in data.columns]
+    formatters = {}
+    for col in data.columns:
+        given = (formats or {}).get(col)
+        if isinstance(given, str):
+            formatters[col] = (lambda g: lambda v: MISSING if v is None or (isinstance(v, float) and math.isnan(v))
+                               else g.format(v))(given)
+        elif callable(given):
+            formatters[col] = given
+        else:
+            formatters[col] = column_formatter(data[col].tolist(), digits)
+    shown = pd.DataFrame({c: [formatters[c](v) for v in data[c].tolist()] for c in data.columns}, index=data.index)
+    names = {c: (labels or {}).get(c, c.replace("_", " ")) for c in shown.columns}
+    shown = shown.rename(columns=names)
+    numeric = [names[c] for c in data.columns if pd.api.types.is_numeric_dtype(data[c]) and data[c].dtype != bool]
+    styler = shown.style.hide(axis="index").set_table_attributes('class="medeval-table"')
+    styler = styler.set_properties(subset=numeric, **{"text-align": "right", "white-space": "nowrap"})
+    if caption:
+        styler = styler.set_caption(_html_escape(caption))
+    html_text = _TABLE_BOX.format(styler.to_html())
+    return HTMLTable(html_text, shown.to_string(index=False))
+
+
+def parameters_table() -> HTMLTable:
+    """The chapter's parameters as a table: name, value, the profile's value when the run changed it, and the
+    parameter's help text from its schema (the single source of defaults, ranges and help)."""
+    _require_setup()
+    params: ChapterParams = _state["params"]
+    profile_values = resolve_params(_state["chapter"], _state["profile"]).model_dump(mode="json")
+    rows = []
+    for name, field in type(params).model_fields.items():
+        value = getattr(params, name)
+        value = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+        changed = _jsonable(value) != profile_values.get(name)
+        rows.append((name, _format_param(value), _format_param(profile_values.get(name)) if changed else "",
+                     field.description or ""))
+    any_changed = any(pv for _, _, pv, _ in rows)
+    columns = ("parameter", "value", f"{_state['profile']} profile's value", "meaning") if any_changed else (
+        "parameter", "value", "meaning")
+    head = "".join(f"<th>{c}</th>" for c in columns)
+    body = "".join(
+        f'<tr><td><code>{_html_escape(n)}</code></td><td style="overflow-wrap:anywhere">{_html_escape(v)}</td>'
+        + (f"<td>{_html_escape(pv)}</td>" if any_changed else "") + f"<td>{_html_escape(h)}</td></tr>"
+        for n, v, pv, h in rows)
+    caption = (f"Parameters of this run (profile <code>{_html_escape(_state['profile'])}</code>); "
+               "<code>medeval params " + _html_escape(_state["chapter"]) + "</code> prints their ranges.")
+    html_text = _TABLE_BOX.format(
+        f'<table class="medeval-table medeval-params"><caption>{caption}</caption><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table>")
+    return HTMLTable(html_text, "\n".join(f"{n} = {v}" for n, v, _, _ in rows))
+
+
+def _format_param(value) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_format_param(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_format_param(v)}" for k, v in value.items())
+    return str(value)
+
+
+def claims_display(rows: list[dict]) -> HTMLTable:
     """The paper-versus-us table as HTML, one row per claim with the anchor ``claim-<id>`` the Scorecard links to.
 
-    The table keeps a readable width (short columns do not wrap, text columns wrap at word boundaries) and scrolls
-    horizontally inside the page's content column when it is wider."""
-    head = "".join(f"<th>{c}</th>" for c in columns)
+    Six columns fit the page's content column and wrap their full text (nothing is cut): the verdict, the claim
+    with where the paper makes it, the paper's evidence, ours, the evidence of the decision (test, effect, n,
+    data basis, scale) and the reason."""
+    head = ("<tr><th>verdict</th><th>claim</th><th>paper</th><th>ours</th><th>test and effect</th>"
+            "<th>reason</th></tr>")
     body = []
     for r in rows:
-        cells = []
-        for c in columns:
-            value = _html_escape(r.get(c, ""))
-            if c == "verdict":
-                cells.append(f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}" '
-                             f'style="white-space:nowrap"><strong>{value}</strong></td>')
-            elif c in _NARROW:
-                cells.append(f'<td style="white-space:nowrap">{value}</td>')
-            else:
-                cells.append(f'<td style="min-width:9em">{value}</td>')
-        body.append(f'<tr id="claim-{_html_escape(r["id"])}">{"".join(cells)}</tr>')
-    html_text = (
-        '<div class="medeval-claims" style="overflow-x:auto"><table class="medeval-claims-table" '
-        'style="min-width:1500px;font-size:0.8em;word-break:normal;overflow-wrap:normal">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+        verdict = _html_escape(r.get("verdict", ""))
+        where = f'<br><span class="medeval-where">{_html_escape(r["where"])}</span>' if r.get("where") else ""
+        evidence = "<br>".join(_html_escape(x) for x in (
+            r.get("test", ""), r.get("effect", ""),
+            f"n = {r.get('n', '')}; {r.get('basis', '')}; {r.get('scale', '')}") if str(x).strip())
+        body.append(
+            f'<tr id="claim-{_html_escape(r["id"])}">'
+            f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}"><strong>{verdict}</strong></td>'
+            f"<td>{_html_escape(r.get('claim', ''))}{where}</td><td>{_html_escape(r.get('paper', ''))}</td>"
+            f"<td>{_html_escape(r.get('ours', ''))}</td><td>{evidence}</td><td>{_html_escape(r.get('reason', ''))}</td>"
+            "</tr>")
+    html_text = _TABLE_BOX.format(
+        '<table class="medeval-table medeval-claims-table">'
+        '<colgroup><col style="width:7%"><col style="width:20%"><col style="width:16%"><col style="width:16%">'
+        '<col style="width:17%"><col style="width:24%"></colgroup>'
+        f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
     text = "\n".join(f"{r.get('verdict')} {r.get('id')}: {r.get('claim')}" for r in rows)
-    return _HTMLTable(html_text, text)
+    return HTMLTable(html_text, text)
 
 
-def checks_display(rows: list[dict]) -> _HTMLTable:
+def checks_display(rows: list[dict]) -> HTMLTable:
     """The checks table (pass/fail) as HTML."""
     head = "".join(f"<th>{c}</th>" for c in CHECK_COLUMNS)
     body = "".join(
         "<tr>" + "".join(f"<td>{'pass' if r[c] is True else ('FAIL' if r[c] is False else _html_escape(r[c]))}</td>"
                          for c in CHECK_COLUMNS) + "</tr>" for r in rows)
-    html_text = (f'<div style="overflow-x:auto"><table style="width:100%;font-size:0.85em">'
-                 f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
-    return _HTMLTable(html_text, "\n".join(f"{'pass' if r['passed'] else 'FAIL'} {r['check']}" for r in rows))
+    html_text = _TABLE_BOX.format(f'<table class="medeval-table medeval-wrap"><thead><tr>{head}</tr></thead>'
+                                  f"<tbody>{body}</tbody></table>")
+    return HTMLTable(html_text, "\n".join(f"{'pass' if r['passed'] else 'FAIL'} {r['check']}" for r in rows))
 
 
-def errata_display(rows: list[dict]) -> _HTMLTable:
+def errata_display(rows: list[dict]) -> HTMLTable:
     """The errata table as HTML."""
     head = "".join(f"<th>{c}</th>" for c in ERRATUM_COLUMNS)
     body = "".join("<tr>" + "".join(f"<td>{_html_escape(r[c])}</td>" for c in ERRATUM_COLUMNS) + "</tr>" for r in rows)
-    html_text = (f'<div style="overflow-x:auto"><table style="width:100%;font-size:0.85em">'
-                 f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
-    return _HTMLTable(html_text, "\n".join(f"{r['where']}: {r['printed']} vs {r['recomputed']}" for r in rows))
+    html_text = _TABLE_BOX.format(f'<table class="medeval-table medeval-wrap"><thead><tr>{head}</tr></thead>'
+                                  f"<tbody>{body}</tbody></table>")
+    return HTMLTable(html_text, "\n".join(f"{r['where']}: {r['printed']} vs {r['recomputed']}" for r in rows))
 
 
-def time_to_run_table() -> _HTMLTable:
+def time_to_run_table() -> HTMLTable:
     """The chapter's "Time to run" table: the last measured wall time per profile, from recorded runs.
 
     Reads ``results/timings.json`` (written by every run of a profile's own parameters); a profile that was never
@@ -292,12 +420,13 @@ def time_to_run_table() -> _HTMLTable:
             rows.append((profile, _format_duration(t["wall_time_s"]), f"{t['device']} ({t['cpu_count']} cores)",
                          t["started"][:10], t["git_commit"]))
         else:
-            rows.append((profile, "not measured yet", "—", "—", "—"))
+            rows.append((profile, "not measured yet", MISSING, MISSING, MISSING))
     head = "".join(f"<th>{c}</th>" for c in ("profile", "last measured wall time", "machine", "date", "commit"))
     body = "".join("<tr>" + "".join(f"<td>{_html_escape(v)}</td>" for v in r) + "</tr>" for r in rows)
-    html_text = (f'<div style="overflow-x:auto"><table style="font-size:0.85em"><thead><tr>{head}</tr></thead>'
-                 f"<tbody>{body}</tbody></table></div>")
-    return _HTMLTable(html_text, "\n".join(f"{r[0]}: {r[1]}" for r in rows))
+    html_text = _TABLE_BOX.format(
+        '<table class="medeval-table"><caption>Time to run: the last measured run of each profile</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return HTMLTable(html_text, "\n".join(f"{r[0]}: {r[1]}" for r in rows))
 
 
 def _format_duration(seconds: float) -> str:
@@ -334,7 +463,13 @@ def provenance():
     info["wall_time_s"] = round(elapsed(), 1)
     record("provenance", info)
     record("wall_time_s", info["wall_time_s"])
-    import pandas as pd
 
-    rows = {**info, "parameters": json.dumps(_state["params"].model_dump(mode="json"))}
-    return pd.DataFrame({"value": [str(v) for v in rows.values()]}, index=pd.Index(list(rows), name="provenance"))
+    shown = {k: v for k, v in info.items() if k != "parameters"}
+    body = "".join(f"<tr><th>{_html_escape(k.replace('_', ' '))}</th><td style=\"overflow-wrap:anywhere\">"
+                   f"{_html_escape(_format_param(v))}</td></tr>" for k, v in shown.items())
+    params_json = _html_escape(json.dumps(_state["params"].model_dump(mode="json"), indent=1))
+    html_text = _TABLE_BOX.format(
+        f'<table class="medeval-table medeval-provenance"><caption>Provenance of this page</caption><tbody>{body}'
+        f"<tr><th>parameters</th><td><details><summary>all {len(_state['params'].model_dump())} values (JSON)"
+        f"</summary><pre>{params_json}</pre></details></td></tr></tbody></table>")
+    return HTMLTable(html_text, "\n".join(f"{k}: {v}" for k, v in shown.items()))

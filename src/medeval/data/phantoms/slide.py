@@ -108,7 +108,10 @@ def _value_noise(seed: int, salt: int, rows: np.ndarray, cols: np.ndarray, spaci
 
 @dataclass(frozen=True)
 class _Blob:
-    """An irregular ellipse: inside iff q < 1 + roughness * (2 * noise - 1)."""
+    """An irregular ellipse: inside iff ``q < 1 + roughness * (2 * noise - 1)``.
+
+    :meta public:
+    """
 
     cy: float
     cx: float
@@ -190,6 +193,10 @@ def slide_layout(
 ) -> SlideLayout:
     """Draw the layout of a slide phantom.
 
+    Parameters
+    ----------
+    height, width : slide size in pixels.
+    seed : seed of the layout.
     tissue_fraction : target fraction of the slide that is lymph node (C + ¬C), in [0.02, 0.6].
     tumour_fraction : target fraction of the slide that is C, in [0, tissue_fraction); 0 = a slide
         without metastasis. About 80 % of it goes to the macro-metastasis, the rest to micro-metastases.

@@ -1,0 +1,79 @@
+"""The book's own Sphinx extension (listed in ``book/_config.yml``): front-end hygiene for the offline book.
+
+* MathJax is served from the book itself (no network), and only the parts a page can load are shipped: the
+  ``tex-chtml`` component, its web fonts and the TeX extensions its autoloader may fetch. The files come from the
+  ``sphinx-mathjax-offline`` package, which would otherwise copy the whole 24 MB MathJax distribution.
+* An inline script written twice into a page's head (``sphinx-thebe`` and ``sphinx-togglebutton`` register their
+  configuration scripts twice under jupyter-book, so every page declared ``const THEBE_JS_URL`` twice and threw a
+  SyntaxError) is kept once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+from pathlib import Path
+
+# What tex-chtml.js loads at run time: the combined component, its CHTML web fonts and the autoloaded TeX packages.
+MATHJAX_PARTS = ("tex-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions")
+
+
+def mathjax_source() -> Path:
+    """The MathJax 3 distribution shipped by ``sphinx-mathjax-offline``."""
+    spec = importlib.util.find_spec("sphinx-mathjax-offline") or importlib.util.find_spec("sphinx_mathjax_offline")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("sphinx-mathjax-offline is not installed; `make env` installs it")
+    return Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax"
+
+
+def copy_mathjax(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    source, target = mathjax_source(), Path(app.outdir) / "_static" / "mathjax"
+    if target.exists():
+        shutil.rmtree(target)
+    for part in MATHJAX_PARTS:
+        src, dst = source / part, target / part
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+
+_INLINE_SCRIPT = re.compile(r"[ \t]*<script>(?:(?!</script>).)*</script>\n?", re.S)
+
+
+def unique_inline_scripts(html: str) -> str:
+    """``html`` with every repeated inline ``<script>`` in its head removed (the first copy is kept)."""
+    head_end = html.find("</head>")
+    if head_end < 0:
+        return html
+    head, seen = html[:head_end], set()
+
+    def keep_first(match):
+        body = match.group(0).strip()
+        if body in seen:
+            return ""
+        seen.add(body)
+        return match.group(0)
+
+    return _INLINE_SCRIPT.sub(keep_first, head) + html[head_end:]
+
+
+def dedupe_scripts(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        fixed = unique_inline_scripts(text)
+        if fixed != text:
+            page.write_text(fixed, encoding="utf-8")
+
+
+def setup(app):
+    app.config.mathjax_path = "mathjax/tex-chtml.js"
+    app.connect("build-finished", dedupe_scripts)
+    app.connect("build-finished", copy_mathjax)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,124 @@
+"""The book's shared presentation helpers: colours, figure legibility, formatted tables, front-end hygiene."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from medeval import plots  # noqa: E402
+from medeval.runtime import notebook  # noqa: E402
+from medeval.runtime.sphinx_book import MATHJAX_PARTS, mathjax_source, unique_inline_scripts  # noqa: E402
+
+
+def test_every_named_thing_has_one_colour_and_a_figure_never_repeats_one():
+    for family, members in plots.COLORS.items():
+        groups = plots.DRAWN_TOGETHER.get(family, [tuple(members)])
+        assert {n for g in groups for n in g} == set(members), f"{family}: every member belongs to a drawn group"
+        for group in groups:
+            by_colour = {}
+            for name in group:
+                by_colour.setdefault(members[name].lower(), set()).add(name)
+            repeated = {c: n for c, n in by_colour.items() if len(n) > 1 and not _aliases(n)}
+            assert not repeated, f"family {family!r} repeats colours within {group}: {repeated}"
+        assert all(c.startswith("#") and len(c) == 7 for c in members.values())
+
+
+def _aliases(names: set[str]) -> bool:
+    """Names of one thing (they may share a colour)."""
+    known = [{"fold-wise", "NFW"}, {"auc", "AUC", "ROC-AUC"}, {"PR-AUC", "AP"}, {"sensitivity", "recall"}]
+    return any(names <= group for group in known)
+
+
+def test_the_colour_rule_can_fail(monkeypatch):
+    monkeypatch.setitem(plots.COLORS, "operator", {**plots.COLORS["operator"], "median": plots.COLORS["operator"]["max"]})
+    with pytest.raises(AssertionError, match="repeats colours"):
+        test_every_named_thing_has_one_colour_and_a_figure_never_repeats_one()
+
+
+def test_colour_lookup_names_the_family_and_the_known_names():
+    assert plots.color("operator", "max") == plots.COLORS["operator"]["max"]
+    with pytest.raises(KeyError, match="known"):
+        plots.color("operator", "median")
+    with pytest.raises(KeyError, match="families"):
+        plots.color("no-such-family", "x")
+
+
+def test_palette_is_colour_blind_safe_okabe_ito():
+    assert set(plots.PALETTE) == {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
+                                  "#F0E442"}
+
+
+def test_a_legible_figure_passes_and_each_problem_is_named():
+    plots.apply_book_style()
+    fig, (ax,) = plots.new_axes(width=6.0)
+    ax.plot([0, 1], [0, 1], label="a")
+    ax.set(xlabel="x", ylabel="y", title="fine")
+    ax.legend()
+    assert plots.legibility_problems(fig) == []
+    plt.close(fig)
+    wide, ax = plt.subplots(figsize=(12, 3))
+    ax.text(0.1, 0.1, "tiny", fontsize=6)
+    ax.text(0.1, 0.1, "on top")
+    problems = " ".join(plots.legibility_problems(wide))
+    assert "12.0 in wide" in problems and "below 9 pt" in problems and "overlapping" in problems
+    with pytest.raises(ValueError, match="not legible"):
+        plots.glue_figure("fig-test", wide)
+
+
+def test_new_axes_never_exceeds_the_content_column():
+    fig, axes = plots.new_axes(ncols=4)
+    assert fig.get_size_inches()[0] <= plots.MAX_WIDTH_IN and len(axes) == 4
+    plt.close(fig)
+    gallery = plots.image_gallery([np.zeros((4, 4))] * 6, ncols=6)
+    assert gallery.get_size_inches()[0] <= plots.MAX_WIDTH_IN + 1e-9
+    plt.close(gallery)
+
+
+def test_column_formats_round_per_column_and_mark_missing_values():
+    fmt = notebook.column_formatter([0.123456, 0.5, float("nan")])
+    assert [fmt(v) for v in (0.123456, 0.5, float("nan"))] == ["0.123", "0.500", "—"]
+    assert notebook.column_formatter([1200, 3])(1200) == "1,200"
+    assert notebook.column_formatter([1.2e-6, 3.4e-5])(3.4e-5) == "3.40e-05"
+    assert notebook.column_formatter([123.456, 7.1])(7.1) == "7"  # 3 significant digits of the largest value
+    assert notebook.column_formatter([True, False])(True) == "yes"
+    assert notebook.column_formatter([[1, 2], None])([1, 2]) == "1, 2"
+
+
+def test_show_table_formats_wraps_and_captions():
+    frame = pd.DataFrame({"subset_size": [10, 20], "mean_score": [0.812345, 0.9], "note": ["a", None]})
+    html = notebook.show_table(frame, caption="A caption", formats={"mean_score": "{:.1%}"})._repr_html_()
+    assert 'class="medeval-table-box"' in html and "overflow-x:auto" in html
+    assert "A caption" in html and "subset size" in html and "81.2%" in html and "—" in html
+    assert "0.812345" not in html
+
+
+def test_claims_table_keeps_full_text_inside_the_column():
+    long = "x " * 200
+    rows = [{"id": "r1", "claim": long, "where": "Sec. 1", "paper": "p", "ours": "o", "basis": "phantom",
+             "scale": "smoke", "n": 3, "test": "Welch", "effect": "d = 1", "verdict": "[~]", "reason": long}]
+    html = notebook.claims_display(rows)._repr_html_()
+    assert html.count(long.strip()) == 2 and 'id="claim-r1"' in html
+    assert "min-width:1500px" not in html and "table-layout" not in html  # width comes from the book's CSS
+
+
+def test_duplicate_inline_scripts_are_written_once():
+    head = ('<html><head>\n<script>const THEBE_JS_URL = "x";</script>\n<script src="a.js"></script>\n'
+            '<script>const THEBE_JS_URL = "x";</script>\n</head><body><script>const THEBE_JS_URL = "x";</script>'
+            "</body></html>")
+    fixed = unique_inline_scripts(head)
+    assert fixed.count('const THEBE_JS_URL = "x";') == 2  # once in the head, the body is left alone
+    assert '<script src="a.js"></script>' in fixed
+    assert unique_inline_scripts(fixed) == fixed
+
+
+def test_only_the_used_mathjax_parts_are_shipped():
+    source = mathjax_source()
+    shipped = sum(f.stat().st_size for part in MATHJAX_PARTS for f in
+                  ([source / part] if (source / part).is_file() else (source / part).rglob("*")) if f.is_file())
+    everything = sum(f.stat().st_size for f in source.rglob("*") if f.is_file())
+    assert (source / "tex-chtml.js").exists()
+    assert shipped < 0.15 * everything, (shipped, everything)
