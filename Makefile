@@ -5,8 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 PROFILE ?= default
 PYTEST_ARGS ?=
+CHAPTERS ?=
+LAB_ARGS ?=
+# JupyterLab refuses to start as root without --allow-root; a normal user does not need it.
+USER_ID ?= $(shell id -u)
+LAB_ROOT := $(if $(filter 0,$(USER_ID)),--allow-root,)
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: book test lab clean distclean env
+.PHONY: book test lab student clean distclean env
 
 $(BIN)/medeval: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,8 +29,17 @@ book: env
 test: env
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The chapters' jupytext sources (notebooks/*.py) open as notebooks with a double click (config/jupyterlab-overrides.json),
+# paired with an .ipynb that keeps their outputs (notebooks/jupytext.toml); student notebooks open as usual.
 lab: env
-	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.open_browser=False
+	mkdir -p $(LAB_SETTINGS)
+	cp config/jupyterlab-overrides.json $(LAB_SETTINGS)/overrides.json
+	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.open_browser=False $(LAB_ROOT) $(LAB_ARGS)
+
+# Student notebooks (solutions replaced by stubs, checks after each exercise) and the teacher's versions, in
+# _build/teaching/{student,teacher}/<chapter>/; `make student CHAPTERS="03-eve 04b-evaluation-measures"` for some.
+student: env
+	$(BIN)/medeval student $(CHAPTERS)
 
 clean:
 	rm -rf _build _runs book/_build .pytest_cache .ruff_cache

@@ -417,6 +417,7 @@ notebook.show_table(
             "neve_se": "SE NEVE", "mean_score": f"mean {P.metric}", "n_parents": "parents"})
 
 # %% [markdown]
+# (eve-characterization)=
 # ## Characterization
 #
 # The paper's Sec. 3.2 and Fig. 2. For each subset size we draw disjoint pairs from the whole pool
@@ -475,6 +476,7 @@ notebook.show_table(
             "neve_to_eve": "NEVE / EVE"})
 
 # %% [markdown]
+# (eve-strategies)=
 # ## Comparing validation strategies
 #
 # The paper's Sec. 3.3 and Fig. 3. Each strategy estimates the expected leave-one-out performance. All strategies
@@ -521,6 +523,7 @@ notebook.show_table(
             "bias_ratio": "bias / SD(LOO)", "mse_ratio": "MSE / MSE(LOO)"})
 
 # %% [markdown]
+# (eve-truth)=
 # ## Unbiasedness and inference against a known truth
 #
 # This section is ours. The paper infers unbiasedness from the flat drawstring curve; with the phantom we can test
@@ -664,6 +667,7 @@ notebook.show_table(
             "max_abs_difference_vs_sklearn": "max. |ours − sklearn|"})
 
 # %% [markdown]
+# (eve-paper-vs-us)=
 # ## Paper vs us
 #
 # Every row is decided in `medeval.experiments.eve_claims` from the results above: the rule, the test with its
@@ -719,27 +723,484 @@ notebook.checks_display([c.row() for c in claim_list.checks])
 #   (`n_unconverged`).
 # - **The paper's claim that naive estimators are "biased down"** is a property of the setting (see *Is "naive <
 #   EVE" a law? The setting matters* above).
+
+# %% [markdown]
+# ## Self-check
 #
+# Five quick questions on this chapter; each answer gives feedback. Numbers are checked to three significant
+# digits (fractions such as 1/3 are accepted).
+
+# %% tags=["remove-input"]
+notebook.self_check([
+    {"question": "In the drawstring experiment, why is E[EVE] the same for every parent size P, whatever the "
+                 "learner?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "A disjoint pair drawn uniformly inside a uniformly random parent is a uniformly random disjoint "
+                    "pair of the whole pool, so the expectation of $(x^{(1)}-x^{(2)})^2/2$ cannot depend on P.",
+          "correct": True,
+          "feedback": "Right: the argument uses no property of the learner. The drawstring row of Paper vs us tests "
+                      "it with finite parents, so its interval shows how precise the flat curve is."},
+         {"answer": "Because the hard-margin SVM is a stable learner, so its performance hardly changes with P.",
+          "correct": False,
+          "feedback": "No: nothing about the learner enters the argument, and the hard-margin SVM with as many "
+                      "features as subjects is the high-variance learner of this chapter."},
+         {"answer": "Because averaging over the R pairs removes the dependence on P.",
+          "correct": False,
+          "feedback": "No: averaging over pairs only reduces the noise of EVE; an average of terms cannot have "
+                      "another expectation than the terms themselves."},
+         {"answer": "Because in larger parents the subsets overlap less, which cancels the effect of the finite "
+                    "parent.",
+          "correct": False,
+          "feedback": "No: the overlap across pairs is what pulls NEVE down in small parents. EVE uses only "
+                      "differences within a pair, whose two subsets never overlap, at any P."},
+     ]},
+    {"question": "Three disjoint pairs give the 10-fold CV accuracies $x^{(1)} = (0.80, 0.70, 0.90)$ on the first "
+                 "subsets and $x^{(2)} = (0.70, 0.80, 0.80)$ on the second. What is EVE? (three significant "
+                 "digits)",
+     "type": "numeric", "precision": 3,
+     "answers": [
+         {"type": "value", "value": 0.005, "correct": True,
+          "feedback": "Yes: every difference is ±0.1, so EVE = (0.01 + 0.01 + 0.01)/(2·3) = 0.005."},
+         {"type": "range", "range": [0.0099, 0.0101], "correct": False,
+          "feedback": "That is the mean of the squared differences. Each pair's two-sample variance is half its "
+                      "squared difference, so divide the sum by 2R = 6, not by R."},
+         {"type": "range", "range": [0.0024, 0.0026], "correct": False,
+          "feedback": "That is ½EVE, the variance of the mean of two halves (scheme 2), not EVE itself."},
+         {"type": "range", "range": [0.0056, 0.0058], "correct": False,
+          "feedback": "That is NEVE, the sample variance of the six scores pooled: it ignores the pairing."},
+         {"type": "default",
+          "feedback": "Hint: EVE = (1/(2R)) Σ_r (x_r^(1) − x_r^(2))², with R = 3 pairs."},
+     ]},
+    {"question": "The naive binomial model for a mean 10-fold CV accuracy of 0.8 on balanced subsets with "
+                 "$n_c = 25$ subjects per class: what variance does it give? (three significant digits)",
+     "type": "numeric", "precision": 3,
+     "answers": [
+         {"type": "value", "value": 0.0032, "correct": True,
+          "feedback": "Yes: p(1 − p)/n with n = 2n_c = 50 test items, 0.8 · 0.2 / 50 = 0.0032."},
+         {"type": "range", "range": [0.0063, 0.0065], "correct": False,
+          "feedback": "That uses n = n_c = 25. A balanced subset holds n = 2n_c = 50 items, and each is tested once."},
+         {"type": "range", "range": [0.159, 0.161], "correct": False,
+          "feedback": "That is p(1 − p), the variance of one Bernoulli trial; divide by the n = 50 test items."},
+         {"type": "default", "feedback": "Hint: Var_bin = p(1 − p)/n, and n counts the items of both classes."},
+     ]},
+    {"question": "In the characterization, why does NEVE fall further below EVE as the subsets become a larger "
+                 "share of the pool?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "EVE is biased upward at large sizes, because fewer disjoint pairs fit in the pool.",
+          "correct": False,
+          "feedback": "No: EVE is unbiased at every size where a disjoint pair fits; fewer distinct pairs only make "
+                      "it noisier (the known-truth section tests unbiasedness directly)."},
+         {"answer": "Larger subsets drawn from the same pool share more subjects, so their scores are positively "
+                    "correlated, and a sample variance of correlated scores misses the covariance.",
+          "correct": True,
+          "feedback": "Right: E[NEVE] = σ² − (mean covariance between subsets), and the covariance grows with the "
+                      "overlap."},
+         {"answer": "The true variance falls with the size, and NEVE divides by S − 1 instead of S.",
+          "correct": False,
+          "feedback": "No: S − 1 makes the sample variance unbiased for independent scores; the bias comes from "
+                      "the scores not being independent."},
+         {"answer": "The binomial model becomes exact for large subsets, and NEVE converges to it.",
+          "correct": False,
+          "feedback": "No: NEVE does not use the binomial model at all; it is the sample variance of the subsets' "
+                      "scores."},
+     ]},
+    {"question": "Learners A and B are validated on the same R disjoint pairs with the same folds. Which variance "
+                 "does the EVE paired z-test use for the mean difference $\\bar d$?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "Half the sum of the EVE of A and the EVE of B.",
+          "correct": False,
+          "feedback": "No: that holds only for independent runs. On shared subsets and folds the scores of A and B "
+                      "are positively correlated, and ignoring the covariance loses the benefit of pairing."},
+         {"answer": "The binomial variance of the difference of two accuracies.",
+          "correct": False,
+          "feedback": "No: the binomial model ignores training-set variability and the pairing, and fits accuracy "
+                      "only."},
+         {"answer": "Half the EVE of the paired differences $d_r^{(i)} = x_{A,r}^{(i)} - x_{B,r}^{(i)}$.",
+          "correct": True,
+          "feedback": "Right: the difference is itself a performance statistic, so EVE applies to it, and pairing "
+                      "removes the variation that A and B share (the same subjects, the same folds)."},
+         {"answer": "NEVE of the 2R differences.",
+          "correct": False,
+          "feedback": "No: NEVE treats all 2R subsets as independent, but subsets of different pairs overlap, so it "
+                      "is biased down."},
+     ]},
+])
+
+# %% [markdown]
 # ## Exercises
 #
-# 1. Why is E[EVE] exactly the same for every parent size P, whatever the learner?
+# The student version of this notebook (`medeval student 03-eve`) has the same exercises with the solutions
+# removed, and `medeval grade` runs the checks. Every exercise needs only the setup cell below and your own
+# solutions.
+
+# %% tags=["exercise-setup"]
+import numpy as np
+import pandas as pd
+
+from medeval.experiments import eve
+from medeval.metrics.variance import (
+    empirical_variance_estimate,
+    naive_binomial_variance,
+    naive_foldwise_variance,
+    paired_comparison,
+)
+from medeval.runtime.params import resolve_params
+
+# the chapter's default settings, fitted by the exact CPU solver so that every run gives the same numbers
+ex_config = eve.make_config(resolve_params("03-eve", "default", {"engine": "active_set", "device": "cpu"}))
+
+# %% [markdown]
+# ```{exercise} EVE on a 3-fold toy
+# :label: ex-eve-hand
+# :class: by-hand
 #
-# ```{admonition} Solution
-# :class: dropdown
-# A parent is a uniformly random subset of the pool and a pair is a uniformly random disjoint pair inside it, so
-# the pair is a uniformly random disjoint pair of the pool for every P: the expectation of (x₁ − x₂)²/2 cannot
-# depend on P. The drawstring row tests this with finite parents, so its interval shows how precise the curve is.
+# Two disjoint pairs (R = 2) of balanced subsets hold $n_c = 6$ subjects per class, so 12 subjects each. Every
+# subset is validated by stratified 3-fold CV, so each fold tests 4 subjects (2 of each class). The table gives the
+# number of correct held-out decisions in every fold:
+#
+# | pair r | subset i | fold 1 | fold 2 | fold 3 |
+# |---|---|---|---|---|
+# | 1 | 1 | 3 | 2 | 4 |
+# | 1 | 2 | 2 | 2 | 3 |
+# | 2 | 1 | 4 | 3 | 3 |
+# | 2 | 2 | 2 | 2 | 2 |
+#
+# By hand (fractions are fine):
+#
+# 1. the accuracy $x_r^{(i)}$ of each subset, from its pooled held-out decisions ({eq}`eq-eve-performance`);
+# 2. EVE ({eq}`eq-eve-eve`) and ½EVE ({eq}`eq-eve-half-eve`);
+# 3. the naive fold-wise variance NFW ({eq}`eq-eve-nfw`) over the four subsets, with the fold accuracies as
+#    $a_{s,k}$;
+# 4. the naive binomial variance ({eq}`eq-eve-binomial`) at the mean accuracy p of the four subsets.
+#
+# Which is largest, and does the order match {numref}`fig-eve-characterization`?
+#
+# Store the accuracies in `ex_hand_scores` (a (2, 2) array: row r is the pair, column i the subset) and the four
+# variances in `ex_hand_eve`, `ex_hand_half_eve`, `ex_hand_nfw` and `ex_hand_binomial` (floats).
 # ```
-#
-# 2. Why does the scheme-2 paired test of section 4 reject so rarely under the null?
-#
-# ```{admonition} Solution
+
+# %% [markdown]
+# ```{solution-start} ex-eve-hand
 # :class: dropdown
-# Its variance ½V_d is that of the mean of *one* pair's two halves, but the centre averages all 2R subsets,
-# whose partition noise is nearly independent: the centre varies much less than ½V_d says. Compare the
-# rejection counts in row `paired-test-valid` with α.
 # ```
+# The folds have equal sizes, so the pooled accuracy is the number correct over 12 (equal to the mean of the fold
+# accuracies): $x^{(1)}_1 = 9/12$, $x^{(2)}_1 = 7/12$, $x^{(1)}_2 = 10/12$, $x^{(2)}_2 = 6/12$. The differences
+# within the pairs are 2/12 and 4/12, so
+# $\mathcal V = \bigl((2/12)^2 + (4/12)^2\bigr)/(2\cdot 2) = 5/144 \approx 0.0347$ and ½EVE $= 5/288$.
 #
+# Fold accuracies of the four subsets: (3/4, 2/4, 4/4), (2/4, 2/4, 3/4), (4/4, 3/4, 3/4) and (2/4, 2/4, 2/4).
+# Their sample variances are 1/16, 1/48, 1/48 and 0; divided by K = 3 and averaged, NFW $= 5/576 \approx 0.0087$.
+# The mean accuracy is p = 32/48 = 2/3, so the binomial variance is $(2/3)(1/3)/12 = 1/54 \approx 0.0185$.
+#
+# EVE is the largest, then the binomial model, then NFW: the order of {numref}`fig-eve-characterization`. The
+# fold-wise model treats the folds as independent although they share training subjects, and neither naive model
+# sees that a different subset gives a different trained classifier. Two pairs are of course far too few for a
+# precise EVE; the point is the arithmetic.
+
+# %% tags=["solution"]
+ex_hand_scores = np.array([[9 / 12, 7 / 12], [10 / 12, 6 / 12]])
+ex_hand_eve = ((9 / 12 - 7 / 12) ** 2 + (10 / 12 - 6 / 12) ** 2) / (2 * 2)
+ex_hand_half_eve = ex_hand_eve / 2
+ex_hand_nfw = (1 / 16 + 1 / 48 + 1 / 48 + 0) / 3 / 4
+ex_hand_binomial = (2 / 3) * (1 - 2 / 3) / 12
+ex_hand_eve, ex_hand_half_eve, ex_hand_nfw, ex_hand_binomial
+
+# %% tags=["remove-cell", "check"]
+ex_toy_folds = np.array([[3, 2, 4], [2, 2, 3], [4, 3, 3], [2, 2, 2]]) / 4  # rows: pair 1 (i = 1, 2), pair 2 (i = 1, 2)
+assert np.shape(ex_hand_scores) == (2, 2), "ex_hand_scores must be a (2, 2) array: row = pair, column = subset"
+assert np.allclose(ex_hand_scores, ex_toy_folds.mean(axis=1).reshape(2, 2)), \
+    "the accuracy of a subset is its number of correct held-out decisions over its 12 subjects"
+
+# %% tags=["remove-cell", "check"]
+assert np.isclose(ex_hand_eve, empirical_variance_estimate([9 / 12, 10 / 12], [7 / 12, 6 / 12])), \
+    "EVE = (1/(2R)) Σ_r (x_r^(1) − x_r^(2))² with R = 2 pairs"
+
+# %% tags=["remove-cell", "check"]
+assert np.isclose(ex_hand_half_eve, empirical_variance_estimate([9 / 12, 10 / 12], [7 / 12, 6 / 12],
+                                                                target="mean_of_halves")), \
+    "½EVE is half of EVE"
+
+# %% tags=["remove-cell", "check"]
+assert np.isclose(ex_hand_nfw, naive_foldwise_variance(np.array([[3, 2, 4], [2, 2, 3], [4, 3, 3], [2, 2, 2]]) / 4)), \
+    "NFW: for each subset the sample variance (ddof = 1) of its 3 fold accuracies divided by K = 3, then the mean"
+
+# %% tags=["remove-cell", "check"]
+assert np.isclose(ex_hand_binomial, naive_binomial_variance(2 / 3, 12)), \
+    "binomial: p(1 − p)/n with p the mean accuracy of the four subsets and n = 2 n_c = 12 items"
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} EVE from paired disjoint subsets
+# :label: ex-eve-code
+# :class: coding
+#
+# Write `ex_code_eve(scores_first, scores_second, target="half_size")` with numpy. `scores_first[r]` and
+# `scores_second[r]` are the performances of a validation strategy on the two disjoint subsets of pair r. Return
+# EVE ({eq}`eq-eve-eve`) as a float for `target="half_size"` and `"full_size"` (the same number, read as unbiased at
+# the subset size or as conservative for the full sample) and ½EVE ({eq}`eq-eve-half-eve`) for
+# `"mean_of_halves"`. One pair (R = 1) is allowed. Raise `ValueError` if the two inputs differ in length or the
+# target is unknown.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-eve-code
+# :class: dropdown
+# ```
+# Each pair's two-sample variance with n = 2 is $(x^{(1)}-x^{(2)})^2/2$; EVE is their mean. The checks compare
+# with {func}`medeval.metrics.variance.empirical_variance_estimate`, which also refuses non-finite scores.
+
+# %% tags=["solution"]
+def ex_code_eve(scores_first, scores_second, target="half_size"):
+    """EVE of R disjoint subset pairs: (1/(2R)) Σ_r (x_r^(1) − x_r^(2))² as a float.
+
+    target: "half_size" or "full_size" give EVE, "mean_of_halves" gives ½EVE. A length mismatch or an unknown
+    target raises ValueError.
+    """
+    first = np.atleast_1d(np.asarray(scores_first, dtype=float))
+    second = np.atleast_1d(np.asarray(scores_second, dtype=float))
+    if first.shape != second.shape:
+        raise ValueError(f"one score per subset pair is needed on both sides, got {first.size} and {second.size}")
+    if target not in ("half_size", "full_size", "mean_of_halves"):
+        raise ValueError(f"unknown target {target!r}")
+    value = float(np.mean((first - second) ** 2) / 2)
+    return value / 2 if target == "mean_of_halves" else value
+
+
+# %% tags=["remove-cell", "check"]
+ex_rng = np.random.default_rng(3)
+ex_first, ex_second = ex_rng.uniform(0.6, 0.9, 50), ex_rng.uniform(0.6, 0.9, 50)
+assert np.isclose(ex_code_eve(ex_first, ex_second), empirical_variance_estimate(ex_first, ex_second)), \
+    "EVE of 50 random pairs differs from medeval's: average (x1 − x2)²/2 over the pairs"
+
+# %% tags=["remove-cell", "check"]
+ex_first, ex_second = [0.80, 0.70, 0.75], [0.78, 0.74, 0.71]
+assert np.isclose(ex_code_eve(ex_first, ex_second, target="mean_of_halves"),
+                  empirical_variance_estimate(ex_first, ex_second, target="mean_of_halves")), \
+    "target='mean_of_halves' must return ½EVE"
+assert np.isclose(ex_code_eve(ex_first, ex_second, target="full_size"),
+                  empirical_variance_estimate(ex_first, ex_second)), "target='full_size' must return EVE itself"
+
+# %% tags=["remove-cell", "check"]
+assert np.isclose(ex_code_eve([0.9], [0.6]), empirical_variance_estimate([0.9], [0.6])), \
+    "one pair (R = 1) must give (x1 − x2)²/2"
+assert ex_code_eve([0.7, 0.8], [0.7, 0.8]) == 0.0, "identical scores within every pair must give EVE = 0"
+
+# %% tags=["remove-cell", "check"]
+ex_raised = False
+try:
+    ex_code_eve([0.8, 0.7], [0.75])
+except ValueError:
+    ex_raised = True
+assert ex_raised, "inputs of different lengths must raise ValueError (every pair needs two scores)"
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} The paired z-test
+# :label: ex-eve-code-2
+# :class: coding
+#
+# Write `ex_code_paired_z(first_a, second_a, first_b, second_b)`, the scheme-2 paired comparison of learners A and
+# B validated on the same R pairs and folds ({eq}`eq-eve-paired`). Return the tuple `(mean_difference, z, p_value)`:
+# the mean of the 2R differences $d_r^{(i)} = x_{A,r}^{(i)} - x_{B,r}^{(i)}$, $z = \bar d/\sqrt{\mathcal V_d/2}$ and
+# the two-sided normal p-value. You may assume $\mathcal V_d > 0$.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-eve-code-2
+# :class: dropdown
+# ```
+# EVE applied to the differences gives $\mathcal V_d$; scheme 2 reads the mean of the two halves, so the variance
+# of the centre is taken as $\tfrac12\mathcal V_d$. {func}`medeval.metrics.variance.paired_comparison` does the
+# same and also returns the interval; {ref}`ex-eve-critical-2` asks what this choice of variance does to the test.
+
+# %% tags=["solution"]
+from scipy.stats import norm
+
+
+def ex_code_paired_z(first_a, second_a, first_b, second_b):
+    """Paired z-test of A − B on shared disjoint pairs (scheme 2): (mean difference, z, two-sided p-value)."""
+    d1 = np.asarray(first_a, dtype=float) - np.asarray(first_b, dtype=float)
+    d2 = np.asarray(second_a, dtype=float) - np.asarray(second_b, dtype=float)
+    variance = np.mean((d1 - d2) ** 2) / 2 / 2  # ½V_d
+    mean_difference = float(np.mean(np.concatenate([d1, d2])))
+    z = mean_difference / np.sqrt(variance)
+    return mean_difference, float(z), float(2 * norm.sf(abs(z)))
+
+
+# %% tags=["remove-cell", "check"]
+ex_res = paired_comparison([0.80, 0.70, 0.75], [0.78, 0.74, 0.71], [0.76, 0.66, 0.73], [0.75, 0.71, 0.66])
+assert np.allclose(ex_code_paired_z([0.80, 0.70, 0.75], [0.78, 0.74, 0.71], [0.76, 0.66, 0.73], [0.75, 0.71, 0.66]),
+                   (ex_res.mean_difference, ex_res.z, ex_res.p_value)), \
+    "(mean difference, z, p) differ from medeval's paired_comparison on its docstring example"
+
+# %% tags=["remove-cell", "check"]
+ex_rng = np.random.default_rng(5)
+ex_a = ex_rng.uniform(0.7, 0.9, (20, 2))
+ex_b = ex_a - 0.02 + ex_rng.normal(0, 0.03, (20, 2))
+ex_res = paired_comparison(ex_a[:, 0], ex_a[:, 1], ex_b[:, 0], ex_b[:, 1])
+assert np.allclose(ex_code_paired_z(ex_a[:, 0], ex_a[:, 1], ex_b[:, 0], ex_b[:, 1]),
+                   (ex_res.mean_difference, ex_res.z, ex_res.p_value)), \
+    "20 random pairs: the variance of the centre is ½V_d, with V_d the EVE of the paired differences"
+
+# %% tags=["remove-cell", "check"]
+ex_a, ex_b = np.array([[0.81, 0.77], [0.74, 0.80], [0.85, 0.79]]), np.array([[0.78, 0.76], [0.75, 0.74], [0.80, 0.79]])
+ex_ab = ex_code_paired_z(ex_a[:, 0], ex_a[:, 1], ex_b[:, 0], ex_b[:, 1])
+ex_ba = ex_code_paired_z(ex_b[:, 0], ex_b[:, 1], ex_a[:, 0], ex_a[:, 1])
+assert np.allclose([ex_ba[0], ex_ba[1], ex_ba[2]], [-ex_ab[0], -ex_ab[1], ex_ab[2]]), \
+    "swapping A and B must flip the sign of the difference and of z and keep the p-value"
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} The characterization with 3-fold CV
+# :label: ex-eve-experiment
+# :class: experimental
+#
+# The characterization ({ref}`eve-characterization`) uses 10-fold CV. Re-run it with K = 3 and with K = 10 at 10 and
+# 25 subjects per class, with 400 disjoint pairs and `seed=0` each:
+# `eve.characterization_unit(ex_config, subset_size, 400, n_splits, seed=0)` returns one row per call, and
+# `eve.characterization_ratios` adds the ratios. The seed fixes the pairs, so both K see the same subsets and the
+# comparison is paired. Store the four rows in one DataFrame `ex_exp_frame` with an extra column `n_splits`.
+#
+# Then interpret: does K change the mean accuracy, and in which direction (compare {numref}`fig-eve-strategies`)?
+# Does it change EVE? Does the fold-wise model NFW stay below EVE, and the binomial model below EVE, for both K?
+# Use the `eve_se` column to judge which differences in EVE are larger than the noise; for the mean accuracy, the
+# differences between the `pair_scores` arrays of the two K (same subsets) give a paired standard error.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-eve-experiment
+# :class: dropdown
+# ```
+# Read the table the cell prints. With 3 folds every classifier is trained on two thirds of the subset instead of
+# nine tenths, so the mean accuracy is lower: the negative bias of 3-fold CV of {numref}`fig-eve-strategies`. The
+# deficit is larger at 10 than at 25 per class, where the learning curve is flatter. EVE changes by about its
+# standard error between K = 3 and K = 10 but by a large factor between the two sizes: most of the variance comes
+# from which subjects are in the subset, not from how it is partitioned. The paired differences of `pair_scores`
+# put the deficit of the mean many standard errors from zero, although its size is within the spread of single
+# scores. NFW/EVE stays well below 1 for both K, so the fold-wise model understates the variance whatever K is: its
+# folds share training subjects and are not independent. EVE/binomial stays above 1 for this high-variance
+# learner; the section *Is "naive < EVE" a law?* shows settings where it does not.
+
+# %% tags=["solution"]
+ex_exp_frame = pd.concat(
+    [eve.characterization_ratios(eve.characterization_unit(ex_config, size, 400, k, seed=0)).assign(n_splits=k)
+     for k in (3, 10) for size in (10, 25)],
+    ignore_index=True,
+)
+ex_exp_frame[["n_splits", "subset_size", "mean_score", "eve", "eve_se", "nfw", "binomial", "nfw_to_eve",
+              "eve_to_binomial"]]
+
+# %% tags=["remove-cell", "check"]
+assert hasattr(ex_exp_frame, "columns") and {"n_splits", "subset_size", "n_pairs", "eve", "nfw", "binomial",
+                                             "mean_score"} <= set(ex_exp_frame.columns), \
+    "ex_exp_frame must be a DataFrame with the columns of characterization_unit plus n_splits"
+assert sorted(zip(ex_exp_frame["n_splits"], ex_exp_frame["subset_size"], strict=True)) == \
+    [(3, 10), (3, 25), (10, 10), (10, 25)], "ex_exp_frame needs one row per K in (3, 10) and size in (10, 25)"
+assert (ex_exp_frame["n_pairs"] == 400).all(), "use 400 disjoint pairs per row"
+
+# %% tags=["remove-cell", "check"]
+ex_row = ex_exp_frame[(ex_exp_frame["n_splits"] == 3) & (ex_exp_frame["subset_size"] == 10)].iloc[0]
+ex_ref = eve.characterization_unit(ex_config, 10, 400, 3, seed=0).iloc[0]
+assert np.isclose(ex_row["eve"], ex_ref["eve"]) and np.isclose(ex_row["mean_score"], ex_ref["mean_score"]), \
+    "the K = 3 row at 10 per class was not computed with n_splits=3, 400 pairs, seed=0 and ex_config"
+
+# %% tags=["remove-cell", "check"]
+assert np.allclose(ex_exp_frame["binomial"], naive_binomial_variance(ex_exp_frame["mean_score"].to_numpy(),
+                                                                    2 * ex_exp_frame["subset_size"].to_numpy())), \
+    "the binomial column must be p(1 − p)/(2 n_c) of the row's mean accuracy"
+assert np.allclose(ex_exp_frame["nfw_to_eve"], ex_exp_frame["nfw"] / ex_exp_frame["eve"]) and \
+    (ex_exp_frame["eve"] > 0).all(), "apply eve.characterization_ratios to every row (NFW/EVE, EVE/binomial)"
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Is leave-one-out's variance a reason to avoid it?
+# :label: ex-eve-critical
+# :class: critical
+#
+# The paper concludes: "Because of its high variance, we recommend against the use of leave one out validation"
+# (Sec. 5), and "leave one out is not the best estimator for its own expected performance" (Sec. 4.3). Is this
+# supported? Use the rows `loo-high-variance`, `loo-not-best` and `repeated-lowest-mse` of {ref}`eve-paper-vs-us`,
+# {numref}`fig-eve-strategies` with the table under it ({ref}`eve-strategies`), and the book's Scorecard page.
+# Address (a) how large the variance difference is, not only whether it is significant; (b) what the MSE is
+# measured against, and whom that target favours; (c) the data basis and the scale of the rows; (d) what evidence
+# would change your verdict. Answer in about 200 words.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-eve-critical
+# :class: dropdown
+# ```
+# A good answer separates the statistical verdict from the size of the effect and from the recommendation.
+#
+# (a) `loo-high-variance` asks only whether LOO's per-pair EVE terms exceed those of 10x10 and 3x10: a directional
+# test, which many pairs can pass for a small difference. The SD ratios in the left panel of
+# {numref}`fig-eve-strategies` give the size: compare LOO with the repeated strategies and judge whether the
+# difference matters next to the spread between sizes. (b) The MSE is measured against E[$x_{\mathrm{LOO}}$],
+# LOO's own expectation, so LOO has no bias by construction and every other strategy pays for its bias. LOO losing
+# even on this target (`loo-not-best`) is therefore strong evidence for the alternatives; for the performance of a
+# model trained on all N subjects, a different target, the ranking could change, since 3-fold CV is biased down
+# (the figure's middle panel). (c) Under the `default` profile the rows run on the synthetic ADNI-like pool, not on
+# ADNI (row `adni-figures`), and with far fewer pairs than the paper's 2,500 per size; the reason column says which
+# rows this scale cannot decide. (d) The `gpu` or `full` profile, other learners
+# (`--set classifier=nearest_centroid`) and a stated margin for a "high" variance would settle it.
+#
+# A fair verdict: the direction is supported where the rows say [Re], but "high" is a matter of degree that
+# the paper never quantifies; the evidence favours repeated K-fold over LOO rather than condemning LOO.
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Why does the paired test reject so rarely?
+# :label: ex-eve-critical-2
+# :class: critical
+#
+# In {ref}`eve-truth` each pool's first pairs are validated a second time with a new fold partition, so comparing
+# the two runs with the scheme-2 paired z-test ({eq}`eq-eve-paired`) is a comparison under a true null. Row
+# `paired-test-valid` of {ref}`eve-paper-vs-us` counts how often it rejects. Why does it reject so rarely? Is the
+# paper's claim that EVE "is able to provide statistically convincing comparison" supported: is a test that holds
+# its level also a convincing one? Hint: compare the variance the test uses, $\tfrac12\mathcal V_d$, with the
+# variance of the centre $\bar d$, which averages all 2R subsets.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-eve-critical-2
+# :class: dropdown
+# ```
+# Its variance $\tfrac12\mathcal V_d$ is that of the mean of *one* pair's two halves, but the centre averages all
+# 2R subsets, whose partition noise is nearly independent: the centre varies much less than $\tfrac12\mathcal V_d$
+# says, so |z| is too small and the test rejects far less often than α. Compare the rejection counts in row
+# `paired-test-valid` with α.
+#
+# The rule of the row asks only that the type-I error stays below α plus a tolerance, so a conservative test
+# passes it: the comparison is *valid*. It is not efficient: a test whose z is shrunk rejects real differences
+# rarely too, so it has little power, and "statistically convincing" overstates it. The paper cannot use the
+# variance of the average over pairs, because pairs drawn from one pool overlap and their correlation is unknown;
+# this is the problem {cite:t}`nadeau2003inference` address with a corrected variance. With very few pairs per pool
+# (the `smoke` profile) $\tfrac12\mathcal V_d$ is itself so noisy, sometimes near zero, that the test can reject
+# far too often instead, which the row then reports.
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
 # ## Try it
 # - `medeval run 03-eve --set metric=auc`: which rows change, and which become not testable because they need accuracy?
 # - `--set classifier=nearest_centroid` or `--set dataset=wdbc`: does "naive < EVE" survive?

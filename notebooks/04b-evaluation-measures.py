@@ -781,6 +781,7 @@ for role, s in summaries.items():
                                 digits=3))
 
 # %% [markdown]
+# (em-paper-vs-us)=
 # ## Paper vs us
 #
 # Each row's rule, test, n and effect come from {mod}`medeval.experiments.evaluation_measures_claims`; comparisons
@@ -844,27 +845,505 @@ notebook.errata_display([e.row() for e in claims.errata])
 #   thresholds only); they decide the *en-better-…* rows.
 
 # %% [markdown]
+# ## Self-check
+#
+# Five quick questions on this chapter's formulas, worked examples and verdicts; each answer tells you why.
+
+# %% tags=["remove-input"]
+notebook.self_check([
+    {"question": "A model's scores $s$ are replaced by the prior-corrected scores $s'$ of the prior-correction "
+                 "equation (odds multiplied by a positive constant). Which of these can change?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "The PR-T precision-AUC", "correct": True,
+          "feedback": "Right: PR-T thresholds the min-max-normalised scores at fixed values, and a non-linear "
+                      "map moves examples across those thresholds; that is why the chapter corrects the prior "
+                      "before comparing En and Ep with PR-T."},
+         {"answer": "The ROC-AUC", "correct": False,
+          "feedback": "No: multiplying the odds by a positive constant is a strictly increasing map of the "
+                      "score, and ROC (and its AUC, the Mann–Whitney statistic) depends only on the order of "
+                      "the scores."},
+         {"answer": "The PR-AUC of Algorithms 4–5", "correct": False,
+          "feedback": "No: Algorithms 4–5 read the ROC curve, which depends only on the order of the scores; a "
+                      "strictly increasing map keeps it."},
+         {"answer": "The precision at the matched recall $r^*$", "correct": False,
+          "feedback": "No: precision at a given recall is read off the ROC curve, so it compares rankings "
+                      "whatever their calibration; that is why the chapter uses it."}]},
+    {"question": "Thesis Table 5.1, small test set: m1 has TP = 8,000 and FP = 4,000; m2 has TP = 8,200 and "
+                 "FP = 2,000. What is the precision of m2 minus that of m1? (three decimals)",
+     "type": "numeric", "precision": 3,
+     "answers": [
+         {"type": "value", "value": 0.137, "correct": True,
+          "feedback": "Yes: 8,200/10,200 − 8,000/12,000 = 0.8039 − 0.6667 = 0.137. The thesis prints 0.005 "
+                      "here, an erratum listed in this chapter."},
+         {"type": "range", "range": [0.005, 0.005], "correct": False,
+          "feedback": "That is the value printed in the thesis's Table 5.2, which does not follow from its own "
+                      "Table 5.1 (see Deviations and errata). Recompute precision = TP/(TP + FP) for each model."},
+         {"type": "range", "range": [0.019, 0.019], "correct": False,
+          "feedback": "That is ΔFPR, the difference of FP/(FP + TN): 4,000/104,000 − 2,000/104,000. Precision "
+                      "divides by the predicted positives TP + FP instead."},
+         {"type": "range", "range": [0.023, 0.024], "correct": False,
+          "feedback": "That is the large test set's Δprecision (0.0233) or the small one's ΔTPR (0.0238). Use "
+                      "the small test set's TP and FP."},
+         {"type": "default",
+          "feedback": "Hint: precision = TP/(TP + FP); m1: 8,000/12,000, m2: 8,200/10,200."}]},
+    {"question": "Example 1, model 1 ranks its examples as 1 0 1 0 0 (1 = positive, highest score first). "
+                 "Which precision does Algorithm 3 give its mean-PR curve at recall 1? (three decimals)",
+     "type": "numeric", "precision": 3,
+     "answers": [
+         {"type": "value", "value": 0.667, "correct": True,
+          "feedback": "Yes: recall 1 is reached after 3 examples with FP = 1, 2 or 3 (a tie at TPR = 1); the "
+                      "end rule takes the minimum FPR, 1/3, so precision = 2/(2 + 1) = 2/3."},
+         {"type": "range", "range": [0.4, 0.4], "correct": False,
+          "feedback": "That is the plain PR endpoint 2/5, after all five examples: it takes the maximum FPR of "
+                      "the end tie. Algorithm 3 rewards the model with the minimum."},
+         {"type": "range", "range": [0.5, 0.5], "correct": False,
+          "feedback": "That is 2/(2 + 2), the median FPR of the end tie (the rule for intermediate ties). At "
+                      "TPR = 1 Algorithm 3 takes the minimum."},
+         {"type": "default",
+          "feedback": "Hint: find every ROC point with TPR = 1 and apply the end-tie rule of the tie equation: "
+                      "precision = TP/(TP + FP) with the smallest FP."}]},
+    {"question": "On the imbalanced test set En's PR-T precision-AUC is far above Ep's while their ROC-AUCs are "
+                 "about equal. What does this gap show by itself?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "That Ep, trained on more positives, scores everything higher, so at any fixed threshold it "
+                    "calls more examples positive: a calibration shift", "correct": True,
+          "feedback": "Right: at fixed thresholds a shift alone gives En the higher precision and Ep the higher "
+                      "recall. Whether En is better needs a shift-free comparison: precision at the matched "
+                      "recall, or PR-T after the prior correction (the en-better rows)."},
+         {"answer": "That En ranks the test examples better than Ep", "correct": False,
+          "feedback": "No: the ranking is what ROC measures, and the ROC-AUCs are about equal. PR-T's fixed "
+                      "thresholds mix ranking with calibration."},
+         {"answer": "That ROC is wrong on imbalanced test sets", "correct": False,
+          "feedback": "No: ROC is correct, it is just insensitive to the number of negatives (Tables 5.1–5.2); "
+                      "that does not make a fixed-threshold gap a quality gap."},
+         {"answer": "That the test set has too few positives for ROC to separate the models", "correct": False,
+          "feedback": "No: the PR-T gap does not come from the test-set size; it appears because the two models "
+                      "put their scores on different scales."}]},
+    {"question": "The thesis calls linear interpolation in PR space wrong. On this chapter's test sets, with "
+                 "dozens of positives or more, what does it change in the PR-AUC?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "Very little: the ROC points are dense, so the linear and the ROC-space interpolations "
+                    "nearly coincide", "correct": True,
+          "feedback": "Right: the linear-pr rows compare the two areas over trial-models; the difference is far "
+                      "below a two-decimal AUC. The gap is larger on short rankings such as those of Fig. 5.7."},
+         {"answer": "It inflates the PR-AUC by about 0.1", "correct": False,
+          "feedback": "No: see the linear-pr rows of the Paper vs us table and the table of AUCs: the two areas "
+                      "agree to about three decimals."},
+         {"answer": "It makes the PR-AUC depend on the order of tied examples", "correct": False,
+          "feedback": "No: our PR points have one point per distinct score, so neither interpolation depends on "
+                      "the order of tied examples."},
+         {"answer": "It changes the ROC-AUC too", "correct": False,
+          "feedback": "No: the ROC-AUC is computed in ROC space, where linear interpolation is valid."}]},
+])
+
+# %% [markdown]
 # ## Exercises
 #
-# 1. Two models have the same ROC curve but one outputs $s$ and the other $s^2$. Which PR-T curves differ, and
-#    which do not?
+# The student version of this chapter (`medeval student 04b-evaluation-measures`) has the same exercises with
+# the solutions removed; `medeval grade` runs the checks.
+
+# %% tags=["exercise-setup"]
+import numpy as np
+import pandas as pd
+
+from medeval.experiments import evaluation_measures as em
+from medeval.metrics.curves import pr_auc_roc_interpolated, pr_t_auc, pr_t_curve, roc_auc, roc_curve
+
+# A tiny test set for the by-hand and coding exercises: 3 positives, 5 negatives, one tie across the classes.
+ex_toy_scores = np.array([0.5, 0.9, 0.2, 0.6, 0.8, 0.3, 0.5, 0.4])
+ex_toy_labels = np.array([1, 1, 0, 1, 0, 0, 0, 0])
+
+# %% [markdown]
+# ```{exercise} PR-T at one threshold, by hand
+# :label: ex-em-hand
+# :class: by-hand
 #
-# ```{admonition} Solution
-# :class: dropdown
-# ROC, PR, their AUCs and precision at a matched recall depend only on the ranking, which $s \mapsto s^2$ keeps.
-# PR-T thresholds the min-max-normalised scores, so its precision and recall curves move (both models have scores
-# in [0, 1], so normalisation does not undo the square): $s^2$ pushes scores down, lowering recall and raising
-# precision at every fixed $t$ — a "more precise" model that ranks exactly as well.
+# A model gives eight test examples the scores $s$ = (0.5, 0.9, 0.2, 0.6, 0.8, 0.3, 0.5, 0.4); their labels are
+# (1, 1, 0, 1, 0, 0, 0, 0), 1 = positive (`ex_toy_scores` and `ex_toy_labels` in the setup cell). By hand:
+#
+# 1. Min-max normalise the scores and compute the PR-T precision and recall at the threshold $t = 0.5$,
+#    {eq}`eq-em-prt`. Store them in `ex_hand_precision` and `ex_hand_recall` (floats).
+# 2. Replace every score by its square $s^2$ and repeat: store `ex_hand_precision_sq` and `ex_hand_recall_sq`.
+# 3. Compute the ROC-AUC of the original scores by counting positive–negative pairs, ties counting one half,
+#    {eq}`eq-em-roc-auc`. Store it in `ex_hand_roc_auc`. Is the ROC-AUC of $s^2$ different?
 # ```
-#
-# 2. Why does `prior_corrected` leave the ROC-AUC of a model unchanged?
-#
-# ```{admonition} Solution
+
+# %% [markdown]
+# ```{solution-start} ex-em-hand
 # :class: dropdown
-# It multiplies the odds by a positive constant, a strictly increasing map of the score; ROC depends only on the
-# order of the scores.
 # ```
+# The scores run from 0.2 to 0.9, so $s^n = (s - 0.2)/0.7$ and $s^n \ge 0.5$ means $s \ge 0.55$: the examples
+# with 0.9 (positive), 0.8 (negative) and 0.6 (positive) are predicted positive. $TP = 2$, $FP = 1$, $FN = 1$, so
+# precision $= 2/3$ and recall $= 2/3$. (Thresholding the *raw* scores at 0.5 would also take both 0.5s: $TP = 3$,
+# $FP = 2$, precision 0.6 and recall 1 — the normalisation matters.)
 #
+# The squares run from 0.04 to 0.81; $s^n \ge 0.5$ means $s^2 \ge 0.425$, i.e. $s \ge 0.652$: only 0.9
+# (positive) and 0.8 (negative) remain. Precision $= 1/2$, recall $= 1/3$. Squaring lowered *both* curves at this
+# threshold: a monotone map that keeps the ranking can move the PR-T curves either way.
+#
+# ROC-AUC: the positives 0.9, 0.6, 0.5 against the negatives 0.8, 0.5, 0.4, 0.3, 0.2. 0.9 beats all 5, 0.6
+# beats 4, 0.5 beats 3 and ties with one (1/2): $(5 + 4 + 3.5)/15 = 5/6 \approx 0.833$. Squaring keeps the order
+# (all scores are positive), so the ROC-AUC of $s^2$ is the same 5/6.
+
+# %% tags=["solution"]
+ex_hand_precision = 2 / 3
+ex_hand_recall = 2 / 3
+ex_hand_precision_sq = 1 / 2
+ex_hand_recall_sq = 1 / 3
+ex_hand_roc_auc = 12.5 / 15
+
+# %% tags=["remove-cell", "check"]
+_ref = pr_t_curve(ex_toy_labels, ex_toy_scores, thresholds=[0.0, 0.5])
+assert np.isscalar(ex_hand_precision) and np.isclose(ex_hand_precision, _ref.precision[1]), (
+    "ex_hand_precision is not the PR-T precision at t = 0.5; normalise the scores with min-max first "
+    "(thresholding the raw scores gives 0.6)")
+assert np.isscalar(ex_hand_recall) and np.isclose(ex_hand_recall, _ref.recall[1]), (
+    "ex_hand_recall is not the PR-T recall at t = 0.5; normalise the scores with min-max first "
+    "(thresholding the raw scores gives 1.0)")
+
+# %% tags=["remove-cell", "check"]
+_ref = pr_t_curve(ex_toy_labels, ex_toy_scores**2, thresholds=[0.0, 0.5])
+assert np.isscalar(ex_hand_precision_sq) and np.isclose(ex_hand_precision_sq, _ref.precision[1]), (
+    "ex_hand_precision_sq is not the PR-T precision of the squared scores at t = 0.5; normalise the squares "
+    "(min 0.04, max 0.81) before thresholding")
+assert np.isscalar(ex_hand_recall_sq) and np.isclose(ex_hand_recall_sq, _ref.recall[1]), (
+    "ex_hand_recall_sq is not the PR-T recall of the squared scores at t = 0.5")
+
+# %% tags=["remove-cell", "check"]
+assert np.isscalar(ex_hand_roc_auc) and np.isclose(ex_hand_roc_auc, roc_auc(ex_toy_labels, ex_toy_scores)), (
+    "ex_hand_roc_auc is not the ROC-AUC: count the positive-negative pairs the positive wins (a tie counts 1/2) "
+    "and divide by pos * neg = 15")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} PR-T in a few lines of numpy
+# :label: ex-em-code
+# :class: coding
+#
+# Implement Algorithms 1–2, {eq}`eq-em-prt`, without medeval:
+#
+# * `ex_code_prt(y_true, y_score, thresholds)` min-max normalises `y_score`, predicts "positive" where
+#   $s^n \ge t$ for every threshold $t$, and returns `(precision, recall)`, two float arrays with one value per
+#   threshold. Constant scores raise `ValueError` (the normalisation is undefined).
+# * `ex_code_prt_auc(y_true, y_score, n_thresholds=101)` returns `(precision_auc, recall_auc)`, the trapezoidal
+#   areas {eq}`eq-em-trapezoid` over the grid `np.linspace(0, 1, n_thresholds)`.
+#
+# The checks compare your functions with {func}`medeval.metrics.curves.pr_t_curve` and
+# {func}`medeval.metrics.curves.pr_t_auc` on the toy set, on scores that fall exactly on a threshold, on
+# negative scores (logits), on constant scores and on a random test set with ties.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-em-code
+# :class: dropdown
+# ```
+# One boolean matrix (thresholds × examples) gives every count at once; `>=` puts a score that equals the threshold
+# on the positive side, as Algorithm 1 does. Because the maximum normalises to 1, every threshold up to 1 predicts
+# at least one positive and precision is always defined. medeval sorts the scores once and counts with
+# `searchsorted` instead, which scales to millions of examples; the result is the same.
+
+# %% tags=["solution"]
+def ex_code_prt(y_true, y_score, thresholds):
+    """PR-T curves (thesis Algorithm 1).
+
+    Min-max normalise ``y_score``; for each threshold ``t`` predict positive where the normalised score is
+    ``>= t``. Returns ``(precision, recall)``: float arrays of ``len(thresholds)``. Raises ``ValueError`` when the
+    scores are constant.
+    """
+    y = np.asarray(y_true).astype(bool)
+    s = np.asarray(y_score, dtype=float)
+    lo, hi = s.min(), s.max()
+    if hi == lo:
+        raise ValueError("constant scores: min-max normalisation is undefined")
+    s_n = (s - lo) / (hi - lo)
+    predicted = s_n[None, :] >= np.asarray(thresholds, dtype=float)[:, None]  # one row per threshold
+    tp = (predicted & y).sum(axis=1)
+    fp = (predicted & ~y).sum(axis=1)
+    return tp / (tp + fp), tp / y.sum()
+
+
+def ex_code_prt_auc(y_true, y_score, n_thresholds=101):
+    """PR-T areas (thesis Algorithm 2): trapezoidal precision-AUC and recall-AUC over
+    ``np.linspace(0, 1, n_thresholds)``. Returns ``(precision_auc, recall_auc)`` as floats."""
+    t = np.linspace(0.0, 1.0, n_thresholds)
+    precision, recall = ex_code_prt(y_true, y_score, t)
+    dt = np.diff(t)
+    return (float(np.sum(dt * (precision[1:] + precision[:-1]) / 2)),
+            float(np.sum(dt * (recall[1:] + recall[:-1]) / 2)))
+
+
+# %% tags=["remove-cell", "check"]
+_t = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+_res = ex_code_prt(ex_toy_labels, ex_toy_scores, _t)
+assert _res is not None, "ex_code_prt returned None; return (precision, recall)"
+_ref = pr_t_curve(ex_toy_labels, ex_toy_scores, thresholds=_t)
+assert np.allclose(_res[0], _ref.precision) and np.allclose(_res[1], _ref.recall), (
+    f"on the toy set at t = {_t.tolist()}: expected precision {np.round(_ref.precision, 3).tolist()} and recall "
+    f"{np.round(_ref.recall, 3).tolist()}")
+
+# %% tags=["remove-cell", "check"]
+# logits, and normalised scores that fall exactly on the thresholds 0.25, 0.5 and 1
+_y, _s = np.array([0, 1, 0, 1, 1, 0]), np.array([-2.0, 2.0, 0.0, -1.0, 2.0, 1.0])
+_t = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+_res = ex_code_prt(_y, _s, _t)
+assert _res is not None, "ex_code_prt returned None; return (precision, recall)"
+_ref = pr_t_curve(_y, _s, thresholds=_t)
+assert np.allclose(_res[0], _ref.precision) and np.allclose(_res[1], _ref.recall), (
+    "scores from -2 to 2 (normalised 0, 1, 0.5, 0.25, 1, 0.75): expected precision "
+    f"{np.round(_ref.precision, 3).tolist()} and recall {np.round(_ref.recall, 3).tolist()}; normalise first, "
+    "and count a score equal to the threshold as positive (>=)")
+
+# %% tags=["remove-cell", "check"]
+try:
+    ex_code_prt(np.array([0, 1, 1]), np.array([0.3, 0.3, 0.3]), np.array([0.0, 1.0]))
+    _raised = False
+except ValueError:
+    _raised = True
+assert _raised, "constant scores must raise ValueError: min-max normalisation divides by max - min = 0"
+
+# %% tags=["remove-cell", "check"]
+_rng = np.random.default_rng(4)
+_y = _rng.random(400) < 0.2
+_s = np.round(_rng.normal(_y.astype(float), 1.0), 1)  # rounded: many ties
+_grid = np.linspace(0.0, 1.0, 101)
+_res = ex_code_prt(_y, _s, _grid)
+assert _res is not None, "ex_code_prt returned None; return (precision, recall)"
+_ref = pr_t_curve(_y, _s, n_thresholds=101)
+assert np.allclose(_res[0], _ref.precision) and np.allclose(_res[1], _ref.recall), (
+    "a random test set of 400 examples with tied scores on the 101-point grid: your curves differ from "
+    "pr_t_curve")
+
+# %% tags=["remove-cell", "check"]
+_rng = np.random.default_rng(5)
+_y = _rng.random(300) < 0.1
+_s = _rng.normal(2.0 * _y, 1.0)
+_res = ex_code_prt_auc(_y, _s)
+assert _res is not None, "ex_code_prt_auc returned None; return (precision_auc, recall_auc)"
+_ref = pr_t_auc(pr_t_curve(_y, _s, n_thresholds=101))
+assert np.allclose(_res, (_ref.precision, _ref.recall)), (
+    f"expected (precision-AUC, recall-AUC) = ({_ref.precision:.4f}, {_ref.recall:.4f}): trapezoids of width 0.01 "
+    "over the 101 thresholds")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Another digit: better or shifted?
+# :label: ex-em-experiment
+# :class: experimental
+#
+# The chapter's CIFAR-10 stand-in separates the digit 8 from the rest. Re-run that task with the digit **1** as the
+# positive class: 10 En and 10 Ep trial-models (a list `ex_exp_runs`),
+# `em.digits_run(distribution=d, run=r, positive_digit=1, seed=0, test_fraction=0.7)` for `d` in `("En", "Ep")`
+# and `r` in `range(10)`. Store the per-trial table of {func}`medeval.experiments.evaluation_measures.trial_table`
+# (its first return value) in `ex_exp_trials` and the output of
+# {func}`medeval.experiments.evaluation_measures.separability` on it in `ex_exp_separability`.
+#
+# Then answer in a few sentences: where do the models land relative to the quality band of the chapter
+# (mean ROC-AUC 0.75–0.95)? Which measures separate En and Ep (Cohen's d, {eq}`eq-em-cohen-d`), and how much of
+# PR-T's separation is left at the matched recall and after the prior correction? Compare with the digit-8
+# results of the chapter.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-em-experiment
+# :class: dropdown
+# ```
+# The digit 1 is easier than the 8: both models' mean ROC-AUC lies near 0.97–0.98, above the band and close to
+# the ceiling, so a comparison here says little about models of moderate quality. ROC-AUC and PR-AUC barely
+# separate En and Ep (Cohen's d below 1, differences of about 0.01), while the PR-T precision-AUC and recall-AUC
+# separate them by six to nine pooled standard deviations. Precision at the matched recall shows no difference at
+# all (d near 0), and after the prior correction the PR-T areas differ by less than half a standard deviation:
+# PR-T's separation is the calibration shift from the training prior, not a better ranking. On the digit 8 the
+# chapter finds the same shift, plus a small advantage of En at the matched recall (the *en-better-cifar* row) that
+# does not appear for the digit 1 — whether "En is better" holds depends on the task.
+
+# %% tags=["solution"]
+ex_exp_runs = [em.digits_run(distribution=d, run=r, positive_digit=1, seed=0, test_fraction=0.7)
+               for d in ("En", "Ep") for r in range(10)]
+ex_exp_trials = em.trial_table(ex_exp_runs)[0]
+ex_exp_separability = em.separability(ex_exp_trials)
+ex_exp_separability[["metric", "|Δ|", "Cohen's d"]].round(3)
+
+# %% tags=["remove-cell", "check"]
+_ref = em.digits_run(distribution="Ep", run=3, positive_digit=1, seed=0, test_fraction=0.7)
+_y, _s = _ref["imbalanced"]["y_true"], _ref["imbalanced"]["score_c"]
+assert hasattr(ex_exp_trials, "columns") and {"model", "ROC-AUC", "test positives"} <= set(ex_exp_trials.columns), (
+    "ex_exp_trials must be the table returned first by em.trial_table(runs)")
+assert sorted(ex_exp_trials.groupby("model").size().items()) == [("En", 10), ("Ep", 10)], (
+    "ex_exp_trials needs 10 En and 10 Ep trial-models")
+assert (ex_exp_trials["test positives"] == int(np.sum(_y))).all(), (
+    "the test set does not have the positives of the digit 1: call em.digits_run with positive_digit=1, seed=0, "
+    "test_fraction=0.7")
+assert np.isclose(ex_exp_trials[ex_exp_trials.model == "Ep"]["ROC-AUC"].iloc[3], roc_auc(_y, _s)), (
+    "the Ep trial-model with run=3 does not match em.digits_run(distribution='Ep', run=3, positive_digit=1, "
+    "seed=0, test_fraction=0.7)")
+
+# %% tags=["remove-cell", "check"]
+assert hasattr(ex_exp_separability, "columns") and "Cohen's d" in ex_exp_separability.columns, (
+    "ex_exp_separability must be the table of em.separability(ex_exp_trials)")
+_sep = ex_exp_separability.set_index("metric")
+_means = ex_exp_trials.groupby("model")[["ROC-AUC", "precision-AUC (PR-T)"]].mean()
+for _m in ("ROC-AUC", "precision-AUC (PR-T)"):
+    assert np.isclose(_sep.loc[_m, "|Δ|"], abs(_means.loc["En", _m] - _means.loc["Ep", _m])), (
+        f"the |Δ| of {_m} in ex_exp_separability does not match the means of ex_exp_trials: compute it with "
+        "em.separability(ex_exp_trials)")
+assert (_sep["Cohen's d"].dropna() >= 0).all(), "Cohen's d is a standardised absolute difference: never negative"
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} More negatives: which measures move with the test-set prior?
+# :label: ex-em-experiment-2
+# :class: experimental
+#
+# Tables 5.1–5.2 argue with a test set of 10 million negatives. Emulate larger test sets: take the first En
+# trial-model of the chapter's digits task,
+# `ex_exp2_run = em.digits_run(distribution="En", run=0, positive_digit=8, seed=0, test_fraction=0.7)`
+# (its test labels and scores are under the key `"imbalanced"`, entries `"y_true"` and `"score_c"`), and repeat
+# every *negative* test example $k$ times, which changes the ratio of positives to negatives (the chapter's
+# parameter `imbalance`) and nothing else.
+#
+# * Write `ex_exp2_with_negatives(y_true, y_score, k)`, returning `(labels, scores)` with every negative repeated
+#   `k` times (the positives once).
+# * Write `ex_exp2_measures(y_true, y_score)`, returning a dict with the keys `"ROC-AUC"`, `"PR-AUC"` (Algorithms
+#   4–5, {func}`medeval.metrics.curves.pr_auc_roc_interpolated` on 101 recall points), `"precision-AUC"` and
+#   `"recall-AUC"` (PR-T, 101 thresholds).
+# * Store in `ex_exp2_table` a DataFrame with one row per $k \in \{1, 5, 25\}$ (the index) and those four columns.
+#
+# Which measures move with the test-set prior, which do not, and why? What does it mean for comparing PR or PR-T
+# areas across test sets, such as PCam's balanced test set and CAMELYON16's?
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-em-experiment-2
+# :class: dropdown
+# ```
+# Repeating the negatives multiplies $FP$ and $TN$ by $k$ at every threshold and leaves $TP$ and $FN$ alone. The
+# FPR {eq}`eq-em-fpr` and the recall {eq}`eq-em-recall` do not change, so neither do the ROC curve, the ROC-AUC and
+# the PR-T recall curve (the minimum and maximum scores, and with them the normalisation, stay the same). Precision
+# {eq}`eq-em-precision` becomes $TP/(TP + k \cdot FP)$: the PR curve, the PR-AUC and the PR-T precision curve all
+# fall as the negatives grow. That is the thesis's point about large test sets, and also a warning: a PR-AUC or a
+# PR-T precision-AUC is a property of the model *and* of the test-set prior, so areas from test sets with different
+# priors (PCam's balanced test set, CAMELYON16's 1:12) cannot be compared with each other.
+
+# %% tags=["solution"]
+def ex_exp2_with_negatives(y_true, y_score, k):
+    """``(labels, scores)`` with every negative example repeated ``k`` times and every positive kept once."""
+    y = np.asarray(y_true).astype(bool)
+    s = np.asarray(y_score, dtype=float)
+    return np.r_[y[y], np.repeat(y[~y], k)], np.r_[s[y], np.repeat(s[~y], k)]
+
+
+def ex_exp2_measures(y_true, y_score):
+    """``{"ROC-AUC", "PR-AUC" (Algorithms 4-5, 101 recall points), "precision-AUC", "recall-AUC" (PR-T, 101
+    thresholds)}`` of one test set."""
+    prt = pr_t_auc(pr_t_curve(y_true, y_score, n_thresholds=101))
+    return {"ROC-AUC": roc_auc(y_true, y_score),
+            "PR-AUC": pr_auc_roc_interpolated(roc_curve(y_true, y_score), n_points=101),
+            "precision-AUC": prt.precision, "recall-AUC": prt.recall}
+
+
+ex_exp2_run = em.digits_run(distribution="En", run=0, positive_digit=8, seed=0, test_fraction=0.7)
+ex_exp2_table = pd.DataFrame.from_dict(
+    {k: ex_exp2_measures(*ex_exp2_with_negatives(ex_exp2_run["imbalanced"]["y_true"],
+                                                 ex_exp2_run["imbalanced"]["score_c"], k))
+     for k in (1, 5, 25)}, orient="index")
+ex_exp2_table.round(4)
+
+# %% tags=["remove-cell", "check"]
+_res = ex_exp2_with_negatives(np.array([1, 0, 0, 1]), np.array([0.9, 0.2, 0.4, 0.6]), 3)
+assert _res is not None, "ex_exp2_with_negatives returned None; return (labels, scores)"
+_y, _s = (np.asarray(a) for a in _res)
+assert _y.size == 8 and int(_y.sum()) == 2, "with k = 3, 2 positives and 2 negatives must become 2 and 6"
+assert sorted(_s[_y == 1].tolist()) == [0.6, 0.9] and sorted(_s[_y == 0].tolist()) == [0.2] * 3 + [0.4] * 3, (
+    "every negative's score must appear k times, every positive's once")
+
+# %% tags=["remove-cell", "check"]
+_ref = em.digits_run(distribution="En", run=0, positive_digit=8, seed=0, test_fraction=0.7)["imbalanced"]
+assert hasattr(ex_exp2_table, "loc") and list(ex_exp2_table.index) == [1, 5, 25], (
+    "ex_exp2_table needs one row per k, indexed 1, 5, 25")
+assert {"ROC-AUC", "PR-AUC", "precision-AUC", "recall-AUC"} <= set(ex_exp2_table.columns), (
+    "ex_exp2_table needs the columns ROC-AUC, PR-AUC, precision-AUC, recall-AUC")
+_y, _s = _ref["y_true"], _ref["score_c"]
+_prt = pr_t_auc(pr_t_curve(_y, _s))
+_expected = [roc_auc(_y, _s), pr_auc_roc_interpolated(roc_curve(_y, _s)), _prt.precision, _prt.recall]
+assert np.allclose(ex_exp2_table.loc[1, ["ROC-AUC", "PR-AUC", "precision-AUC", "recall-AUC"]].astype(float),
+                   _expected), (
+    "the row k = 1 does not match the En trial-model run=0 on the digit 8 (seed=0, test_fraction=0.7)")
+
+# %% tags=["remove-cell", "check"]
+assert hasattr(ex_exp2_table, "columns"), "ex_exp2_table must be a DataFrame"
+assert np.allclose(ex_exp2_table["ROC-AUC"], ex_exp2_table["ROC-AUC"].iloc[0]) and np.allclose(
+    ex_exp2_table["recall-AUC"], ex_exp2_table["recall-AUC"].iloc[0]), (
+    "repeating negatives leaves TPR and FPR unchanged, so ROC-AUC and recall-AUC must be the same for every k")
+assert (np.diff(ex_exp2_table["PR-AUC"].to_numpy(float)) < 0).all() and (
+    np.diff(ex_exp2_table["precision-AUC"].to_numpy(float)) < 0).all(), (
+    "more negatives mean more false positives at every threshold: PR-AUC and precision-AUC must fall as k grows")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Is En the better model?
+# :label: ex-em-critical
+# :class: critical
+#
+# The thesis concludes that PR-T reveals what ROC and PR hide, and that "En is a better model than Ep" (§5.6,
+# §5.7.1). Judge both claims from this chapter: the rows *fixed-curves-…*, *prt-vs-roc-…*, *prt-vs-pr-…* and
+# *en-better-…* of the {ref}`em-paper-vs-us` table (and the same rows in the book's Scorecard),
+# {numref}`fig-em-single`, {numref}`fig-em-matched` and the table of precision at $r^*$ below it.
+#
+# 1. Is "PR-T separates En and Ep more than ROC and PR" supported, and *what* does that separation measure?
+# 2. Is "En is the better model" supported? Which comparison can decide it, and what do its verdict, its n and
+#    its data basis (phantom or real) allow you to say?
+# 3. What would it take to settle the claim on the thesis's own data (which data, how many trial-models, which
+#    test)?
+#
+# Answer in about 200 words.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-em-critical
+# :class: dropdown
+# ```
+# A good answer makes these points, with the figures of the rendered run:
+#
+# * **The separation is real, but it is a shift.** Where the models pass the quality floor, the *fixed-curves* and
+#   *prt-vs-…* rows test the thesis's observation: PR-T's areas separate En and Ep by many pooled standard
+#   deviations while ROC-AUC and PR-AUC barely move. But PR-T thresholds the scores at fixed values, and Ep, trained
+#   on three times as many positives as En, scores everything higher; a pure calibration shift produces exactly
+#   this picture (the score histograms of {numref}`fig-em-histograms`). PR-T measures the operating points at fixed
+#   thresholds, not the quality of the ranking, so "PR-T separates more" is supported only as a statement about
+#   thresholds.
+# * **"Better" needs a shift-free comparison.** Precision at the same recall $r^*$ compares rankings, and the
+#   prior-corrected PR-T areas show how much of the fixed-threshold gap survives the correction (the table under
+#   {numref}`fig-em-matched`: compare "precision-AUC" with "precision-AUC, corrected"). The *en-better-…* rows
+#   decide the claim by the matched test: report their verdicts, and do not read a fixed-threshold gap, a
+#   non-significant difference or a tie as support. Where a row is [~], its stated n is what would decide it;
+#   where it is [n/a], the models did not reach the quality floor and nothing can be said.
+# * **Data basis.** The histology row rests on phantom patches and a small CNN, the digits row on a real but small
+#   stand-in with a logistic regression: neither is PCam→CAMELYON16 with the G-CNN.
+# * **To settle it:** the `full` profile's real PCam→CAMELYON16 and CIFAR-10 tasks, the thesis's 10 trial-models
+#   per model or the n the [~] row names, and a one-sided Welch test (or TOST for "no difference") of precision at
+#   matched recall — or of the PR-T areas after correcting the training prior — instead of a visual comparison of
+#   fixed-threshold curves.
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
 # ## Try it
 # * `--set positive_digit=1`: where do the digits models land in the quality band, and which rows change verdict?
 # * `--set imbalance=50`: which of ROC, PR and PR-T move with the test-set prior, and which do not?

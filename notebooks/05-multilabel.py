@@ -616,6 +616,7 @@ display(Markdown(
 ))
 
 # %% [markdown]
+# (ml-toy)=
 # ## Evaluating multi-label classifiers: the toy example
 #
 # The thesis's Tab. toymlpred / toymlmet: three classifiers score three X-rays on $K=5$ labels, and scores above 0.5
@@ -655,6 +656,7 @@ display(Markdown("Best classifier per metric of the table (ties included): "
 # software that rendered the table part ways. The bolding of the rendered table also marks the *lowest* subset
 # accuracy as best (the R code uses `min` for row 2).
 #
+# (ml-splitting)=
 # ## Splitting: 10 x 5-fold cross-validation
 #
 # The thesis's Tab. LDprop. For each split we compute LD {eq}`eq-ml-ld`, LPD {eq}`eq-ml-lpd` over the $K^{*}=91$ label
@@ -737,6 +739,7 @@ if len(it):
 display(Markdown(text))
 
 # %% [markdown]
+# (ml-patient-overlap)=
 # ## Patient overlap
 #
 # ChestX-ray14 has up to 184 images per patient. Three 70/10/20 splits: random images (Wang et al. 2017
@@ -945,6 +948,7 @@ else:
     rec("cnn_auc_summary", f"phantoms: macro AUC {ev.loc['AUC macro', 'value']:.3f} (not comparable)")
 
 # %% [markdown]
+# (ml-paper-vs-us)=
 # ## Paper vs us
 #
 # Basis `exact`: the paper's numbers recomputed from the shipped NIH label table or from the toy example's inputs,
@@ -982,6 +986,460 @@ notebook.checks_display([c.row() for c in CL.checks])
 
 # %% tags=["remove-input"]
 notebook.errata_display([e.row() for e in CL.errata])
+
+# %% [markdown]
+# ## Self-check
+#
+# Five quick questions on this chapter's formulas and verdicts; each answer says why it is right or wrong.
+
+# %% tags=["remove-input"]
+notebook.self_check([
+    {"question": "A classifier predicts no finding at all on every X-ray of ChestX-ray14. What is its Hamming loss?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "LDens, about 0.052", "correct": True,
+          "feedback": "Right: every wrong decision is a missed positive, and there are N·LCard of them among N·K "
+                      "decisions, so hloss = LCard/K = LDens (row 'Hamming loss of the all-zero prediction = "
+                      "LDens' of the Checks). Under sparse labels the Hamming loss rewards saying nothing."},
+         {"answer": "PMax, about 0.538 (the share of X-rays without a finding)", "correct": False,
+          "feedback": "No: 0.538 is this classifier's subset accuracy, the share of X-rays whose whole (empty) "
+                      "label set it gets right. The Hamming loss counts wrong decisions among all N·K of them."},
+         {"answer": "LCard, about 0.724", "correct": False,
+          "feedback": "No: LCard is the number of missed labels per X-ray; the Hamming loss divides by the K = 14 "
+                      "decisions of each X-ray as well, which gives LCard/K."},
+         {"answer": "1, because it finds none of the findings", "correct": False,
+          "feedback": "No: that is its recall failure (recall 0). The Hamming loss also counts the many correct "
+                      "'no finding' decisions, which is why it is so low here."},
+     ]},
+    {"question": "ChestX-ray14 has K = 14 labels and label density LDens = 0.05172. What is its label cardinality "
+                 "LCard, the mean number of findings per X-ray? (three significant digits)",
+     "type": "numeric", "precision": 3,
+     "answers": [
+         {"type": "value", "value": 0.724, "correct": True,
+          "feedback": "Yes: LCard = K · LDens = 14 × 0.05172 = 0.724 (the recomputed table gives 0.7240)."},
+         {"type": "range", "range": [0.0036, 0.0038], "correct": False,
+          "feedback": "That is LDens / K; LDens is LCard divided by K, so multiply instead."},
+         {"type": "range", "range": [1.56, 1.58], "correct": False,
+          "feedback": "That is the mean over the X-rays that carry at least one finding (LCard / 0.462); LCard "
+                      "averages over all X-rays, including the 54% without a finding."},
+         {"type": "default", "feedback": "Hint: LDens = LCard / K (the chapter's definition of the label density)."},
+     ]},
+    {"question": "Which way of averaging F1 over the labels makes Hernia (0.2% of the X-rays) count as much as "
+                 "Infiltration (17.7%)?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "Macro averaging: one F1 per label, then the mean over the labels", "correct": True,
+          "feedback": "Right: every label gets weight 1/K whatever its frequency, so rare findings count as much "
+                      "as frequent ones."},
+         {"answer": "Micro averaging: one F1 on all N·K decisions stacked into one vector", "correct": False,
+          "feedback": "No: micro averaging pools the counts tp, fp, fn of all labels, so frequent findings with "
+                      "many positives dominate it."},
+         {"answer": "Example-based averaging: one F1 per X-ray, then the mean over the X-rays", "correct": False,
+          "feedback": "No: it weights every X-ray equally; a label matters in proportion to the X-rays that carry "
+                      "or are predicted to carry it, so Hernia hardly appears."},
+         {"answer": "All three weight the labels equally; they only differ in undefined cases", "correct": False,
+          "feedback": "No: in the toy example they even rank the same classifiers differently (F1 micro prefers "
+                      "h3, F1 macro h1)."},
+     ]},
+    {"question": "One label on four X-rays: the two positives score 0.9 and 0.5, the two negatives 0.5 and 0.1. "
+                 "What is its AUC with the chapter's definition? (three significant digits)",
+     "type": "numeric", "precision": 3,
+     "answers": [
+         {"type": "value", "value": 1.0, "correct": True,
+          "feedback": "Yes: all 4 positive–negative pairs satisfy p_u ≥ p_v; the chapter's AUC counts the tied "
+                      "pair (0.5, 0.5) as correctly ordered, so AUC = 4/4 = 1."},
+         {"type": "range", "range": [0.875, 0.875], "correct": False,
+          "feedback": "That is the Mann–Whitney (scikit-learn) convention, which counts the tied pair as one half: "
+                      "3.5/4. The chapter's formula uses I(p_u ≥ p_v)."},
+         {"type": "range", "range": [0.75, 0.75], "correct": False,
+          "feedback": "That counts the tied pair as wrongly ordered; the chapter's indicator is I(p_u ≥ p_v)."},
+         {"type": "default", "feedback": "Hint: list the 2 × 2 positive–negative pairs and count those with "
+                                         "p_u ≥ p_v, ties included, then divide by 4."},
+     ]},
+    {"question": "Paper vs us marks the statement 'h1 and h3 are equivalent in terms of Hamming loss, subset "
+                 "accuracy and F1 macro' as [¬Re]. Why?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "With F1 macro as the text defines it (mean of the per-label F1) h1 and h3 differ (0.833 vs "
+                    "0.800); they tie only in mldr 0.4.0's F of the macro precision and recall (0.847 both)",
+          "correct": True,
+          "feedback": "Right: the table was rendered by software that used another definition than the text. "
+                      "Both conventions are in the toy table."},
+         {"answer": "The printed f2 differs from the scores in the thesis's code", "correct": False,
+          "feedback": "No: that discrepancy concerns h2 (last column of the toy table), not h1 or h3."},
+         {"answer": "h1 and h3 have different Hamming losses", "correct": False,
+          "feedback": "No: all three classifiers have Hamming loss 0.2, and h1 and h3 share subset accuracy 1/3."},
+         {"answer": "The threshold a > 0.5 of the text and a ≥ 0.5 of mldr give different predictions",
+          "correct": False,
+          "feedback": "No: no toy score equals 0.5, so both thresholds give the same predictions."},
+     ]},
+])
+
+# %% [markdown]
+# ## Exercises
+#
+# The student version of this notebook (`medeval student 05-multilabel`) has the same exercises with the solutions
+# removed; `medeval grade` runs the checks. The exercises use only the cell below and their own solutions.
+
+# %% tags=["exercise-setup"]
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from medeval.experiments import multilabel_cxr14 as mlx
+from medeval.metrics import multilabel as ml
+
+warnings.filterwarnings("ignore", category=ml.UndefinedMetricWarning)
+ex_Y_toy = mlx.TOY_LABELS  # the toy example's true labels: 3 X-rays x 5 labels
+ex_P_toy = mlx.TOY_SCORES  # the scores of h1, h2, h3 (the thesis's code), each 3 x 5
+ex_Y_all = mlx.load_label_matrix()[1]  # the real ChestX-ray14 label table, 112,120 x 14 (0/1)
+
+# %% [markdown]
+# ```{exercise} The toy example by hand
+# :label: ex-ml-hand
+# :class: by-hand
+#
+# Classifier $h_1$ of the toy example ({ref}`ml-toy`) scores three X-rays on $K=5$ labels:
+#
+# | X-ray | true labels $\boldsymbol y_i$ | scores $\boldsymbol p_i$ of $h_1$ |
+# |---|---|---|
+# | $x_1$ | 0 1 0 0 0 | 0.1 0.9 0.4 0.3 0.2 |
+# | $x_2$ | 1 0 1 1 1 | 0.6 0.7 0.8 0.9 0.6 |
+# | $x_3$ | 0 1 0 0 1 | 0.1 0.4 0.2 0.1 0.3 |
+#
+# Threshold the scores with $t(a)$ {eq}`eq-ml-threshold`, then compute by hand (fractions are fine):
+#
+# 1. the Hamming loss {eq}`eq-ml-hloss`;
+# 2. the example-based $F_1^{\text{example}}$ {eq}`eq-ml-example-prf` (is any X-ray undefined?);
+# 3. the micro-averaged $F_1^{\text{micro}}$ {eq}`eq-ml-f1-micro-macro`.
+#
+# Store them in `ex_hand_hloss`, `ex_hand_f1_example` and `ex_hand_f1_micro` (floats). Why is
+# $F_1^{\text{example}}$ lower than $F_1^{\text{micro}}$ here?
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-ml-hand
+# :class: dropdown
+# ```
+# The predictions are $\hat{\boldsymbol y}_1=(0,1,0,0,0)$, $\hat{\boldsymbol y}_2=(1,1,1,1,1)$ and
+# $\hat{\boldsymbol y}_3=(0,0,0,0,0)$ (only scores above 0.5 count).
+#
+# 1. Wrong decisions: none on $x_1$, one on $x_2$ (label 2, a false positive), two on $x_3$ (labels 2 and 5, false
+#    negatives): $3/15 = 0.2$.
+# 2. Per X-ray $2|Y_i\cap\hat Y_i|/(|Y_i|+|\hat Y_i|)$: $x_1$: $2/2=1$; $x_2$: $2\cdot4/(4+5)=8/9$; $x_3$:
+#    $0/(2+0)=0$. No X-ray is undefined: $x_3$ has nothing predicted but two true labels, so its $F_1$ is a
+#    defined 0 (only $|Y_i|=|\hat Y_i|=0$ is 0/0). Mean: $(1+8/9+0)/3=17/27\approx0.630$.
+# 3. Pooled over all 15 decisions: $\mathrm{tp}=5$, $\mathrm{fp}=1$, $\mathrm{fn}=2$, so
+#    $F_1^{\text{micro}}=10/13\approx0.769$.
+#
+# The empty prediction on $x_3$ costs a whole third of the example average (its $F_1$ is 0) but only 2 of the 7
+# positives in the pooled count: the example-based measure weights X-rays, the micro measure decisions.
+
+# %% tags=["solution"]
+ex_hand_hloss = 3 / 15
+ex_hand_f1_example = (1 + 8 / 9 + 0) / 3
+ex_hand_f1_micro = 10 / 13
+
+# %% tags=["remove-cell", "check"]
+assert np.isclose(ex_hand_hloss, ml.hamming_loss(ex_Y_toy, ml.binarize(ex_P_toy[0]))), (
+    "ex_hand_hloss: count the cells where the thresholded h1 (score > 0.5) differs from y, and divide by all 15 cells")
+
+# %% tags=["remove-cell", "check"]
+assert np.isclose(ex_hand_f1_example, ml.example_f1(ex_Y_toy, ml.binarize(ex_P_toy[0]))), (
+    "ex_hand_f1_example: average 2|Y ∩ Ŷ| / (|Y| + |Ŷ|) over the three X-rays; an X-ray with true labels but "
+    "nothing predicted has F1 = 0, it is not left out")
+
+# %% tags=["remove-cell", "check"]
+assert np.isclose(ex_hand_f1_micro, ml.f1_micro(ex_Y_toy, ml.binarize(ex_P_toy[0]))), (
+    "ex_hand_f1_micro: pool tp, fp and fn over all 15 decisions, then 2 tp / (2 tp + fp + fn)")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Example-based F1 in numpy
+# :label: ex-ml-code
+# :class: coding
+#
+# Implement $F_1^{\text{example}}$ {eq}`eq-ml-example-prf` as `ex_code_example_f1(Y, Y_pred)` for (N, K) 0/1
+# arrays, with the chapter's policy for undefined values ({ref}`ml-method`, "Three ways to aggregate"): an X-ray
+# with no true and no predicted label is 0/0, left out of the mean; if every X-ray is undefined, return NaN. No
+# loops over X-rays are needed. The checks compare your function with
+# {func}`medeval.metrics.multilabel.example_f1` on the toy classifiers, on a sparse random label matrix (most rows
+# empty, as in ChestX-ray14) and on edge cases.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-ml-code
+# :class: dropdown
+# ```
+# Row sums give $|Y_i\cap\hat Y_i|$, $|Y_i|$ and $|\hat Y_i|$ at once; the mask `size > 0` drops the undefined
+# X-rays. Counting them as 0 (scikit-learn's `zero_division=0`) or as 1 (mldr's rule) would move the result a lot
+# on sparse data such as ChestX-ray14, where most X-rays have no finding and a good model predicts none.
+
+# %% tags=["solution"]
+def ex_code_example_f1(Y, Y_pred):
+    """Example-based F1: the mean over X-rays i of 2 |Y_i ∩ Ŷ_i| / (|Y_i| + |Ŷ_i|).
+
+    Y, Y_pred: (N, K) arrays of 0/1 (true and predicted labels). X-rays with no true and no predicted label
+    are undefined and left out of the mean. Returns a float; NaN when every X-ray is undefined.
+    """
+    Y = np.asarray(Y).astype(bool)
+    Y_pred = np.asarray(Y_pred).astype(bool)
+    both = (Y & Y_pred).sum(axis=1)
+    size = Y.sum(axis=1) + Y_pred.sum(axis=1)
+    defined = size > 0
+    if not defined.any():
+        return float("nan")
+    return float(np.mean(2 * both[defined] / size[defined]))
+
+
+# %% tags=["remove-cell", "check"]
+for _j, _scores in enumerate(ex_P_toy):
+    _pred = ml.binarize(_scores)
+    assert np.isclose(ex_code_example_f1(ex_Y_toy, _pred), ml.example_f1(ex_Y_toy, _pred)), (
+        f"toy classifier h{_j + 1}: expected {ml.example_f1(ex_Y_toy, _pred):.4f}, "
+        f"got {ex_code_example_f1(ex_Y_toy, _pred)}")
+
+# %% tags=["remove-cell", "check"]
+_rng = np.random.default_rng(5)
+_Y = (_rng.random((300, 14)) < 0.05).astype(int)
+_Yp = (_rng.random((300, 14)) < 0.05).astype(int)
+assert np.isclose(ex_code_example_f1(_Y, _Yp), ml.example_f1(_Y, _Yp)), (
+    f"sparse random labels: expected {ml.example_f1(_Y, _Yp):.4f}, got {ex_code_example_f1(_Y, _Yp)}; X-rays "
+    "with nothing true and nothing predicted must be left out of the mean, not counted as 0 or 1")
+
+# %% tags=["remove-cell", "check"]
+_r = ex_code_example_f1(np.zeros((4, 3), dtype=int), np.zeros((4, 3), dtype=int))
+assert _r is not None and np.isnan(_r), "every X-ray undefined (nothing true, nothing predicted): return NaN"
+assert np.isclose(ex_code_example_f1([[1, 0], [0, 0]], [[0, 0], [0, 0]]), 0.0), (
+    "an X-ray with a true label and nothing predicted has F1 = 0 (defined); the empty second row is left out")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Macro F1: the text's definition and the software's
+# :label: ex-ml-code-2
+# :class: coding
+#
+# The row `toy-h1-h3-equal` of {ref}`ml-paper-vs-us` is [¬Re] because macro-F1 has two conventions: the mean of the
+# per-label $F_1$ {eq}`eq-ml-f1-micro-macro` (the text) and the $F$ of the macro precision and recall
+# {eq}`eq-ml-f1-macro-pr` (mldr 0.4.0, which rendered the table). Implement both as
+# `ex_code_f1_macro(Y, Y_pred, convention)` with `convention` `"mean_of_f1"` or `"f_of_macro_pr"`. Undefined
+# per-label values are left out of their mean: a label's $F_1$ when $\mathrm{tp}+\mathrm{fp}+\mathrm{fn}=0$, its
+# precision when it is never predicted, its recall when it has no positive; return NaN when a mean has nothing
+# left or when $P+R=0$. The checks compare with {func}`medeval.metrics.multilabel.f1_macro`. Then compute both
+# conventions for $h_1$ and $h_3$ (scores above 0.5) and store them in `ex_code_f1_macro_h1_h3`, a dict
+# `{convention: (value for h1, value for h3)}`: which convention makes the two classifiers tie?
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-ml-code-2
+# :class: dropdown
+# ```
+# Per label, $\mathrm{tp}_k,\mathrm{fp}_k,\mathrm{fn}_k$ are column sums. For $h_1$ versus $h_3$ the mean of the
+# per-label $F_1$ gives $0.833$ versus $0.800$, the $F$ of macro $P$ and $R$ gives $0.847$ for both: the statement
+# "equivalent in F1 macro" is true only under the software's convention, not under the definition in the text.
+# The two conventions can differ a lot when precision and recall vary across labels, because the harmonic mean of
+# two averages is not the average of the harmonic means.
+
+# %% tags=["solution"]
+def ex_code_f1_macro(Y, Y_pred, convention="mean_of_f1"):
+    """Macro F1 of (N, K) 0/1 arrays of true and predicted labels.
+
+    convention="mean_of_f1": (1/K) sum_k 2 tp_k / (2 tp_k + fp_k + fn_k), labels with tp + fp + fn = 0 left out.
+    convention="f_of_macro_pr": 2 P R / (P + R), P = mean precision over the labels predicted at least once,
+    R = mean recall over the labels with at least one positive. Returns a float; NaN when undefined.
+    """
+    Y = np.asarray(Y).astype(bool)
+    Y_pred = np.asarray(Y_pred).astype(bool)
+    tp = (Y & Y_pred).sum(axis=0)
+    fp = (~Y & Y_pred).sum(axis=0)
+    fn = (Y & ~Y_pred).sum(axis=0)
+
+    def mean_of_ratios(num, den):
+        ok = den > 0
+        return float(np.mean(num[ok] / den[ok])) if ok.any() else float("nan")
+
+    if convention == "mean_of_f1":
+        return mean_of_ratios(2 * tp, 2 * tp + fp + fn)
+    if convention == "f_of_macro_pr":
+        p, r = mean_of_ratios(tp, tp + fp), mean_of_ratios(tp, tp + fn)
+        return 2 * p * r / (p + r) if p + r > 0 else float("nan")
+    raise ValueError(f"convention must be 'mean_of_f1' or 'f_of_macro_pr', got {convention!r}")
+
+
+ex_code_f1_macro_h1_h3 = {
+    conv: (ex_code_f1_macro(ex_Y_toy, ml.binarize(ex_P_toy[0]), conv),
+           ex_code_f1_macro(ex_Y_toy, ml.binarize(ex_P_toy[2]), conv))
+    for conv in ("mean_of_f1", "f_of_macro_pr")
+}
+ex_code_f1_macro_h1_h3
+
+# %% tags=["remove-cell", "check"]
+for _j, _scores in enumerate(ex_P_toy):
+    _pred = ml.binarize(_scores)
+    for _conv in ("mean_of_f1", "f_of_macro_pr"):
+        _want = ml.f1_macro(ex_Y_toy, _pred, convention=_conv)
+        _got = ex_code_f1_macro(ex_Y_toy, _pred, _conv)
+        assert np.isclose(_got, _want), f"toy h{_j + 1}, convention {_conv!r}: expected {_want:.4f}, got {_got}"
+
+# %% tags=["remove-cell", "check"]
+_rng = np.random.default_rng(7)
+_Y = (_rng.random((40, 8)) < 0.08).astype(int)
+_Yp = (_rng.random((40, 8)) < 0.08).astype(int)
+_Y[:, 0] = 0
+_Yp[:, 0] = 0  # label 0: nothing true, nothing predicted
+_Yp[:, 1] = 0  # label 1: never predicted (precision undefined)
+_Y[:, 2] = 0
+_Yp[:3, 2] = 1  # label 2: predicted but never true (recall undefined)
+for _conv in ("mean_of_f1", "f_of_macro_pr"):
+    _want = ml.f1_macro(_Y, _Yp, convention=_conv)
+    _got = ex_code_f1_macro(_Y, _Yp, _conv)
+    assert np.isclose(_got, _want), (
+        f"labels never true or never predicted, convention {_conv!r}: expected {_want:.4f}, got {_got}; leave "
+        "each undefined per-label value out of its own mean")
+
+# %% tags=["remove-cell", "check"]
+for _conv in ("mean_of_f1", "f_of_macro_pr"):
+    _want = tuple(ml.f1_macro(ex_Y_toy, ml.binarize(ex_P_toy[_j]), convention=_conv) for _j in (0, 2))
+    assert np.allclose(ex_code_f1_macro_h1_h3[_conv], _want), (
+        f"ex_code_f1_macro_h1_h3[{_conv!r}] should be (h1, h3) = ({_want[0]:.4f}, {_want[1]:.4f})")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} When do random folds lose a label?
+# :label: ex-ml-experiment
+# :class: experimental
+#
+# On all 112,120 X-rays random 5-fold splits never miss a label ({ref}`ml-splitting`). Re-run the split
+# experiment with **10 folds** on smaller random subsets. For each $n$ in (1000, 3000, 10000, 30000) draw the subset
+# with the chapter's `split_subsample` rule,
+# `ex_Y_all[np.sort(np.random.default_rng([222, 1]).choice(len(ex_Y_all), n, replace=False))]`, and compute
+#
+# * `FLZ_mean`: the mean FLZ {eq}`eq-ml-fz` of `mlx.split_experiment(Ysub, n_repetitions=10, n_folds=10, seed=222)`;
+# * `FLZ_expected`: its closed form `mlx.expected_fold_label_zeros(Ysub, 10)`;
+# * `FLZ_iterative`: the FLZ of one iterative-stratification split
+#   (`mlx.split_experiment(..., n_repetitions=1, n_folds=10, seed=222, method="iterative")`);
+# * `FLZ_min_possible`: $\sum_k\max(0,\,J-D_k)$ with $J=10$ and $D_k$ the positives of label $k$ in the subset (the
+#   fewest fold–label pairs without a positive that *any* split can reach);
+# * `LD_rel`: the mean LD {eq}`eq-ml-ld` of the random splits divided by `mlx.mean_label_odds(Ysub)`.
+#
+# Complete `ex_exp_run` and store its result in `ex_exp_flz`: a DataFrame with one row per $n$ (index $n$, in that
+# order) and those five columns (it runs in a few seconds). Then write, in a few sentences: from which $n$ on do
+# random folds keep every label in every fold, does the closed form predict it, how close does iterative
+# stratification get to the floor and why can it not do better, and what this says about LD as a measure of
+# "extremely small" at these sizes.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-ml-experiment
+# :class: dropdown
+# ```
+# At $n=1000$ Hernia has 3 positives, so any 10-fold split leaves at least 7 of its folds empty; random folds lose
+# rare labels in about 17 fold–label pairs per split, iterative stratification reaches the floor (7). FLZ of random
+# folds falls to about 5 at $n=3000$, about 1 at $n=10{,}000$ and 0 at $n=30{,}000$; the hypergeometric expectation
+# follows the observed means closely, so one can predict the problem before splitting. Iterative stratification
+# cannot go below $\sum_k\max(0,J-D_k)$: a label with fewer positives than folds cannot be in every fold. LD as a
+# fraction of the label odds grows as $n$ shrinks (about 30% at $n=1000$, 6% at $30{,}000$, against 2% on the
+# whole data set with 5 folds), so "extremely small" is a statement about ChestX-ray14's size and the number of
+# folds, not about random splitting in general.
+
+# %% tags=["solution"]
+def ex_exp_run(n_values=(1000, 3000, 10000, 30000), n_folds=10, seed=222):
+    """One row per subset size n: FLZ_mean, FLZ_expected, FLZ_iterative, FLZ_min_possible, LD_rel (see the prompt)."""
+    rows = {}
+    for n in n_values:
+        sub = np.sort(np.random.default_rng([seed, 1]).choice(len(ex_Y_all), n, replace=False))
+        y = ex_Y_all[sub]
+        runs = mlx.split_experiment(y, n_repetitions=10, n_folds=n_folds, seed=seed)
+        iterative = mlx.split_experiment(y, n_repetitions=1, n_folds=n_folds, seed=seed, method="iterative")
+        positives = y.sum(axis=0).astype(int)
+        rows[n] = {
+            "FLZ_mean": float(runs["FLZ"].mean()),
+            "FLZ_expected": mlx.expected_fold_label_zeros(y, n_folds),
+            "FLZ_iterative": float(iterative["FLZ"].iloc[0]),
+            "FLZ_min_possible": int(np.maximum(0, n_folds - positives).sum()),
+            "LD_rel": float(runs["LD"].mean() / mlx.mean_label_odds(y)),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("n")
+
+
+ex_exp_flz = ex_exp_run()
+ex_exp_flz
+
+# %% tags=["remove-cell", "check"]
+assert list(ex_exp_flz.index) == [1000, 3000, 10000, 30000], "one row per n, index 1000, 3000, 10000, 30000"
+assert {"FLZ_mean", "FLZ_expected", "FLZ_iterative", "FLZ_min_possible", "LD_rel"} <= set(ex_exp_flz.columns), (
+    "columns FLZ_mean, FLZ_expected, FLZ_iterative, FLZ_min_possible and LD_rel are needed")
+
+# %% tags=["remove-cell", "check"]
+_sub = ex_Y_all[np.sort(np.random.default_rng([222, 1]).choice(len(ex_Y_all), 3000, replace=False))]
+_runs = mlx.split_experiment(_sub, n_repetitions=10, n_folds=10, seed=222)
+assert np.isclose(ex_exp_flz.loc[3000, "FLZ_mean"], _runs["FLZ"].mean()), (
+    "FLZ_mean at n = 3000 does not match 10 random 10-fold splits (seed 222) of the chapter's subsample")
+assert np.isclose(ex_exp_flz.loc[3000, "LD_rel"], _runs["LD"].mean() / mlx.mean_label_odds(_sub)), (
+    "LD_rel at n = 3000: the mean LD of the random splits divided by mlx.mean_label_odds of the subset")
+assert np.isclose(ex_exp_flz.loc[3000, "FLZ_expected"], mlx.expected_fold_label_zeros(_sub, 10)), (
+    "FLZ_expected at n = 3000 must be the closed form for 10 folds")
+
+# %% tags=["remove-cell", "check"]
+for _n in (1000, 3000, 10000, 30000):
+    _sub = ex_Y_all[np.sort(np.random.default_rng([222, 1]).choice(len(ex_Y_all), _n, replace=False))]
+    _floor = int(np.maximum(0, 10 - _sub.sum(axis=0).astype(int)).sum())
+    assert ex_exp_flz.loc[_n, "FLZ_min_possible"] == _floor, (
+        f"FLZ_min_possible at n = {_n}: sum over labels of max(0, 10 - positives); beware of uint8 overflow")
+    assert ex_exp_flz.loc[_n, "FLZ_iterative"] >= _floor and ex_exp_flz.loc[_n, "FLZ_expected"] >= _floor - 1e-9, (
+        f"n = {_n}: no split can have fewer empty fold-label pairs than the floor {_floor}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Is stratification unnecessary for ChestX-ray14?
+# :label: ex-ml-critical
+# :class: critical
+#
+# The thesis argues that with a data set as large as ChestX-ray14 and a small PLDiv, stratified sampling is
+# unnecessary: random folds are as well balanced. Read the rows `random-splits-small-ld` and
+# `stratification-unnecessary` of {ref}`ml-paper-vs-us` (their rule, n and verdict), {numref}`fig-ml-split-quality`
+# and the split table of {ref}`ml-splitting`, the section {ref}`ml-patient-overlap`, and the chapter's entries in the
+# book's Scorecard. Is the claim supported by our evidence? Say what LD measures and what it averages away, which
+# bound decides "as well balanced" and who chose it, what happens at smaller $n$ or more folds (your experimental
+# exercise), and whether "balanced labels" is the property a ChestX-ray14 split most needs.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-ml-critical
+# :class: dropdown
+# ```
+# A good answer separates what is supported from what is not. **Supported, narrowly:** on all 112,120 X-rays,
+# random 5-fold splits have an LD of about 2% of the mean label odds (default profile; about 4% on the smoke
+# profile's 20,000-image subset), iterative stratification a small fraction of a per cent, and the equivalence
+# test of `stratification-unnecessary` decides the difference against a ±5% margin; the expected number of empty
+# fold–label pairs is astronomically small. **But:** the margin (5% of
+# the odds) is our choice, since the thesis quotes no threshold, and the verdict depends on it; LD is a mean over 14
+# labels, so a rare label (Hernia, 0.2%) can be off by much more than LD suggests; FLPZ shows that label *pairs*
+# are missing from some folds with either method; and the experimental exercise shows that the argument is about
+# size and fold count: at a few thousand X-rays, or with more folds, random folds lose labels and stratification
+# helps (down to the floor no split can beat). **Most important:** LD, LPD and FLZ only look at labels. The
+# thesis's random folds are image-level, and {ref}`ml-patient-overlap` shows that random splits put X-rays of the
+# same patient in training and test; for ChestX-ray14 (up to 184 X-rays per patient) that leakage biases the test
+# metrics far more than a label imbalance of a few per cent of the odds. So "stratification is unnecessary" is
+# defensible for label balance on the full data set, but "random folds are fine" is not: the split must be
+# patient-level (or follow the thesis's later-follow-up rule), and stratification can be added at patient level.
+
+# %% [markdown]
+# ```{solution-end}
+# ```
 
 # %% [markdown]
 # ## Try it

@@ -440,6 +440,7 @@ display(Markdown(
 ))
 
 # %% [markdown]
+# (data-checks)=
 # ## Checks: the stand-ins follow the real data
 #
 # This page reproduces no paper, so it has no claims: its table checks that the stand-ins follow the real data
@@ -448,6 +449,432 @@ display(Markdown(
 
 # %% tags=["hide-input"]
 notebook.checks_display(notebook.record_checks(data_appendix.stand_in_checks(labels, boxes, fractions)))
+
+# %% [markdown]
+# ## Self-check
+#
+# Five quick questions on this page; each answer explains itself.
+
+# %% tags=["remove-input"]
+notebook.self_check([
+    {"question": "A phantom label set copies a whole row of the real ChestX-ray14 label table (the label-sampling "
+                 "equation, uniform weights). Besides each finding's prevalence, what does that reproduce up to "
+                 "sampling error?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "Nothing more: the 14 findings are drawn independently with the real prevalences",
+          "correct": False,
+          "feedback": "No: that would be the product of the margins; it would lose, e.g., that Effusion goes with "
+                      "Cardiomegaly. A whole row keeps the dependence."},
+         {"answer": "The co-occurrences of findings and the number of findings per image as well", "correct": True,
+          "feedback": "Right: drawing whole rows samples the empirical joint distribution of the 14 bits, so every "
+                      "margin, pair and count follows the table."},
+         {"answer": "Exactly the real prevalences, with no sampling error", "correct": False,
+          "feedback": "No: rows are drawn with replacement, so a phantom prevalence is a binomial estimate; that is "
+                      "why the page measures it in binomial standard errors (the z-score equation)."},
+         {"answer": "The positions and sizes of the lesion boxes", "correct": False,
+          "feedback": "No: boxes come from the NIH box list (the box equation) or from anatomical priors, not from "
+                      "the label table."},
+     ]},
+    {"question": "A finding has real prevalence $\\pi_f = 0.05$; in $n = 20{,}000$ phantom label sets its prevalence "
+                 "is $\\hat\\pi_f = 0.055$. What is its z-score $z_f$? (three significant digits)",
+     "type": "numeric", "precision": 3,
+     "answers": [
+         {"type": "value", "value": 3.24, "correct": True,
+          "feedback": "Yes: the SE is $\\sqrt{0.05 \\cdot 0.95 / 20000} = 0.00154$, so z = 0.005 / 0.00154 = 3.24."},
+         {"type": "range", "range": [7.6, 7.8], "correct": False,
+          "feedback": "That uses n = 112,120, the size of the real table; the SE is that of the phantom estimate, "
+                      "so n is the number of phantom label sets."},
+         {"type": "range", "range": [2000, 2200], "correct": False,
+          "feedback": "You divided by the variance $\\pi_f(1 - \\pi_f)/n$; take its square root."},
+         {"type": "default",
+          "feedback": "Hint: $z_f = (\\hat\\pi_f - \\pi_f) / \\sqrt{\\pi_f (1 - \\pi_f) / n}$ with the real "
+                      "$\\pi_f$ in the SE."},
+     ]},
+    {"question": "A label table has 10 rows, 2 of them with Cardiomegaly. After raking to a Cardiomegaly prevalence "
+                 "of 0.5 (the raking equation), what is the weight of one row WITHOUT Cardiomegaly? (three significant "
+                 "digits)",
+     "type": "numeric", "precision": 3,
+     "answers": [
+         {"type": "value", "value": 0.0625, "correct": True,
+          "feedback": "Yes: $q = 0.2$, so each negative row goes from 0.1 to 0.1 x 0.5 / 0.8 = 0.0625 (and each "
+                      "positive row to 0.1 x 0.5 / 0.2 = 0.25; the weights still sum to 1)."},
+         {"type": "range", "range": [0.2495, 0.2505], "correct": False,
+          "feedback": "That is the weight of a row WITH Cardiomegaly, 0.1 x 0.5 / 0.2."},
+         {"type": "range", "range": [0.0995, 0.1005], "correct": False,
+          "feedback": "That is the uniform weight 1/R before raking; the negatives must now share only half of "
+                      "the mass."},
+         {"type": "default",
+          "feedback": "Hint: negative rows are scaled by $(1 - p_f)/(1 - q_f)$, starting from $w_r = 1/R$."},
+     ]},
+    {"question": "You re-run this page with ten times more phantom label sets (n_label_samples 20,000 -> 200,000). "
+                 "If the sampler is right, what happens to the largest |difference| and the largest |z| of the "
+                 "prevalence table?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "Both shrink by about $\\sqrt{10}$", "correct": False,
+          "feedback": "No: z is already scaled by the SE $\\sqrt{\\pi_f(1-\\pi_f)/n}$, which shrinks too; only a "
+                      "real mismatch would make |z| grow with n."},
+         {"answer": "Both shrink by about 10", "correct": False,
+          "feedback": "No: sampling errors of proportions shrink like $1/\\sqrt n$, not $1/n$."},
+         {"answer": "The largest |difference| shrinks by about $\\sqrt{10} \\approx 3.2$; the largest |z| stays "
+                    "about the same size", "correct": True,
+          "feedback": "Right: the difference is a sampling error of order $1/\\sqrt n$, while z divides it by its "
+                      "own SE, so it stays roughly the maximum of 14 standard normals whatever n is."},
+         {"answer": "The largest |difference| stays the same; the largest |z| grows by $\\sqrt{10}$",
+          "correct": False,
+          "feedback": "That is what a systematic mismatch between phantoms and table would do. Rows copied from "
+                      "the table have no such bias."},
+     ]},
+    {"question": "Why are the phantom boxes of some findings (most visibly Pneumothorax) smaller than the NIH boxes "
+                 "they are drawn from?",
+     "type": "multiple_choice",
+     "answers": [
+         {"answer": "The lesion is drawn inside the sampled region and the reported box is the tight box of the "
+                    "rendered mask", "correct": True,
+          "feedback": "Right: an ellipse inscribed in the region, or a pneumothorax clipped to the lung field, "
+                      "has a tight box no larger than the region, often smaller."},
+         {"answer": "The log-normal size factor $e^{\\eta}$ of the box equation is below 1 on average",
+          "correct": False,
+          "feedback": "No: $\\eta \\sim N(0, 0.08^2)$, so the median factor is exactly 1 (its mean is slightly "
+                      "above 1)."},
+         {"answer": "The phantoms are rendered at a smaller image size than 1,024 pixels", "correct": False,
+          "feedback": "No: both box sets are divided by their own image side before they are compared."},
+         {"answer": "Box centres are clipped to [0.02, 0.98]", "correct": False,
+          "feedback": "No: clipping moves a centre, it does not shrink a box."},
+     ]},
+])
+
+# %% [markdown]
+# ## Exercises
+#
+# The student version of this page (`medeval student A1-data`) has the same exercises with the solutions removed;
+# `medeval grade` runs the checks. The exercises use only the cell below and the label table shipped with the book.
+
+# %% tags=["exercise-setup"]
+import numpy as np
+
+from medeval.data.chestxray14 import LABELS, load_labels
+from medeval.data.phantoms.chest import (
+    generate_chest_phantoms,
+    label_statistics,
+    raked_row_weights,
+    sample_label_sets,
+)
+from medeval.data.splits import iterative_stratified_kfold, random_kfold
+
+# The real ChestX-ray14 label table as a (112120, 14) 0/1 matrix, columns in LABELS order.
+ex_real_labels = load_labels()[list(LABELS)].to_numpy()
+# The six-image toy table of the first exercise as a (6, 14) matrix (all other findings 0).
+ex_toy_labels = np.zeros((6, len(LABELS)), dtype=np.uint8)
+for ex_finding, ex_column in {"Cardiomegaly": [1, 0, 0, 0, 0, 1], "Effusion": [1, 1, 0, 1, 0, 1],
+                              "Infiltration": [0, 1, 0, 0, 0, 1]}.items():
+    ex_toy_labels[:, LABELS.index(ex_finding)] = ex_column
+
+# %% [markdown]
+# ```{exercise} Label statistics and one raking step on a toy table
+# :label: ex-data-hand
+# :class: by-hand
+#
+# A toy label table has six images and three findings (every other finding is 0); it is `ex_toy_labels` in the
+# setup cell:
+#
+# | image | Cardiomegaly | Effusion | Infiltration |
+# |---|---|---|---|
+# | 1 | 1 | 1 | 0 |
+# | 2 | 0 | 1 | 1 |
+# | 3 | 0 | 0 | 0 |
+# | 4 | 0 | 1 | 0 |
+# | 5 | 0 | 0 | 0 |
+# | 6 | 1 | 1 | 1 |
+#
+# By hand, with {eq}`eq-data-label-statistics`:
+#
+# 1. the prevalence $\pi_{\text{Effusion}}$; store it in `ex_hand_prevalence`;
+# 2. the co-occurrence $\pi_{\text{Cardiomegaly},\,\text{Effusion}}$; store it in `ex_hand_cooccurrence`;
+# 3. the fraction $h_1$ of images with exactly one finding; store it in `ex_hand_h1`.
+#
+# Now impose a Cardiomegaly prevalence of $p = 0.5$ by raking, {eq}`eq-data-raking`, starting from uniform weights
+# $w_r = 1/6$ (with one named finding, one pass converges):
+#
+# 4. the new weight of image 1; store it in `ex_hand_weight_image1`;
+# 5. the weighted Effusion prevalence $\sum_r w_r\, y_{r,\text{Effusion}}$ under the raked weights; store it in
+#    `ex_hand_effusion_raked`.
+#
+# All five are floats. Why did the Effusion prevalence move although only Cardiomegaly was named?
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-data-hand
+# :class: dropdown
+# ```
+# 1. Effusion is present in images 1, 2, 4 and 6: $\pi_{\text{Effusion}} = 4/6 = 0.667$.
+# 2. Both findings are present in images 1 and 6: $\pi_{\text{Cardiomegaly},\,\text{Effusion}} = 2/6 = 0.333$.
+# 3. The counts per image are 2, 2, 0, 1, 0, 3, so one image (image 4) has exactly one finding: $h_1 = 1/6$.
+# 4. $q = 2/6$. Positive rows are scaled by $p / q = 0.5 / (1/3) = 1.5$: $w_1 = 1/6 \times 1.5 = 0.25$.
+#    Negative rows are scaled by $(1 - p)/(1 - q) = 0.5 / (2/3) = 0.75$: $w = 1/6 \times 0.75 = 0.125$.
+#    Check: $2 \times 0.25 + 4 \times 0.125 = 1$.
+# 5. Effusion rows 1 and 6 (positive, 0.25 each) and 2 and 4 (negative, 0.125 each): $0.75$.
+#
+# Effusion goes from 0.667 to 0.75 because both Cardiomegaly images also show Effusion: raking re-weights whole
+# rows, so every finding that co-occurs with the named one comes along. This is how a balanced Cardiomegaly
+# task keeps the real co-occurrences.
+
+# %% tags=["solution"]
+ex_hand_prevalence = 4 / 6
+ex_hand_cooccurrence = 2 / 6
+ex_hand_h1 = 1 / 6
+ex_hand_weight_image1 = 0.25
+ex_hand_effusion_raked = 0.75
+
+# %% tags=["remove-cell", "check"]
+ex_stats = label_statistics(ex_toy_labels)
+assert np.isclose(ex_hand_prevalence, ex_stats["frequency"]["Effusion"]), \
+    "ex_hand_prevalence: count the images with Effusion and divide by the number of images"
+assert np.isclose(ex_hand_cooccurrence, ex_stats["cooccurrence"].loc["Cardiomegaly", "Effusion"]), \
+    "ex_hand_cooccurrence: the fraction of images with BOTH Cardiomegaly and Effusion"
+assert np.isclose(ex_hand_h1, ex_stats["labels_per_image"][1]), \
+    "ex_hand_h1: the fraction of images whose row sums to exactly 1"
+
+# %% tags=["remove-cell", "check"]
+ex_weights = raked_row_weights(ex_toy_labels, {"Cardiomegaly": 0.5})
+assert np.isclose(ex_hand_weight_image1, ex_weights[0]), \
+    "ex_hand_weight_image1: image 1 has Cardiomegaly, so its weight 1/6 is multiplied by p / q"
+assert np.isclose(ex_hand_effusion_raked, ex_weights @ ex_toy_labels[:, LABELS.index("Effusion")]), \
+    "ex_hand_effusion_raked: add the raked weights of the four images that show Effusion"
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Prevalence in every test fold: a stratification check
+# :label: ex-data-code
+# :class: coding
+#
+# A split is *stratified* when every fold has about the prevalences of the whole set. Write the function that
+# checks it: the prevalence $\pi_f$ of {eq}`eq-data-label-statistics`, computed on the images of each test
+# fold, in a few lines of numpy.
+#
+# `ex_code_fold_prevalence(labels, splits)` takes an (N, K) 0/1 label matrix and a list of
+# `(train_idx, test_idx)` pairs as returned by the splitters of `medeval.data.splits`, and returns a float array
+# of shape `(len(splits), K)` whose row $k$ holds the prevalence of every column among the images of test fold
+# $k$. It must work for a test fold of a single image and for a finding that never occurs.
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-data-code
+# :class: dropdown
+# ```
+# Index the rows of the test fold and average each column; converting to float first avoids integer arithmetic
+# on the `uint8` label matrices the phantoms use.
+
+# %% tags=["solution"]
+def ex_code_fold_prevalence(labels, splits):
+    """Prevalence of every column of ``labels`` in every test fold.
+
+    labels: (N, K) 0/1 array; splits: list of (train_idx, test_idx) index arrays. Returns a float array of
+    shape (len(splits), K); row k is the mean of each column over the rows in test fold k.
+    """
+    y = np.asarray(labels, dtype=float)
+    return np.array([y[np.asarray(test)].mean(axis=0) for _, test in splits])
+
+
+# %% tags=["remove-cell", "check"]
+ex_y = sample_label_sets(600, seed=2)
+ex_splits = random_kfold(600, 5, seed=3)
+ex_got = np.asarray(ex_code_fold_prevalence(ex_y, ex_splits), dtype=float)
+ex_want = np.array([label_statistics(ex_y[test])["frequency"].to_numpy() for _, test in ex_splits])
+assert ex_got.shape == (5, len(LABELS)), f"expected shape (5, {len(LABELS)}) (folds x findings), got {ex_got.shape}"
+assert np.allclose(ex_got, ex_want), "the fold prevalences differ from label_statistics on each test fold"
+
+# %% tags=["remove-cell", "check"]
+# edge cases: a test fold of one image, findings that never occur (all but three columns of the toy table)
+ex_splits = [(np.arange(1, 6), np.array([0])), (np.array([0]), np.arange(1, 6))]
+ex_got = np.asarray(ex_code_fold_prevalence(ex_toy_labels, ex_splits), dtype=float)
+ex_want = np.array([label_statistics(ex_toy_labels[test])["frequency"].to_numpy() for _, test in ex_splits])
+assert ex_got.shape == ex_want.shape, f"expected shape {ex_want.shape}, got {ex_got.shape}"
+assert np.allclose(ex_got, ex_want), \
+    "wrong prevalences for a one-image test fold or for findings that never occur (they must be 0, not NaN)"
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Phantoms with a balanced Cardiomegaly prevalence
+# :label: ex-data-experiment
+# :class: experimental
+#
+# Generate 400 chest phantoms of 64 x 64 pixels with seed 5 and an imposed Cardiomegaly prevalence of 0.5,
+# `generate_chest_phantoms(400, 64, seed=5, prevalence={"Cardiomegaly": 0.5})`, and store the result in
+# `ex_exp_phantoms`. Then store
+#
+# - `ex_exp_ratio`: for each of the 14 findings (in `LABELS` order), the phantom prevalence divided by the real
+#   prevalence in `ex_real_labels` (an array of 14 floats);
+# - `ex_exp_expected_ratio`: the same ratio with the phantom prevalence replaced by its expectation under the raked
+#   weights, `raked_row_weights(ex_real_labels, {"Cardiomegaly": 0.5}) @ ex_real_labels` (14 floats).
+#
+# Interpret: which findings became at least 1.5 times more frequent, which became rarer, and why? For which
+# findings is the ratio from 400 phantoms too noisy to read, and how does `ex_exp_expected_ratio` help?
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-data-experiment
+# :class: dropdown
+# ```
+# Raking re-weights whole rows of the real table ({eq}`eq-data-raking`), so findings that co-occur with
+# Cardiomegaly follow it: in expectation Effusion becomes about 2.1 times and Edema about 1.6 times as frequent
+# (the heart-failure picture of an enlarged heart with fluid), while Pneumothorax (about 0.7), Mass and Nodule
+# (about 0.85) become rarer, because the rows without Cardiomegaly, where those findings live, lose weight.
+# Cardiomegaly itself goes from 2.5 % to 50 %, a factor of about 20.
+#
+# From 400 phantoms the ratios of the less frequent findings are mostly noise: Hernia (real prevalence 0.2 %) is
+# expected in about one image, Pneumonia and Fibrosis in about six. In this draw Effusion comes out at about 1.85
+# (expected 2.1), but Edema at about 1.0 although its expected ratio is 1.6: only 8 of the 400 phantoms show
+# Edema. The expected ratio removes the sampling error and shows what the generator aims at; the 400 draws
+# scatter around it with binomial standard errors, so read the observed ratios against it, not alone.
+
+# %% tags=["solution"]
+ex_exp_phantoms = generate_chest_phantoms(400, 64, seed=5, prevalence={"Cardiomegaly": 0.5})
+ex_exp_ratio = ex_exp_phantoms.labels.mean(axis=0) / ex_real_labels.mean(axis=0)
+ex_exp_expected_ratio = (raked_row_weights(ex_real_labels, {"Cardiomegaly": 0.5}) @ ex_real_labels
+                         / ex_real_labels.mean(axis=0))
+
+# %% tags=["remove-cell", "check"]
+assert ex_exp_phantoms.images.shape == (400, 64, 64), \
+    f"expected 400 phantoms of 64 x 64 pixels, got images of shape {getattr(ex_exp_phantoms, 'images', None)}"
+assert np.array_equal(ex_exp_phantoms.labels,
+                      sample_label_sets(400, seed=5, prevalence={"Cardiomegaly": 0.5})), \
+    "the phantoms' labels are not those of seed 5 with prevalence {'Cardiomegaly': 0.5}"
+ex_k = LABELS.index("Cardiomegaly")
+ex_positives = int(ex_exp_phantoms.labels[:, ex_k].sum())
+assert ex_positives == int((ex_exp_phantoms.boxes["finding"] == "Cardiomegaly").sum()), \
+    "every Cardiomegaly phantom should come with exactly one Cardiomegaly box"
+assert abs(ex_positives / 400 - 0.5) < 5 * np.sqrt(0.25 / 400), \
+    "the Cardiomegaly prevalence is not near 0.5: was the prevalence imposed?"
+
+# %% tags=["remove-cell", "check"]
+ex_k = LABELS.index("Cardiomegaly")
+ex_real = ex_real_labels.mean(axis=0)
+assert np.shape(ex_exp_ratio) == (len(LABELS),), "ex_exp_ratio must hold one ratio per finding (14 values)"
+assert np.allclose(ex_exp_ratio, ex_exp_phantoms.labels.mean(axis=0) / ex_real), \
+    "ex_exp_ratio should be the phantom prevalence divided by the real prevalence, finding by finding"
+ex_w = raked_row_weights(ex_real_labels, {"Cardiomegaly": 0.5})
+assert np.allclose(ex_exp_expected_ratio, ex_w @ ex_real_labels / ex_real), \
+    "ex_exp_expected_ratio should be the raked expected prevalence divided by the real prevalence"
+assert np.isclose(ex_exp_expected_ratio[ex_k], 0.5 / ex_real[ex_k]), \
+    "under the raked weights the Cardiomegaly prevalence must be exactly 0.5"
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Random versus stratified folds of phantom label sets
+# :label: ex-data-experiment-2
+# :class: experimental
+#
+# Draw 2,000 phantom label sets, `ex_exp2_labels = sample_label_sets(2000, seed=1)`, and split them into 5 folds
+# twice: `random_kfold(2000, 5, seed=0)` and the multi-label iterative stratification
+# `iterative_stratified_kfold(ex_exp2_labels, 5, seed=0)` that {ref}`ch-ml` compares with random folds. For each
+# split compute, per finding, the spread of the test-fold prevalences (largest minus smallest over the 5 folds;
+# your `ex_code_fold_prevalence` and `np.ptp` do it). Store a dict `ex_exp2_spread` with keys `"random"` and
+# `"iterative"`, each an array of 14 spreads in `LABELS` order.
+#
+# Interpret: which findings vary most between random folds, in absolute terms and relative to their prevalence? What
+# does that mean for a metric computed per fold for a rare finding such as Hernia (about 4 of the 2,000 images)?
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-data-experiment-2
+# :class: dropdown
+# ```
+# Random folds of 400 images leave the prevalences free to vary binomially: the common findings (Effusion,
+# Atelectasis, Infiltration) spread by 3 to 5 percentage points between folds, more than 40 % of their
+# prevalence for Effusion and Atelectasis. Iterative stratification makes every spread 1/400 = 0.0025, one image,
+# for all 14 findings at once. Rarer findings move less in absolute terms but more relative to their prevalence:
+# Edema and Pleural thickening spread by more than their own prevalence, and of the 4 Hernia images two of the
+# five random folds get none, so a per-fold sensitivity or AUC for Hernia is undefined there. Stratification
+# gives every fold its share (for Hernia, at most one image per fold).
+
+# %% tags=["solution"]
+ex_exp2_labels = sample_label_sets(2000, seed=1)
+ex_exp2_spread = {
+    "random": np.ptp(ex_code_fold_prevalence(ex_exp2_labels, random_kfold(2000, 5, seed=0)), axis=0),
+    "iterative": np.ptp(ex_code_fold_prevalence(
+        ex_exp2_labels, iterative_stratified_kfold(ex_exp2_labels, 5, seed=0)), axis=0),
+}
+
+# %% tags=["remove-cell", "check"]
+assert isinstance(ex_exp2_spread, dict) and set(ex_exp2_spread) == {"random", "iterative"}, \
+    "ex_exp2_spread must be a dict with the keys 'random' and 'iterative'"
+ex_y = sample_label_sets(2000, seed=1)
+ex_want = np.ptp([label_statistics(ex_y[test])["frequency"].to_numpy()
+                  for _, test in random_kfold(2000, 5, seed=0)], axis=0)
+assert np.allclose(ex_exp2_spread["random"], ex_want), \
+    "the random-fold spreads differ from those of sample_label_sets(2000, seed=1) with random_kfold(2000, 5, seed=0)"
+
+# %% tags=["remove-cell", "check"]
+ex_it = np.asarray(ex_exp2_spread["iterative"], dtype=float)
+assert ex_it.shape == (len(LABELS),), "ex_exp2_spread['iterative'] must hold 14 spreads"
+# folds of 400 images: a prevalence spread is a whole number of images divided by 400
+assert np.allclose(ex_it * 400, np.round(ex_it * 400)), "a spread between folds of 400 images is a multiple of 1/400"
+assert ex_it.max() < np.max(ex_exp2_spread["random"]), \
+    "iterative stratification should spread the prevalences less than random folds"
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% [markdown]
+# ```{exercise} Do the stand-ins follow the real data?
+# :label: ex-data-critical
+# :class: critical
+#
+# The page states that the phantoms follow the real ChestX-ray14 statistics and backs this with the table of
+# {ref}`data-checks`, {numref}`fig-data-label-frequency`, {numref}`fig-data-box-centres` and
+# {numref}`fig-data-box-sizes` (this page reproduces no paper, so it has no Paper-vs-us table; its checks play
+# that role and do not count in the scorecard). Judge the statement:
+#
+# 1. For each of the four checks: could it fail, given how the stand-in is made ({ref}`data-method`)? What does
+#    passing it therefore show?
+# 2. What do the checks not test at all? Name at least two properties of the real data that matter to the
+#    chapters and that no check compares.
+# 3. Are the thresholds (max |z| < 5, r > 0.9, centres within 0.08 of the side) strict or lax for what they
+#    compare? What check would you add, and what would make it fail?
+# ```
+
+# %% [markdown]
+# ```{solution-start} ex-data-critical
+# :class: dropdown
+# ```
+# A good answer makes points like these.
+#
+# 1. The two label checks can hardly fail: a phantom label set *is* a row of the real table, drawn with
+#    replacement, so prevalences, co-occurrences and counts agree up to binomial noise by construction. Passing
+#    them shows that the sampler is implemented correctly (no bug in the weights or the indexing), not that the
+#    phantoms are realistic. The box-centre check can fail (the rendering may move a lesion away from its
+#    region), and the slide check compares a single slide with MLNTO's class prior, which the layout is built to
+#    hit.
+# 2. Not compared: the box *sizes* (the page shows them in {numref}`fig-data-box-sizes`, and in the default run
+#    the Pneumothorax medians differ by a factor of about 1.4, but no check has a threshold); the boxes of the 6
+#    findings drawn from anatomical priors; how the images look (intensity, texture, how conspicuous a finding
+#    is, which decides how hard the classification and localisation tasks of {ref}`ch-mil` and {ref}`ch-ml`
+#    are); the patient
+#    structure (a phantom copies a row's patient id, so the same row drawn twice gives two images of one
+#    "patient" with identical labels); and the slide phantom's tissue appearance.
+# 3. Lax where the statistic is precise: with 20,000 label sets a max |z| of 5 over 14 findings is a wide
+#    tolerance for something that holds by construction, and Pearson's r over 91 co-occurrences is dominated by
+#    the few frequent pairs (r > 0.9 would survive large errors in rare pairs). A centre tolerance of 0.08 of the
+#    image side is about 80 pixels at 1,024 px, more than the width of a typical nodule box. Useful additions: a
+#    size check (e.g. |log median ratio| below a stated bound per finding, which Pneumothorax would currently fail
+#    at a tight bound), two-sample tests of the full centre and size distributions per finding, and, under `full`,
+#    a comparison of image statistics or of a classifier's accuracy between real images and phantoms.
+
+# %% [markdown]
+# ```{solution-end}
+# ```
 
 # %% [markdown]
 # ## Try it

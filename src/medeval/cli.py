@@ -1,4 +1,4 @@
-"""Command line: ``medeval book | run | params | chapters | data``."""
+"""Command line: ``medeval book | run | params | chapters | data | student | grade``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ def _parser() -> argparse.ArgumentParser:
     book.add_argument("--profile", default="default", help=f"one of {', '.join(PROFILES)} (default: default)")
     book.add_argument("--force", action="store_true", help="re-execute every chapter even if cached")
     book.add_argument("--only", nargs="+", metavar="CHAPTER", help="build with these chapters only")
+    book.add_argument("--no-solutions", action="store_true",
+                      help="leave the exercises' solutions out of the book entirely (a student edition)")
 
     run = sub.add_parser("run", help="execute one chapter with a profile and parameter overrides")
     run.add_argument("chapter")
@@ -28,6 +30,19 @@ def _parser() -> argparse.ArgumentParser:
     params.add_argument("chapter")
 
     sub.add_parser("chapters", help="list the chapters")
+
+    student = sub.add_parser("student", help="write student notebooks (solutions removed) and the teacher's checks")
+    student.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
+    student.add_argument("--out", default=None, help="output folder (default: _build/teaching)")
+    student.add_argument("--no-check", action="store_true",
+                         help="do not execute the teacher version to prove every solution passes its checks")
+
+    grade = sub.add_parser("grade", help="execute a filled-in student notebook and print a score per exercise")
+    grade.add_argument("notebook")
+    grade.add_argument("--chapter", default=None, help="the chapter, if the notebook's metadata lacks it")
+    grade.add_argument("--teacher", default=None, metavar="DIR",
+                       help="teacher folder of `medeval student` with the checks (default: written afresh)")
+    grade.add_argument("--json", action="store_true", help="print the scores as JSON")
 
     data = sub.add_parser("data", help="datasets: list | fetch ID | verify", add_help=False)
     data.add_argument("rest", nargs=argparse.REMAINDER)
@@ -45,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
             for cid, ch in chapters().items():
                 print(f"{cid:28s} {ch.part:9s} {ch.title}")
             return 0
+        if args.command in ("student", "grade"):
+            return _teaching(args)
         if args.command == "params":
             print(describe_schema(args.chapter))
             return 0
@@ -57,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(res.notebook)
                 return 0
             if args.command == "book":
-                html = build_book(args.profile, force=args.force, chapters_only=args.only)
+                html = build_book(args.profile, force=args.force, chapters_only=args.only,
+                                  solutions=not args.no_solutions)
                 print(html / "index.html")
                 return 0
         except ChapterExecutionError as exc:
@@ -67,6 +85,35 @@ def main(argv: list[str] | None = None) -> int:
         print(f"medeval: error: {exc}", file=sys.stderr)
         return 2
     return 2
+
+
+def _teaching(args) -> int:
+    import json
+    from pathlib import Path
+
+    from medeval.runtime.teaching import (
+        ExerciseFormatError,
+        GradingError,
+        grade_notebook,
+        write_student_notebooks,
+    )
+
+    try:
+        if args.command == "student":
+            for m in write_student_notebooks(args.chapters or None, Path(args.out) if args.out else None,
+                                             run_tests=not args.no_check):
+                print(f"{m.chapter}: student {m.student_notebook}  teacher {m.teacher_notebook.parent}")
+            return 0
+        report = grade_notebook(Path(args.notebook), chapter=args.chapter,
+                                teacher_dir=Path(args.teacher) if args.teacher else None)
+        print(json.dumps(report.to_dict(), indent=1) if args.json else report.to_text())
+        return 0
+    except (GradingError, ExerciseFormatError, ValueError) as exc:
+        print(f"medeval: error: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"medeval: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

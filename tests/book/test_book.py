@@ -48,6 +48,8 @@ def test_no_cell_shows_a_bare_repr(smoke_book):
             tags = cell.get("metadata", {}).get("tags", [])
             if "parameters" in tags or "injected-parameters" in tags:
                 assert "remove-cell" in tags, f"{path.name}: parameters cell {i} is shown"
+            if "solution" in tags:
+                continue  # a worked solution may end by showing the value it computed
             for output in cell.get("outputs", []):
                 data = output.get("data", {})
                 if output.get("metadata", {}).get("scrapbook"):
@@ -83,3 +85,59 @@ def test_second_build_with_nothing_changed_reuses_everything(smoke_book):
     build_book("smoke", out_dir=out, log=logs.append)
     assert all("cached" in m for m in logs if "executing" in m or "cached" in m)
     assert any("unchanged" in m for m in logs), logs
+
+
+def test_every_chapter_has_exercises_with_collapsed_solutions_and_a_self_check(smoke_book):
+    from medeval.runtime.teaching import read_exercises
+
+    html, _, _ = smoke_book
+    for cid, ch in chapters().items():
+        text = (html / ch.part / f"{cid}.html").read_text()
+        labels = [e.label for e in read_exercises(cid).exercises]
+        for label in labels:
+            assert f'id="{label}"' in text, f"{cid}: exercise {label} is not on the page"
+        solutions = re.findall(r'<(?:div|details)[^>]*class="[^"]*\bsolution\b[^"]*"', text)
+        assert len(solutions) == len(labels), f"{cid}: {len(solutions)} solutions for {len(labels)} exercises"
+        assert all("dropdown" in tag for tag in solutions), f"{cid}: a solution is not collapsed"
+        assert "data-shufflequestions" in text and "show_questions(" in text, f"{cid}: no self-check quiz"
+        assert "assert " not in re.sub(r"<[^>]+>", "", text).split("Exercises")[-1], f"{cid}: a check is shown"
+
+
+def test_for_teachers_page_has_the_course_plan_and_every_objective(smoke_book):
+    html, _, _ = smoke_book
+    text = re.sub(r"<[^>]+>", "", (html / "teaching.html").read_text())
+    assert "Course plan" in text and "Handing out and grading" in text and "Learning objectives" in text
+    assert "medeval grade" in text and "make student" in text and "CC BY 4.0" in text
+    for cid, ch in chapters().items():
+        if ch.part == "chapters":
+            assert ch.title[:25] in text, cid
+    footer = (html / "intro.html").read_text()
+    assert "creativecommons.org/licenses/by/4.0" in footer and "CC BY 4.0" in footer
+
+
+@pytest.fixture(scope="module")
+def student_book(smoke_book, tmp_path_factory):
+    """The student edition of the smoke book: the same executed notebooks, rendered without solutions."""
+    out = tmp_path_factory.mktemp("student-book")
+    return build_book("smoke", out_dir=out, log=lambda _: None, solutions=False)
+
+
+def test_student_edition_leaves_every_solution_out(smoke_book, student_book):
+    from medeval.runtime.teaching import read_exercises
+
+    html = student_book
+    for cid, ch in chapters().items():
+        text = (html / ch.part / f"{cid}.html").read_text()
+        exercises = read_exercises(cid).exercises
+        for e in exercises:
+            assert f'id="{e.label}"' in text, f"{cid}: exercise {e.label} lost"
+            first_line = e.explanation.strip().splitlines()[0][:40] if e.explanation.strip() else ""
+            if len(first_line) > 20:
+                assert first_line not in text, f"{cid}: the explanation of {e.label} is in the student edition"
+            for code in e.solution_cells:
+                longest = max(code.splitlines(), key=len).strip()
+                if len(longest) > 25:
+                    assert longest not in text, f"{cid}: solution code of {e.label} is in the student edition"
+        assert not re.search(r'class="[^"]*\bsolution\b', text), f"{cid}: a solution element is left"
+        teacher = (smoke_book[0] / ch.part / f"{cid}.html").read_text()
+        assert re.search(r'class="[^"]*\bsolution\b', teacher)

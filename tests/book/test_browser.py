@@ -54,19 +54,22 @@ AUDIT_JS = r"""
   const columnRight = article.getBoundingClientRect().right;
   const cites = [...article.querySelectorAll('a[href*="bibliography.html#"]')].map(a => a.getAttribute('href'));
   return JSON.stringify({column, columnRight, images, tables, text: article.innerText, cites,
+                         quizzes: [...article.querySelectorAll('div[data-shufflequestions]')].map(d => d.innerText.length),
                          math: article.querySelectorAll('mjx-container').length,
                          mathErrors: article.querySelectorAll('mjx-merror').length,
                          pageHeight: document.documentElement.scrollHeight});
 })()
 """
 
-SKIP = ("genindex.html", "search.html", "py-modindex.html", "index.html")  # index.html only redirects
+SKIP = ("genindex.html", "search.html", "py-modindex.html")
+REDIRECT = "index.html"  # the book's root index.html only redirects to intro.html; api/index.html is a page
 
 
 def book_pages(html: Path) -> list[Path]:
-    """Every page of the book (viewcode's source listings and Sphinx's index/search pages aside)."""
+    """Every page of the book (viewcode's source listings, the root redirect and Sphinx's index/search pages aside)."""
     return sorted(p for p in html.rglob("*.html")
-                  if p.name not in SKIP and not {"_modules", "_sources", "_static"} & set(p.relative_to(html).parts))
+                  if p.name not in SKIP and p.relative_to(html).as_posix() != REDIRECT
+                  and not {"_modules", "_sources", "_static"} & set(p.relative_to(html).parts))
 
 
 @pytest.fixture(scope="session")
@@ -166,3 +169,11 @@ def test_audit_catches_what_it_looks_for():
         {"method": "Log.entryAdded", "params": {"entry": {"level": "error", "text": "Failed to load", "url": "x"}}},
         {"method": "Log.entryAdded", "params": {"entry": {"level": "info", "text": "fine"}}}]
     assert len(console_errors(events)) == 2
+
+
+def test_every_chapter_self_check_renders_its_questions_offline(audited):
+    """The jupyterquiz questions are embedded in the page: they render with no server and no network."""
+    _, reports = audited
+    for cid, ch in chapters().items():
+        quizzes = reports[f"{ch.part}/{cid}.html"]["audit"]["quizzes"]
+        assert len(quizzes) == 1 and quizzes[0] > 100, (cid, quizzes)

@@ -283,7 +283,7 @@ def split_experiment(
     rows = []
     reps = range(n_repetitions)
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm.std import tqdm
 
         reps = tqdm(reps, desc=f"{method} {n_folds}-fold", leave=False)
     for r in reps:

@@ -377,7 +377,7 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
     registry = chapters()
     totals = scorecard_totals(executed)
     lines = [
-        "# Scorecard", "",
+        "(scorecard)=", "# Scorecard", "",
         "Every claim of the five papers that this book tests, gathered from the chapters' recorded outputs "
         "(nothing here is typed by hand). Each verdict is decided by a stated rule in `medeval.experiments` "
         "that has a test on which it passes and one on which it fails. Verdicts: **[Re]** reproduced; "
@@ -504,16 +504,21 @@ def api_pages() -> dict[str, str]:
 
 def build_book(
     profile: str = "default", *, force: bool = False, chapters_only: list[str] | None = None,
-    out_dir: Path | None = None, log=None,
+    out_dir: Path | None = None, log=None, solutions: bool = True,
 ) -> Path:
-    """Execute every chapter under ``profile`` (cached), stage the book, render it; returns the HTML folder."""
+    """Execute every chapter under ``profile`` (cached), stage the book, render it; returns the HTML folder.
+
+    ``solutions=False`` builds a student edition in ``_build/book/<profile>-student``: every gated solution of
+    the exercises (its explanation, code, outputs and checks) is cut from the staged notebooks and
+    sphinx-exercise's ``hide_solutions`` drops any other solution, so no solution reaches the HTML.
+    """
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     root = project_root()
     registry = chapters()
     ids = chapters_only or list(registry)
     executed = [run_chapter(cid, profile, force=force, log=log) for cid in ids]
 
-    build_root = Path(out_dir or root / "_build" / "book" / profile)
+    build_root = Path(out_dir or root / "_build" / "book" / (profile if solutions else f"{profile}-student"))
     stage = build_root / "source"
     book = root / "book"
     stage.mkdir(parents=True, exist_ok=True)
@@ -521,13 +526,25 @@ def build_book(
     for src in book.rglob("*"):
         if src.is_file() and "_build" not in src.relative_to(book).parts:
             dst = stage / src.relative_to(book)
-            _copy_if_changed(src, dst)
+            if src.name == "_config.yml" and not solutions:
+                config = yaml.safe_load(src.read_text())
+                config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
+                _write_if_changed(dst, yaml.safe_dump(config, sort_keys=False))
+            else:
+                _copy_if_changed(src, dst)
             wanted.add(dst)
     for res in executed:
         dst = stage / registry[res.chapter].part / f"{res.chapter}.ipynb"
-        _copy_if_changed(res.notebook, dst)
+        if solutions:
+            _copy_if_changed(res.notebook, dst)
+        else:
+            from medeval.runtime.teaching import without_solutions
+
+            _write_if_changed(dst, without_solutions(res.notebook.read_text()))
         wanted.add(dst)
-    for name, text in (("scorecard.md", scorecard_markdown(executed)),
+    from medeval.runtime.teaching import teachers_markdown
+
+    for name, text in (("scorecard.md", scorecard_markdown(executed)), ("teaching.md", teachers_markdown(built=set(ids))),
                        ("reproducibility.md", reproducibility_markdown(executed)), *api_pages().items()):
         _write_if_changed(stage / name, text)
         wanted.add(stage / name)

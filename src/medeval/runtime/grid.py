@@ -2,7 +2,7 @@
 
 Each finished run is pickled into ``cache_dir`` under a key made of the function's qualified name, its keyword
 arguments and the digest of ``src/medeval``; an interrupted grid therefore resumes where it stopped, and any
-code change starts afresh. Progress uses ``tqdm.auto`` on stderr and is disabled when ``TQDM_DISABLE`` is set
+code change starts afresh. Progress uses ``tqdm.std`` on stderr and is disabled when ``TQDM_DISABLE`` is set
 (the notebook runner sets it), so rendered pages carry no progress-bar noise.
 """
 
@@ -17,11 +17,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-try:  # notebook progress bars need ipywidgets; without it tqdm.auto warns on stderr in every executed page
-    import ipywidgets  # noqa: F401
-    from tqdm.auto import tqdm
-except ImportError:
-    from tqdm.std import tqdm
+# Text progress bars on stderr: a notebook widget bar (tqdm.auto with ipywidgets installed) would make the book
+# page load the widget manager's scripts from the network.
+from tqdm.std import tqdm
 
 
 def run_key(fn: Callable, kwargs: dict[str, Any], code_digest: str = "") -> str:

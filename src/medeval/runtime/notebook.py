@@ -473,3 +473,18 @@ def provenance():
         f"<tr><th>parameters</th><td><details><summary>all {len(_state['params'].model_dump())} values (JSON)"
         f"</summary><pre>{params_json}</pre></details></td></tr></tbody></table>")
     return HTMLTable(html_text, "\n".join(f"{k}: {v}" for k, v in shown.items()))
+
+
+def self_check(questions: list[dict]) -> None:
+    """Show self-check questions (multiple choice or numeric, with feedback) that work in the offline book.
+
+    The questions are checked by :func:`medeval.runtime.teaching.validate_self_check` and embedded in the page
+    with jupyterquiz, so answering them needs no server and no network.
+    """
+    from jupyterquiz import display_quiz
+
+    from medeval.runtime.teaching import validate_self_check
+
+    display_quiz(validate_self_check(questions), shuffle_answers=False, max_width=760,
+                 colors={"--jq-multiple-choice-bg": "#0072B2", "--jq-numeric-bg": "#0072B2",
+                         "--jq-correct-color": "#009E73", "--jq-incorrect-color": "#D55E00"})

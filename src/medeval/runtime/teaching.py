@@ -1,0 +1,757 @@
+"""The teaching edition: exercises read from a chapter, student notebooks, and grading with otter-grader.
+
+A chapter's ``## Exercises`` section is written with sphinx-exercise's directives, so the book shows each prompt
+and a collapsed solution. Every exercise is one prompt cell (an ``{exercise}`` directive with ``:label:`` and
+``:class:`` one of :data:`KINDS`), then a gated solution: a ``{solution-start}`` cell, code cells tagged
+``solution``, code cells tagged ``check`` (each one graded test case: plain ``assert`` statements) and a
+``{solution-end}`` cell. A code cell tagged ``exercise-setup`` holds the imports the exercises need.
+
+From that section this module writes an otter-grader *master notebook* (otter's own format) and runs
+``otter assign`` on it, which gives the student notebook (solutions replaced by stubs, a ``grader.check`` cell
+after each exercise) and the teacher's autograder (solutions, test files and a zip for ``otter run``).
+:func:`grade_notebook` executes a filled-in notebook with otter, errors allowed, and scores every exercise.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KINDS = ("by-hand", "coding", "experimental", "critical")
+"""The kinds of exercise, in the order a chapter presents them (the ``:class:`` of an ``{exercise}``)."""
+
+AUTOGRADED_KINDS = ("by-hand", "coding", "experimental")
+
+_EXERCISE = re.compile(r"^\s*(`{3,}|:{3,})\{exercise\}\s*(?P<title>.*)$", re.M)
+_SOLUTION_START = re.compile(r"^\s*(`{3,}|:{3,})\{solution-start\}\s*(?P<label>\S+)", re.M)
+_SOLUTION_END = re.compile(r"^\s*(`{3,}|:{3,})\{solution-end\}", re.M)
+_OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
+
+
+class ExerciseFormatError(ValueError):
+    """A chapter's exercise section does not follow the markup this module reads."""
+
+
+@dataclass
+class Exercise:
+    """One exercise of a chapter: its prompt, the solution's explanation and code, and its checks."""
+
+    label: str
+    kind: str
+    title: str
+    prompt: str
+    explanation: str = ""
+    solution_cells: list[str] = field(default_factory=list)
+    check_cells: list[str] = field(default_factory=list)
+
+    @property
+    def autograded(self) -> bool:
+        """Whether the exercise has checks (a ``critical`` exercise is read by the teacher)."""
+        return bool(self.check_cells)
+
+    @property
+    def points(self) -> int:
+        """One point per check cell; a teacher-graded exercise is worth 2 points."""
+        return len(self.check_cells) if self.check_cells else 2
+
+
+@dataclass
+class ChapterExercises:
+    """The exercise section of one chapter."""
+
+    chapter: str
+    title: str
+    setup_cells: list[str]
+    exercises: list[Exercise]
+
+    def by_label(self, label: str) -> Exercise:
+        for ex in self.exercises:
+            if ex.label == label:
+                return ex
+        raise KeyError(label)
+
+
+def _directive_body(source: str, match: re.Match) -> tuple[str, dict[str, str], str]:
+    """Split an ``{exercise}`` fence into its options and body; return (title, options, body)."""
+    fence = match.group(1)
+    rest = source[match.end():].split("\n")[1:]
+    options: dict[str, str] = {}
+    body: list[str] = []
+    in_options = True
+    for line in rest:
+        if line.strip() == fence or (line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0])):
+            break
+        if in_options and _OPTION.match(line.strip()):
+            m = _OPTION.match(line.strip())
+            options[m["key"]] = m["value"].strip()
+            continue
+        in_options = False
+        body.append(line)
+    return match["title"].strip(), options, "\n".join(body).strip()
+
+
+def read_exercises(chapter_id: str, source: Path | None = None) -> ChapterExercises:
+    """Read the exercises of a chapter from its jupytext source.
+
+    Raises :class:`ExerciseFormatError` naming the file, the exercise and what is expected when the markup is
+    incomplete: an exercise without a label or with an unknown kind, a solution for another label, solution or
+    check cells outside a solution, a coding exercise without checks.
+    """
+    import jupytext
+
+    from medeval.runtime.params import chapters
+
+    chapter = chapters()[chapter_id]
+    path = Path(source) if source is not None else chapter.notebook
+    nb = jupytext.read(path)
+    setup: list[str] = []
+    exercises: list[Exercise] = []
+    open_solution: Exercise | None = None
+    for cell in nb.cells:
+        tags = set(cell.metadata.get("tags", []))
+        text = cell.source
+        if cell.cell_type == "markdown":
+            m = _EXERCISE.search(text)
+            if m:
+                if open_solution is not None:
+                    raise ExerciseFormatError(f"{path}: exercise {open_solution.label!r} has no {{solution-end}}")
+                title, options, body = _directive_body(text, m)
+                label, kind = options.get("label", ""), options.get("class", "")
+                if not label.startswith("ex-"):
+                    raise ExerciseFormatError(f"{path}: exercise {title!r} needs a ':label: ex-…' option")
+                if kind not in KINDS:
+                    raise ExerciseFormatError(
+                        f"{path}: exercise {label!r} has ':class: {kind}'; expected one of {', '.join(KINDS)}")
+                if any(ex.label == label for ex in exercises):
+                    raise ExerciseFormatError(f"{path}: exercise label {label!r} is used twice")
+                exercises.append(Exercise(label=label, kind=kind, title=title, prompt=body))
+                continue
+            m = _SOLUTION_START.search(text)
+            if m:
+                if not exercises or exercises[-1].label != m["label"]:
+                    raise ExerciseFormatError(
+                        f"{path}: {{solution-start}} {m['label']!r} does not follow the prompt of that exercise")
+                open_solution = exercises[-1]
+                end = _SOLUTION_END.search(text, m.end())
+                after = text[m.end():end.start() if end else None].split("\n")
+                # drop the directive's option lines and its closing fence
+                rest = [ln for ln in after[1:] if not _OPTION.match(ln.strip())]
+                while rest and (not rest[0].strip() or set(rest[0].strip()) <= set("`:")):
+                    rest.pop(0)
+                open_solution.explanation = "\n".join(rest).strip()
+                if end:  # the whole solution in one cell
+                    open_solution = None
+                continue
+            if _SOLUTION_END.search(text):
+                if open_solution is None:
+                    raise ExerciseFormatError(f"{path}: {{solution-end}} without a {{solution-start}}")
+                open_solution = None
+                continue
+            if open_solution is not None and text.strip():
+                open_solution.explanation = (open_solution.explanation + "\n\n" + text).strip()
+            continue
+        if cell.cell_type != "code":
+            continue
+        if "exercise-setup" in tags:
+            setup.append(text)
+        elif "solution" in tags or "check" in tags:
+            if open_solution is None:
+                raise ExerciseFormatError(
+                    f"{path}: a cell tagged {'solution' if 'solution' in tags else 'check'} lies outside a "
+                    f"{{solution-start}} … {{solution-end}} block:\n{text[:200]}")
+            (open_solution.solution_cells if "solution" in tags else open_solution.check_cells).append(text)
+    if open_solution is not None:
+        raise ExerciseFormatError(f"{path}: exercise {open_solution.label!r} has no {{solution-end}}")
+    for ex in exercises:
+        if ex.kind in ("by-hand", "coding") and not ex.check_cells:
+            raise ExerciseFormatError(f"{path}: {ex.kind} exercise {ex.label!r} has no cell tagged 'check'")
+        if ex.check_cells and not ex.solution_cells:
+            raise ExerciseFormatError(f"{path}: exercise {ex.label!r} has checks but no cell tagged 'solution'")
+    return ChapterExercises(chapter=chapter_id, title=chapter.title, setup_cells=setup, exercises=exercises)
+
+
+def stub(solution: str) -> str:
+    """The student's version of a solution cell.
+
+    Imports are kept; every top-level function keeps its signature and docstring and gets ``...`` as body;
+    every top-level assignment becomes ``name = ...``; every other statement is dropped. A line
+    ``# Your code here.`` marks where the work goes.
+    """
+    tree = ast.parse(solution)
+    lines = solution.split("\n")
+    out: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            out.append("\n".join(lines[node.lineno - 1:node.end_lineno]))
+        elif isinstance(node, ast.FunctionDef):
+            first_body = node.body[0]
+            head_end = first_body.lineno - 1
+            if node.decorator_list:
+                start = node.decorator_list[0].lineno - 1
+            else:
+                start = node.lineno - 1
+            header = lines[start:head_end]
+            indent = re.match(r"\s*", lines[first_body.lineno - 1]).group(0) or "    "
+            doc = ast.get_docstring(node, clean=False)
+            body = lines[first_body.lineno - 1:first_body.end_lineno] if doc is not None else []
+            out.append("\n".join([*header, *body, f"{indent}# Your code here.", f"{indent}..."]))
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [ast.unparse(n) for t in targets for n in (t.elts if isinstance(t, ast.Tuple | ast.List) else [t])]
+            out.append("\n".join(f"{name} = ...  # Your code here." for name in dict.fromkeys(names)))
+    return "\n\n".join(out) if out else "# Your code here."
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Self-check questions (rendered by jupyterquiz, offline: the questions are embedded in the page)
+
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<![\\$])\$")
+
+
+def validate_self_check(questions: list[dict]) -> list[dict]:
+    """Check self-check questions in jupyterquiz's format and return them ready to embed.
+
+    Every question has text and a type (``multiple_choice`` or ``numeric``); every answer has feedback; a
+    multiple-choice question has exactly one correct answer; a numeric question has exactly one correct
+    ``value`` answer and a ``default`` answer (the feedback for anything else). Inline ``$…$`` math becomes
+    ``\\(…\\)``, the delimiters the book's MathJax reads. Raises ``ValueError`` naming the question.
+    """
+    if not isinstance(questions, list) or not questions:
+        raise ValueError("self-check: expected a non-empty list of questions")
+    ready = []
+    for i, q in enumerate(questions, start=1):
+        where = f"self-check question {i} ({str(q.get('question', ''))[:60]!r})"
+        if not str(q.get("question", "")).strip():
+            raise ValueError(f"{where}: has no question text")
+        answers = q.get("answers") or []
+        if not answers:
+            raise ValueError(f"{where}: has no answers")
+        for a in answers:
+            if not str(a.get("feedback", "")).strip():
+                raise ValueError(f"{where}: answer {a.get('answer', a.get('value', a.get('type')))!r} has no feedback")
+        if q.get("type") == "multiple_choice":
+            if sum(bool(a.get("correct")) for a in answers) != 1:
+                raise ValueError(f"{where}: a multiple-choice question needs exactly one correct answer")
+            if any(not str(a.get("answer", "")).strip() for a in answers):
+                raise ValueError(f"{where}: an answer has no text")
+        elif q.get("type") == "numeric":
+            values = [a for a in answers if a.get("type") == "value" and a.get("correct")]
+            if len(values) != 1 or not isinstance(values[0].get("value"), int | float):
+                raise ValueError(f"{where}: a numeric question needs exactly one correct 'value' answer")
+            if not any(a.get("type") == "default" for a in answers):
+                raise ValueError(f"{where}: a numeric question needs a 'default' answer with feedback")
+            if not isinstance(q.get("precision", 0), int):
+                raise ValueError(f"{where}: 'precision' must be an integer number of significant digits")
+        else:
+            raise ValueError(f"{where}: type {q.get('type')!r}; expected 'multiple_choice' or 'numeric'")
+        ready.append(json.loads(_INLINE_MATH.sub(r"\\\\(\1\\\\)", json.dumps(q))))
+    return ready
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Student notebooks: an otter-grader master notebook, then ``otter assign``
+
+_ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`]*)`")
+
+
+def _plain_role(match: re.Match) -> str:
+    role, text = match["role"], match["text"]
+    shown = re.sub(r"\s*<[^>]*>$", "", text).lstrip("~!") if "<" in text else text.lstrip("~!")
+    if role == "math":
+        return f"${text}$"
+    if role == "eq":
+        return f"Eq. ({text}) of the chapter"
+    if role in ("func", "class", "meth", "mod", "attr", "data", "obj", "py:func"):
+        name = shown if "<" in text else shown.split(".")[-1] if text.startswith("~") else shown
+        return f"`{name}`"
+    if role.startswith("cite"):
+        return f"[{text}]"
+    if role in ("ref", "numref", "doc"):
+        return f"*{shown}*" if "<" in text else f"*the chapter's section `{text}`*"
+    return f"`{text}`"
+
+
+def notebook_markdown(text: str) -> str:
+    """MyST book text as plain Jupyter markdown: roles become their text, math fences become ``$$…$$``."""
+    text = re.sub(r"^\s*`{3,}\{math\}[^\n]*\n(?:\s*:label:[^\n]*\n)?(.*?)^\s*`{3,}\s*$",
+                  lambda m: "$$\n" + m.group(1).strip() + "\n$$", text, flags=re.M | re.S)
+    return _ROLE.sub(_plain_role, text)
+
+
+def _prompt_block(stub_code: str) -> str:
+    quote = "'''" if '"""' in stub_code else '"""'
+    return f"{quote} # BEGIN PROMPT\n{stub_code}\n{quote} # END PROMPT"
+
+
+def master_notebook(exercises: ChapterExercises):
+    """The chapter's exercises as an otter-grader master notebook (otter's assignment format).
+
+    Each exercise is one otter question named by its label: the prompt, the solution in a ``BEGIN SOLUTION NO
+    PROMPT`` block followed by the stub (:func:`stub`) as its prompt, and one otter test case per check cell. A
+    critical exercise, and the interpretation asked by an experimental one, are manually graded questions whose
+    solution is the book's explanation.
+    """
+    import nbformat
+
+    v4 = nbformat.v4
+    config = {
+        "name": exercises.chapter,
+        "init_cell": True, "check_all_cell": False, "export_cell": False, "solutions_pdf": False,
+        "generate": {"zips": False},
+        "tests": {"files": True, "ok_format": True},
+        "run_tests": True,
+    }
+    import yaml
+
+    cells = [v4.new_raw_cell("# ASSIGNMENT CONFIG\n" + yaml.safe_dump(config, sort_keys=False))]
+    cells.append(v4.new_markdown_cell(
+        f"# Exercises: {exercises.title}\n\n"
+        f"The exercises of the medeval chapter *{exercises.title}* (`{exercises.chapter}`), to do alongside the "
+        "chapter in the book. Fill in every cell that holds `...`, then run the `grader.check` cell below it: it "
+        "tells you what is still wrong. Exercises marked *read by your teacher* have no automatic check.\n\n"
+        "Run the cells in order; the first code cells import what the exercises need."))
+    for code in exercises.setup_cells:
+        cells.append(v4.new_code_cell(code))
+    for number, ex in enumerate(exercises.exercises, start=1):
+        graded_by = "checked automatically" if ex.autograded else "read by your teacher"
+        heading = f"## Exercise {number} ({ex.kind}, {graded_by}): {notebook_markdown(ex.title)}"
+        manual = not ex.autograded
+        cells.append(v4.new_raw_cell(
+            f"# BEGIN QUESTION\nname: {ex.label}\npoints: {ex.points}\nmanual: {str(manual).lower()}"))
+        cells.append(v4.new_markdown_cell(f"{heading}\n\n{notebook_markdown(ex.prompt)}"))
+        cells.append(v4.new_raw_cell("# BEGIN SOLUTION"))
+        if ex.autograded:
+            for code in ex.solution_cells:
+                cells.append(v4.new_code_cell(
+                    f"# BEGIN SOLUTION NO PROMPT\n{code}\n# END SOLUTION\n{_prompt_block(stub(code))}"))
+        else:
+            cells.append(v4.new_markdown_cell(notebook_markdown(ex.explanation) or "(no model answer)"))
+        cells.append(v4.new_raw_cell("# END SOLUTION"))
+        if ex.autograded:
+            cells.append(v4.new_raw_cell("# BEGIN TESTS"))
+            for check in ex.check_cells:
+                cells.append(v4.new_code_cell(check))
+            cells.append(v4.new_raw_cell("# END TESTS"))
+        cells.append(v4.new_raw_cell("# END QUESTION"))
+        if ex.autograded and ex.kind == "experimental":
+            cells.append(v4.new_raw_cell(
+                f"# BEGIN QUESTION\nname: {ex.label}-interpretation\npoints: 2\nmanual: true"))
+            cells.append(v4.new_markdown_cell(
+                f"**Exercise {number}, interpretation (read by your teacher).** What does your result show? "
+                "Answer in a few sentences."))
+            cells.append(v4.new_raw_cell("# BEGIN SOLUTION"))
+            cells.append(v4.new_markdown_cell(notebook_markdown(ex.explanation) or "(no model answer)"))
+            cells.append(v4.new_raw_cell("# END SOLUTION"))
+            cells.append(v4.new_raw_cell("# END QUESTION"))
+    nb = v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["medeval"] = {"chapter": exercises.chapter}
+    return nb
+
+
+@dataclass
+class StudentMaterial:
+    """What :func:`write_student_notebooks` wrote for one chapter."""
+
+    chapter: str
+    student_notebook: Path
+    teacher_notebook: Path
+    tests_dir: Path
+
+
+def _otter_assign(master: Path, result: Path, run_tests: bool) -> None:
+    """Run ``otter assign`` quietly; raise with otter's own output when it fails (e.g. a solution fails a check)."""
+    import contextlib
+    import io
+    import logging
+
+    from otter.assign import main as assign
+
+    buffer = io.StringIO()
+    logging.getLogger("otter").setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            assign(str(master), str(result), no_pdfs=True, no_run_tests=not run_tests)
+    except Exception as exc:  # otter raises plain exceptions with its message, e.g. failing tests
+        raise RuntimeError(f"otter assign failed for {master.name}: {exc}\n{buffer.getvalue()[-3000:]}") from exc
+
+
+def write_student_notebooks(chapter_ids: list[str] | None = None, out_dir: Path | None = None, *,
+                            run_tests: bool = True, sources: dict[str, Path] | None = None) -> list[StudentMaterial]:
+    """Write the student and teacher versions of the chapters' exercises.
+
+    ``<out_dir>/student/<chapter>/<chapter>.ipynb`` (solutions replaced by stubs, a check after each exercise,
+    the check files in ``tests/``) is what students get; ``<out_dir>/teacher/<chapter>/`` holds the solutions
+    and the same checks and is what :func:`grade_notebook` grades against. With ``run_tests`` (the default) otter
+    executes the teacher version and refuses to write anything if a solution fails its own checks. ``sources``
+    replaces a chapter's source file (a draft, or a test's fixture).
+    """
+    import nbformat
+
+    from medeval.runtime.params import chapters
+    from medeval.runtime.paths import project_root
+
+    known = chapters()
+    chapter_ids = list(chapter_ids or known)
+    unknown = [c for c in chapter_ids if c not in known]
+    if unknown:
+        raise ValueError(f"unknown chapter(s) {', '.join(unknown)}; expected some of {', '.join(known)}")
+    out_dir = Path(out_dir) if out_dir is not None else project_root() / "_build" / "teaching"
+    written = []
+    for cid in chapter_ids:
+        exercises = read_exercises(cid, (sources or {}).get(cid))
+        if not exercises.exercises:
+            raise ExerciseFormatError(f"{known[cid].notebook}: the chapter has no exercises")
+        with tempfile.TemporaryDirectory(prefix=f"medeval-assign-{cid}-") as tmp:
+            master = Path(tmp) / f"{cid}.ipynb"
+            nbformat.write(master_notebook(exercises), master)
+            _otter_assign(master, Path(tmp) / "dist", run_tests)
+            for role in ("student", "teacher"):
+                target = out_dir / role / cid
+                if target.exists():
+                    shutil.rmtree(target)
+                source = Path(tmp) / "dist" / ("student" if role == "student" else "autograder")
+                shutil.copytree(source, target)
+        for role in ("student", "teacher"):
+            path = out_dir / role / cid / f"{cid}.ipynb"
+            nb = nbformat.read(path, as_version=4)
+            nb.metadata["medeval"] = {"chapter": cid, "version": role}
+            nbformat.write(nb, path)
+        written.append(StudentMaterial(cid, out_dir / "student" / cid / f"{cid}.ipynb",
+                                       out_dir / "teacher" / cid / f"{cid}.ipynb", out_dir / "teacher" / cid / "tests"))
+    return written
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Grading
+
+class GradingError(ValueError):
+    """A notebook cannot be graded (not a notebook, not a medeval student notebook, no checks found)."""
+
+
+@dataclass
+class ExerciseGrade:
+    """The score of one exercise: ``score`` is None for an exercise the teacher reads."""
+
+    label: str
+    kind: str
+    title: str
+    points: float
+    score: float | None
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GradeReport:
+    """Scores per exercise for one notebook."""
+
+    notebook: Path
+    chapter: str
+    grades: list[ExerciseGrade]
+
+    @property
+    def score(self) -> float:
+        return sum(g.score for g in self.grades if g.score is not None)
+
+    @property
+    def possible(self) -> float:
+        return sum(g.points for g in self.grades if g.score is not None)
+
+    def to_text(self) -> str:
+        width = max([len(g.label) for g in self.grades] + [8])
+        lines = [f"{self.notebook.name} — chapter {self.chapter}", ""]
+        for g in self.grades:
+            score = "read by the teacher" if g.score is None else f"{g.score:g} / {g.points:g}"
+            lines.append(f"  {g.label:<{width}}  {g.kind:<12}  {score}")
+            lines.extend(f"  {'':<{width}}    - {p}" for p in g.problems)
+        lines += ["", f"  automatic checks: {self.score:g} / {self.possible:g} points"]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"notebook": str(self.notebook), "chapter": self.chapter, "score": self.score,
+                "possible": self.possible,
+                "exercises": [g.__dict__ for g in self.grades]}
+
+
+def _chapter_of(nb, path: Path) -> str:
+    meta = nb.metadata.get("medeval", {})
+    chapter = meta.get("chapter") if isinstance(meta, dict) else None
+    if not chapter:
+        raise GradingError(
+            f"{path}: this notebook carries no medeval chapter in its metadata; grade a notebook written by "
+            "`medeval student` (or pass --chapter)")
+    return chapter
+
+
+def _errors_by_question(executed) -> dict[str, list[str]]:
+    """The exceptions raised by the student's cells, by the exercise whose ``grader.check`` follows them."""
+    pending: list[str] = []
+    found: dict[str, list[str]] = {}
+    check = re.compile(r"grader\.check\(\s*['\"]([^'\"]+)['\"]\s*\)")
+    for cell in executed.cells:
+        if cell.cell_type != "code":
+            continue
+        m = check.search(cell.source)
+        if m:
+            if pending:
+                found.setdefault(m.group(1), []).extend(pending)
+            pending = []
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                pending.append(f"your code raised {out.get('ename')}: {str(out.get('evalue', ''))[:200]}")
+    if pending:
+        found.setdefault("", []).extend(pending)
+    return found
+
+
+def _failure_summary(message: str | None) -> str:
+    """The readable end of an otter failure message: the assertion or error line, not the traceback."""
+    lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
+    for ln in lines:  # the first failure: later lines of a failed check often only repeat it
+        if re.match(r"^\w*(Error|Exception)\b", ln) or ln.startswith("assert"):
+            return ln[:300]
+    return (lines[-1] if lines else "check failed")[:300]
+
+
+def grade_notebook(notebook: Path, *, chapter: str | None = None, teacher_dir: Path | None = None,
+                   source: Path | None = None) -> GradeReport:
+    """Execute a filled-in student notebook with otter-grader and score every exercise.
+
+    The checks come from the teacher version (``teacher_dir``, by default freshly written from the chapter's
+    source into a temporary folder), never from the student's copy. The notebook runs with errors allowed, so a
+    cell that raises costs that exercise its points and is reported by name, and the other exercises are still
+    graded.
+    """
+    import nbformat
+    from otter.execute import grade_notebook as otter_grade
+
+    notebook = Path(notebook)
+    if not notebook.is_file():
+        raise GradingError(f"{notebook}: no such notebook")
+    try:
+        nb = nbformat.read(notebook, as_version=4)
+    except Exception as exc:
+        raise GradingError(f"{notebook}: not a readable Jupyter notebook ({exc})") from exc
+    chapter = chapter or _chapter_of(nb, notebook)
+    exercises = read_exercises(chapter, source)
+    with tempfile.TemporaryDirectory(prefix="medeval-grade-") as tmp:
+        tmp = Path(tmp)
+        if teacher_dir is None:
+            write_student_notebooks([chapter], tmp / "material", run_tests=False,
+                                    sources={chapter: source} if source else None)
+            teacher_dir = tmp / "material" / "teacher" / chapter
+        tests_dir = Path(teacher_dir) / "tests"
+        if not tests_dir.is_dir():
+            raise GradingError(f"{teacher_dir}: no tests/ folder; write it with `medeval student {chapter}`")
+        work = tmp / "submission"
+        work.mkdir()
+        shutil.copytree(tests_dir, work / "tests")
+        submission = work / f"{chapter}.ipynb"  # the name its otter init cell expects
+        shutil.copy(notebook, submission)
+        import contextlib
+        import io
+        import os
+
+        tests = sorted(str(p) for p in (work / "tests").glob("*.py"))
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            cwd = os.getcwd()
+            os.chdir(work)
+            try:
+                results = otter_grade(str(submission), tests_glob=tests, cwd=str(work), test_dir=str(work / "tests"))
+            finally:
+                os.chdir(cwd)
+    errors = _errors_by_question(results.notebook)
+    grades = []
+    for ex in exercises.exercises:
+        if not ex.autograded:
+            grades.append(ExerciseGrade(ex.label, ex.kind, ex.title, ex.points, None))
+            continue
+        result = results.results.get(ex.label)
+        problems = list(errors.get(ex.label, []))
+        if result is None:
+            grades.append(ExerciseGrade(ex.label, ex.kind, ex.title, ex.points, 0.0,
+                                        problems + ["the checks of this exercise did not run"]))
+            continue
+        for number, case in enumerate(result.test_case_results, start=1):
+            if not case.passed:
+                problems.append(f"check {number} failed: {_failure_summary(case.message)}")
+        grades.append(ExerciseGrade(ex.label, ex.kind, ex.title, float(result.possible), float(result.score),
+                                    problems))
+    return GradeReport(notebook, chapter, grades)
+
+
+def without_solutions(notebook_json: str) -> str:
+    """An executed chapter notebook (JSON text) with every gated solution cut out: the ``{solution-start}``
+    cell, the explanation, the solution and check cells with their outputs, and the ``{solution-end}`` cell."""
+    import nbformat
+
+    nb = nbformat.reads(notebook_json, as_version=4)
+    kept, inside = [], False
+    for cell in nb.cells:
+        text = cell.source if cell.cell_type == "markdown" else ""
+        start = _SOLUTION_START.search(text)
+        if start:
+            inside = not _SOLUTION_END.search(text, start.end())
+            continue
+        if _SOLUTION_END.search(text):
+            inside = False
+            continue
+        if not inside:
+            kept.append(cell)
+    if inside:
+        raise ExerciseFormatError("a {solution-start} has no {solution-end}")
+    nb.cells = kept
+    return nbformat.writes(nb)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The "For teachers" page of the book
+
+COURSE_PLAN: tuple[tuple[str, str], ...] = (
+    ("04b-evaluation-measures", "ROC, PR and the PR-T curves: the measures every later session uses"),
+    ("04a-class-distribution", "the same models, now asking what the training class distribution does"),
+    ("03-eve", "how uncertain a validation estimate is, and how to say so"),
+    ("05-multilabel", "many labels at once: averaging, stratified folds and label dependence"),
+    ("02-rodeo", "detection: boxes, matching and a metric that fails gracefully"),
+    ("01-mil-stability", "weak supervision: is a model's localization stable across training runs?"),
+)
+"""One chapter per session, in teaching order, with what the session is about. The appendices go with the
+first session (data) and the last (re-running and comparing)."""
+
+_MATH_ROLE_EQ = re.compile(r"\{eq\}`([^`]*)`")
+
+
+def _section(source: str, heading: str) -> str:
+    """The text of a ``## heading`` section of a jupytext chapter (up to the next heading of level 1 or 2)."""
+    import jupytext
+
+    text = "\n\n".join(c.source for c in jupytext.reads(source, fmt="py:percent").cells if c.cell_type == "markdown")
+    m = re.search(rf"^## {re.escape(heading)}\s*$(.*?)(?=^#{{1,2}} |\Z)", text, flags=re.M | re.S)
+    return m.group(1).strip() if m else ""
+
+
+def _minutes(seconds: float | None) -> str:
+    if seconds is None:
+        return "not measured"
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: set[str] | None = None) -> str:
+    """The book's *For teachers* page: a course plan with measured running times, the prerequisites and learning
+    objectives of every chapter (read from the chapters), its exercises, and how to hand out and grade them.
+
+    Running times come from ``results/timings.json`` (``timings``: chapter → profile → record); a profile that was
+    never run on a machine of that kind is shown as not measured, never estimated. When ``built`` names only some
+    chapters (``medeval book --only``), links become plain text so that no reference points at a missing page.
+    """
+    from medeval.runtime.params import chapters
+
+    registry = chapters()
+    linked = built is None or set(registry) <= set(built)
+    text_of = (lambda t: t) if linked else notebook_markdown
+    if timings is None:
+        from medeval.runtime.execution import recorded_timings
+
+        timings = {cid: recorded_timings(cid) for cid in registry}
+    rows, objectives, prerequisites = [], [], []
+    for session, (cid, about) in enumerate(COURSE_PLAN, start=1):
+        ch = registry[cid]
+        source = ch.notebook.read_text()
+        try:
+            exercises = read_exercises(cid).exercises
+        except ExerciseFormatError:
+            exercises = []
+        kinds = ", ".join(f"{sum(e.kind == k for e in exercises)} {k}" for k in KINDS
+                          if any(e.kind == k for e in exercises)) or "none yet"
+        t = timings.get(cid, {})
+        cpu = " / ".join(_minutes(t.get(p, {}).get("wall_time_s")) for p in ("smoke", "default"))
+        gpu = t.get("gpu")
+        gpu_text = (f"{_minutes(gpu['wall_time_s'])} ({gpu.get('device', '?')})" if gpu
+                    else "not measured yet (no GPU run recorded)")
+        name = f"{{ref}}`ch-{_short(cid)}`" if linked else f"*{ch.title}*"
+        rows.append(f"| {session} | {name} | {about} | {kinds} | {cpu} | {gpu_text} |")
+        objectives.append(f"### {name}\n\n{text_of(_section(source, 'What you will learn'))}")
+        prerequisites.append(f"### {name}\n\n{text_of(_section(source, 'Prerequisites'))}")
+    cpu_device = next((rec.get("device") for t in timings.values() for p, rec in t.items()
+                       if p in ("smoke", "default") and rec.get("device")), "this project's CI machine")
+    appendix_exercises = []
+    for cid in ("A1-data", "A2-rerun"):
+        try:
+            n = len(read_exercises(cid).exercises)
+        except (ExerciseFormatError, KeyError):
+            n = 0
+        name = f"{{ref}}`app-{'data' if cid == 'A1-data' else 'rerun'}`" if linked else f"*{registry[cid].title}*"
+        appendix_exercises.append(f"{name} ({n} exercises)")
+    return f"""(for-teachers)=
+# For teachers
+
+Every chapter is a lesson: its objectives, prerequisites, a *Self-check* of multiple-choice and numeric questions
+that answer in the page, and at least four exercises, one of each kind — **by hand** (a metric on a tiny example from
+the paper), **coding** (implement the metric and check it against medeval), **experimental** (re-run a piece of the
+chapter with another parameter and interpret it) and **critical** (is the paper's claim supported? the chapter's
+Paper-vs-us table and figures are the evidence). Solutions are collapsed under each exercise; a student edition of the
+book leaves them out entirely. Students work in notebooks that hold the exercises with stubs and a check after each
+one, and `medeval grade` scores a handed-in notebook exercise by exercise with otter-grader.
+
+## Course plan
+
+One chapter per session (90 minutes: 30 minutes reading the chapter together, 60 minutes of exercises), in an order
+where each session uses only what came before. The appendices {appendix_exercises[0]} and
+{appendix_exercises[1]} go with the first and the last session.
+
+| Session | Chapter | What it is about | Exercises | Time to run on a laptop-class CPU (smoke / default) | On a GPU (`gpu` profile) |
+| --- | --- | --- | --- | --- | --- |
+{chr(10).join(rows)}
+
+The times are the last measured runs of the whole chapter ({cpu_device}), read from `results/timings.json`; the
+exercises of a chapter run in seconds. **In class**, run the `smoke` profile (seconds; the numbers are too few to decide
+claims, which the chapter says) or show the book, which was built with `default`; give `default` runs
+(`medeval run <chapter>`) as homework, and the `gpu` and `full` profiles to students with a GPU.
+
+## Handing out and grading
+
+1. `make student` (or `medeval student 03-eve 04b-evaluation-measures`) writes, for each chapter,
+   `_build/teaching/student/<chapter>/<chapter>.ipynb` with the exercises, stubs in place of the solutions and a
+   `grader.check("…")` cell after each exercise, and its `tests/` folder; hand out that folder. It also writes
+   `_build/teaching/teacher/<chapter>/` (solutions and checks; keep it). Before writing anything it executes the
+   teacher version and refuses if a solution fails its own checks.
+2. Students open the notebook in JupyterLab (`make lab`; it works as root too) or any Jupyter, fill in the cells
+   that hold `...`, and run each `grader.check` cell for feedback.
+3. `medeval grade path/to/handed-in.ipynb` executes the notebook (errors allowed), runs the checks from the teacher
+   version (never the student's copy) and prints a score per exercise; `--json` for a gradebook. A cell that raises
+   costs its exercise the points and is reported by name, not as a traceback. Critical exercises and the
+   interpretation part of experimental ones are marked *read by the teacher*: the model answers are in the teacher
+   notebook.
+4. `medeval book --no-solutions` builds a student edition of the book (`_build/book/default-student/`) without any
+   solution.
+
+## Learning objectives
+
+{chr(10).join(objectives)}
+
+## Prerequisites
+
+{chr(10).join(prerequisites)}
+
+## Licence
+
+The code is MIT-licensed; the text and figures of the book are licensed under
+[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/) (`LICENSE-CONTENT`): reuse them in a course, with
+attribution. `CITATION.cff` says how to cite the compendium and the five papers it reproduces.
+"""
+
+
+def _short(chapter_id: str) -> str:
+    """A chapter's label stem (``ch-<stem>``), as the chapters declare it."""
+    from medeval.runtime.params import chapters
+
+    m = re.search(r"^\(ch-([\w-]+)\)=", chapters()[chapter_id].notebook.read_text().replace("# ", ""), flags=re.M)
+    if not m:
+        raise ExerciseFormatError(f"{chapter_id}: the chapter has no (ch-…)= label")
+    return m.group(1)

@@ -1,0 +1,111 @@
+"""Every chapter's teaching material (issue #15): at least four exercises of the four kinds, self-check questions
+that validate, and student notebooks whose checks pass on the solutions and fail on the stubs.
+
+``write_student_notebooks`` runs ``otter assign`` with its tests on: otter executes the teacher version (the
+solutions, standalone, outside the chapter) and refuses when any check fails, so a written set is a proven one.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import jupytext
+import nbformat
+import pytest
+
+from medeval.runtime.params import chapters
+from medeval.runtime.teaching import (
+    AUTOGRADED_KINDS,
+    KINDS,
+    grade_notebook,
+    read_exercises,
+    stub,
+    validate_self_check,
+    write_student_notebooks,
+)
+
+CHAPTERS = list(chapters())
+MAIN_CHAPTERS = [cid for cid, ch in chapters().items() if ch.part == "chapters"]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_has_four_exercises_of_the_four_kinds(chapter):
+    ex = read_exercises(chapter)
+    assert len(ex.exercises) >= 4, [e.label for e in ex.exercises]
+    kinds = {e.kind for e in ex.exercises}
+    if chapter in MAIN_CHAPTERS:
+        assert kinds == set(KINDS), kinds
+    else:  # the appendices: at least one exercise with checks and one read by the teacher
+        assert kinds & set(AUTOGRADED_KINDS) and "critical" in kinds, kinds
+    assert ex.setup_cells, "no cell tagged exercise-setup"
+    for e in ex.exercises:
+        assert e.label.startswith("ex-"), e.label
+        assert e.explanation or e.solution_cells, f"{e.label} has no solution"
+        if e.kind in AUTOGRADED_KINDS:
+            assert e.check_cells, f"{e.label} has no checks"
+        for code in e.solution_cells:
+            for node in ast.parse(code).body:
+                if isinstance(node, ast.Assign | ast.FunctionDef):
+                    names = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+                    names += [node.name] if isinstance(node, ast.FunctionDef) else []
+                    assert all(n.startswith("ex_") for n in names), f"{e.label}: {names} should start with ex_"
+
+
+def _self_check_questions(chapter) -> list[list[dict]]:
+    nb = jupytext.read(chapters()[chapter].notebook)
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "notebook.self_check(" in cell.source:
+            call = ast.parse(cell.source).body[0].value
+            found.append(ast.literal_eval(call.args[0]))
+    return found
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_has_valid_self_check_questions(chapter):
+    quizzes = _self_check_questions(chapter)
+    assert len(quizzes) == 1, "one self-check cell per chapter"
+    questions = validate_self_check(quizzes[0])
+    assert 3 <= len(questions) <= 6
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_stub_fails_to_define_the_answer(chapter):
+    for e in read_exercises(chapter).exercises:
+        for code in e.solution_cells:
+            ns: dict = {}
+            exec(compile("import numpy as np\n" + stub(code), e.label, "exec"), ns)
+
+
+@pytest.fixture(scope="module")
+def material(tmp_path_factory):
+    out = tmp_path_factory.mktemp("teaching")
+    return {m.chapter: m for m in write_student_notebooks(CHAPTERS, out)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_untouched_student_notebook_scores_zero_on_every_check(material, chapter):
+    m = material[chapter]
+    report = grade_notebook(m.student_notebook, teacher_dir=m.teacher_notebook.parent)
+    graded = [g for g in report.grades if g.score is not None]
+    assert graded and report.possible > 0
+    assert all(g.score == 0 for g in graded), report.to_text()
+    coding = [g for g in graded if g.kind == "coding"]
+    assert all(len(g.problems) >= g.points for g in coding), report.to_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", ["03-eve", "04b-evaluation-measures"])
+def test_student_notebook_filled_with_the_solutions_gets_full_marks(material, chapter, tmp_path):
+    m = material[chapter]
+    student = nbformat.read(m.student_notebook, as_version=4)
+    answers = [code for e in read_exercises(chapter).exercises for code in e.solution_cells]
+    slots = [c for c in student.cells if "otter_answer_cell" in c.metadata.get("tags", []) and c.cell_type == "code"]
+    assert len(answers) == len(slots) > 0
+    for slot, answer in zip(slots, answers, strict=True):
+        slot.source = answer
+    filled = tmp_path / "filled.ipynb"
+    nbformat.write(student, filled)
+    report = grade_notebook(filled, teacher_dir=m.teacher_notebook.parent)
+    assert report.score == report.possible > 0, report.to_text()

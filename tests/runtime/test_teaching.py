@@ -1,0 +1,272 @@
+"""The teaching edition (issue #15): exercises read from a chapter, stubs, self-check questions, student notebooks
+written and graded with otter-grader.
+
+The otter round trip runs on a miniature exercise section (``exercises_fixture.py``); the chapters' own
+exercises are checked the same way in ``tests/notebooks/test_exercises.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from medeval.runtime import teaching
+from medeval.runtime.teaching import (
+    ExerciseFormatError,
+    GradingError,
+    grade_notebook,
+    notebook_markdown,
+    read_exercises,
+    stub,
+    validate_self_check,
+    without_solutions,
+    write_student_notebooks,
+)
+
+FIXTURE = Path(__file__).with_name("exercises_fixture.py")
+CHAPTER = "03-eve"  # the fixture stands in for this chapter's source
+
+
+def test_the_fixture_is_read_as_four_exercises():
+    ex = read_exercises(CHAPTER, FIXTURE)
+    assert [(e.label, e.kind) for e in ex.exercises] == [
+        ("ex-eve-hand", "by-hand"), ("ex-eve-code", "coding"), ("ex-eve-experiment", "experimental"),
+        ("ex-eve-critical", "critical")]
+    assert [e.points for e in ex.exercises] == [1, 2, 1, 2]
+    assert [e.autograded for e in ex.exercises] == [True, True, True, False]
+    assert ex.exercises[0].explanation == "Three of four pairs are ordered: 0.75."
+    assert ex.exercises[3].explanation == "Model answer here."
+    assert "roc_auc_score" in ex.setup_cells[0]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s.replace(":label: ex-eve-hand\n", ""), "needs a ':label: ex-"),
+    (lambda s: s.replace(":class: by-hand", ":class: homework"), "expected one of by-hand, coding"),
+    (lambda s: s.replace("{solution-start} ex-eve-code", "{solution-start} ex-eve-other"), "does not follow"),
+    (lambda s: s.replace('# %% tags=["remove-cell", "check"]\nassert np.isclose(ex_hand_auc',
+                         '# %% tags=["remove-cell"]\nassert np.isclose(ex_hand_auc'), "has no cell tagged 'check'"),
+    (lambda s: s.replace("# ```{solution-end}\n# ```\n\n# %% [markdown]\n# ```{exercise} AUC in code",
+                         "# %% [markdown]\n# ```{exercise} AUC in code", 1), "has no {solution-end}"),
+])
+def test_broken_markup_is_refused_with_the_exercise_named(tmp_path, edit, message):
+    broken = tmp_path / "broken.py"
+    broken.write_text(edit(FIXTURE.read_text()))
+    assert broken.read_text() != FIXTURE.read_text()
+    with pytest.raises(ExerciseFormatError, match=message.replace("(", r"\(").replace("{", r"\{")):
+        read_exercises(CHAPTER, broken)
+
+
+def test_a_check_outside_a_solution_is_refused(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text(FIXTURE.read_text() + '\n# %% tags=["check"]\nassert True\n')
+    with pytest.raises(ExerciseFormatError, match="outside a"):
+        read_exercises(CHAPTER, broken)
+
+
+def test_stub_keeps_the_interface_and_drops_the_work():
+    solution = '''import numpy as np
+from math import sqrt
+
+def ex_norm(x, *, p=2):
+    """The p-norm of x."""
+    return float(np.sum(np.abs(x) ** p) ** (1 / p))
+
+ex_value = ex_norm([3, 4])
+ex_a, ex_b = 1, 2
+ex_total: float = ex_a + ex_b
+print(ex_value)
+ex_value
+'''
+    student = stub(solution)
+    tree = ast.parse(student)
+    assert "import numpy as np" in student and "from math import sqrt" in student
+    assert "def ex_norm(x, *, p=2):" in student and '"""The p-norm of x."""' in student
+    assert "np.sum" not in student and "print" not in student
+    ns: dict = {}
+    exec(compile(tree, "stub", "exec"), ns)
+    assert ns["ex_norm"]([3, 4]) is None
+    assert ns["ex_value"] is Ellipsis and ns["ex_a"] is Ellipsis and ns["ex_b"] is Ellipsis
+    assert ns["ex_total"] is Ellipsis
+
+
+def test_stub_of_a_function_without_docstring_is_callable():
+    ns: dict = {}
+    exec(stub("def f(a):\n    return a + 1\n"), ns)
+    assert ns["f"](1) is None
+
+
+def test_book_markup_becomes_plain_notebook_markdown():
+    text = ("See {eq}`eq-eve-eve`, {func}`~medeval.metrics.curves.roc_auc`, {func}`medeval.metrics.x.f`, "
+            "{ref}`the drawstring <eve-drawstring>`, {ref}`eve-method`, {cite:t}`mendelson2015eve` and {math}`x^2`.")
+    out = notebook_markdown(text)
+    assert "{" not in out
+    assert "Eq. (eq-eve-eve)" in out and "`roc_auc`" in out and "`medeval.metrics.x.f`" in out
+    assert "*the drawstring*" in out and "$x^2$" in out and "[mendelson2015eve]" in out
+    block = notebook_markdown("```{math}\n:label: eq-a\nx = 1\n```")
+    assert block == "$$\nx = 1\n$$"
+
+
+MC = {"question": "Which is $x$?", "type": "multiple_choice",
+      "answers": [{"answer": "a", "correct": True, "feedback": "yes"}, {"answer": "b", "correct": False, "feedback": "no"}]}
+NUM = {"question": "How much?", "type": "numeric", "precision": 3,
+       "answers": [{"type": "value", "value": 0.5, "correct": True, "feedback": "yes"},
+                   {"type": "default", "feedback": "think again"}]}
+
+
+def test_valid_self_check_questions_pass_and_math_is_delimited_for_mathjax():
+    ready = validate_self_check([MC, NUM])
+    assert ready[0]["question"] == "Which is \\(x\\)?"
+    assert ready[1] == NUM
+
+
+@pytest.mark.parametrize("question, message", [
+    ({**MC, "answers": [{**a, "correct": True} for a in MC["answers"]]}, "exactly one correct answer"),
+    ({**MC, "answers": [{**MC["answers"][0], "feedback": ""}, MC["answers"][1]]}, "has no feedback"),
+    ({**NUM, "answers": NUM["answers"][:1]}, "'default' answer"),
+    ({**NUM, "answers": [{"type": "range", "range": [0, 1], "correct": True, "feedback": "x"},
+                         NUM["answers"][1]]}, "exactly one correct 'value' answer"),
+    ({**MC, "type": "essay"}, "expected 'multiple_choice' or 'numeric'"),
+    ({**MC, "question": " "}, "has no question text"),
+])
+def test_invalid_self_check_questions_are_refused_by_number(question, message):
+    with pytest.raises(ValueError, match=f"self-check question 2 .*{message}"):
+        validate_self_check([MC, question])
+
+
+def test_the_student_edition_of_a_page_has_no_solution_cells():
+    import jupytext
+
+    nb = jupytext.read(FIXTURE)
+    stripped = nbformat.reads(without_solutions(nbformat.writes(nb)), as_version=4)
+    text = "\n".join(c.source for c in stripped.cells)
+    assert "solution" not in text and "Three of four pairs" not in text and "Model answer" not in text
+    assert "ex_hand_auc = 3 / 4" not in text and "assert" not in text
+    assert text.count("{exercise}") == 4
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# otter round trip on the fixture
+
+@pytest.fixture(scope="module")
+def material(tmp_path_factory):
+    out = tmp_path_factory.mktemp("teaching")
+    [m] = write_student_notebooks([CHAPTER], out, sources={CHAPTER: FIXTURE})
+    return m
+
+
+def _grade(path, material):
+    return grade_notebook(path, teacher_dir=material.teacher_notebook.parent, source=FIXTURE)
+
+
+def _scores(report):
+    return {g.label: g.score for g in report.grades}
+
+
+@pytest.mark.slow
+def test_student_notebook_has_stubs_checks_and_no_solution(material):
+    nb = nbformat.read(material.student_notebook, as_version=4)
+    text = "\n".join(c.source for c in nb.cells)
+    assert nb.metadata["medeval"] == {"chapter": CHAPTER, "version": "student"}
+    assert "ex_hand_auc = ...  # Your code here." in text and "3 / 4" not in text
+    assert "np.mean((pos" not in text and "Model answer" not in text
+    for label in ("ex-eve-hand", "ex-eve-code", "ex-eve-experiment"):
+        assert f'grader.check("{label}")' in text
+    assert sorted(p.name for p in (material.student_notebook.parent / "tests").glob("*.py")) == [
+        "ex-eve-code.py", "ex-eve-experiment.py", "ex-eve-hand.py"]
+
+
+@pytest.mark.slow
+def test_the_teacher_version_gets_full_marks(material):
+    report = _grade(material.teacher_notebook, material)
+    assert _scores(report) == {"ex-eve-hand": 1, "ex-eve-code": 2, "ex-eve-experiment": 1, "ex-eve-critical": None}
+    assert report.score == report.possible == 4
+    assert all(not g.problems for g in report.grades)
+
+
+@pytest.mark.slow
+def test_the_untouched_student_notebook_fails_every_check(material):
+    report = _grade(material.student_notebook, material)
+    assert _scores(report) == {"ex-eve-hand": 0, "ex-eve-code": 0, "ex-eve-experiment": 0, "ex-eve-critical": None}
+    assert report.possible == 4
+    code = next(g for g in report.grades if g.label == "ex-eve-code")
+    assert len(code.problems) == 2 and all(p.startswith("check ") for p in code.problems)
+
+
+def _filled(material, tmp_path, answers: dict[str, str], name="filled.ipynb"):
+    nb = nbformat.read(material.student_notebook, as_version=4)
+    for cell in nb.cells:
+        for start, source in answers.items():
+            if cell.cell_type == "code" and cell.source.startswith(start):
+                cell.source = source
+    path = tmp_path / name
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.slow
+def test_a_partly_solved_notebook_gets_partial_credit(material, tmp_path):
+    path = _filled(material, tmp_path, {
+        "ex_hand_auc": "ex_hand_auc = 0.75",
+        # right on one check (no ties), wrong on the other (ties count 0 instead of 1/2)
+        "def ex_auc": "def ex_auc(y, s):\n    import numpy as np\n    y, s = np.asarray(y), np.asarray(s)\n"
+                      "    return float(np.mean(s[y == 1][:, None] > s[y == 0][None, :]))",
+    })
+    report = _grade(path, material)
+    assert _scores(report) == {"ex-eve-hand": 1, "ex-eve-code": 1, "ex-eve-experiment": 0, "ex-eve-critical": None}
+    assert 0 < report.score < report.possible
+
+
+@pytest.mark.slow
+def test_a_notebook_that_raises_is_graded_and_the_exercise_named(material, tmp_path):
+    path = _filled(material, tmp_path, {"ex_hand_auc": "ex_hand_auc = 3 / 0",
+                                        "ex_shifted_auc": "ex_shifted_auc = 1.0"})
+    report = _grade(path, material)
+    hand = next(g for g in report.grades if g.label == "ex-eve-hand")
+    assert hand.score == 0
+    assert any("your code raised ZeroDivisionError: division by zero" in p for p in hand.problems)
+    assert not any("Traceback" in p for g in report.grades for p in g.problems)
+    assert _scores(report)["ex-eve-experiment"] == 1  # the exercises after the error are still graded
+
+
+@pytest.mark.slow
+def test_a_solution_that_fails_its_own_check_is_refused(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(FIXTURE.read_text().replace("ex_hand_auc = 3 / 4", "ex_hand_auc = 2 / 4"))
+    with pytest.raises(RuntimeError, match="(?s)Some autograder tests failed.*ex-eve-hand.*not the AUC"):
+        write_student_notebooks([CHAPTER], tmp_path / "out", sources={CHAPTER: bad})
+    assert not (tmp_path / "out" / "student").exists()
+
+
+def test_grading_refuses_what_is_not_a_student_notebook(tmp_path):
+    with pytest.raises(GradingError, match="no such notebook"):
+        grade_notebook(tmp_path / "missing.ipynb")
+    (tmp_path / "text.ipynb").write_text("not json")
+    with pytest.raises(GradingError, match="not a readable Jupyter notebook"):
+        grade_notebook(tmp_path / "text.ipynb")
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "plain.ipynb")
+    with pytest.raises(GradingError, match="carries no medeval chapter"):
+        grade_notebook(tmp_path / "plain.ipynb")
+
+
+def test_cli_grade_names_the_problem_without_a_traceback(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "medeval.cli", "grade", str(tmp_path / "missing.ipynb")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "medeval: error:" in proc.stderr and "no such notebook" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_report_text_and_json():
+    report = teaching.GradeReport(Path("x.ipynb"), CHAPTER, [
+        teaching.ExerciseGrade("ex-a", "coding", "A", 2, 1.0, ["check 2 failed: AssertionError: no"]),
+        teaching.ExerciseGrade("ex-b", "critical", "B", 2, None)])
+    text = report.to_text()
+    assert "1 / 2" in text and "read by the teacher" in text and "check 2 failed" in text
+    assert "automatic checks: 1 / 2 points" in text
+    assert json.loads(json.dumps(report.to_dict()))["score"] == 1
