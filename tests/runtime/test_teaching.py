@@ -270,3 +270,37 @@ def test_report_text_and_json():
     assert "1 / 2" in text and "read by the teacher" in text and "check 2 failed" in text
     assert "automatic checks: 1 / 2 points" in text
     assert json.loads(json.dumps(report.to_dict()))["score"] == 1
+
+
+def test_a_failed_check_is_summarised_without_its_traceback():
+    summary = teaching._failure_summary
+    doctest_out = ("Failed example:\n    assert np.isclose(ex_a, 1), 'ex_a is the AUC'\nException raised:\n"
+                   "    Traceback (most recent call last):\n      File \"x\", line 1\n"
+                   "    AssertionError: ex_a is the AUC\n")
+    assert summary(doctest_out) == "AssertionError: ex_a is the AUC"
+    stubbed = doctest_out.replace("AssertionError: ex_a is the AUC",
+                                  "TypeError: unsupported operand type(s) for -: 'ellipsis' and 'float'")
+    assert summary(stubbed).startswith("not answered yet: a value is still `...` — in: assert np.isclose(ex_a, 1)")
+    assert "Traceback" not in summary(stubbed)
+    assert "does a function still return None" in summary(stubbed.replace("'ellipsis'", "'NoneType'"))
+
+
+def test_for_teachers_page_states_measured_times_and_never_estimates_a_gpu_time():
+    from medeval.runtime.params import chapters
+
+    timings = {"03-eve": {"smoke": {"wall_time_s": 12.0, "device": "CPU: test"},
+                          "default": {"wall_time_s": 95.0, "device": "CPU: test"},
+                          "gpu": {"wall_time_s": 30.0, "device": "GPU: test"}}}
+    page = teachers_markdown = teaching.teachers_markdown(timings=timings)
+    row = next(line for line in page.splitlines() if "{ref}`ch-eve`" in line and line.startswith("|"))
+    assert "12 s / 1.6 min" in row and "30 s (GPU: test)" in row
+    other = next(line for line in page.splitlines() if "{ref}`ch-rodeo`" in line and line.startswith("|"))
+    assert other.endswith("not measured / not measured | not measured |")
+    assert "no GPU time is estimated" in teachers_markdown
+    registry = chapters()
+    for cid, ch in registry.items():
+        if ch.part == "chapters":
+            objectives = teaching._section(ch.notebook.read_text(), "What you will learn")
+            assert objectives and objectives in page, cid
+    plain = teaching.teachers_markdown(timings=timings, built={"03-eve"})
+    assert "{ref}" not in plain and "{eq}" not in plain

@@ -364,6 +364,38 @@ class StudentMaterial:
     tests_dir: Path
 
 
+class _Quiet:
+    """Send this process's stdout and stderr, file descriptors included (the kernels otter starts write to them),
+    to a temporary file; ``text`` holds what was written."""
+
+    def __enter__(self):
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile(mode="w+")
+        self._saved = [os.dup(1), os.dup(2)]
+        os.dup2(self._file.fileno(), 1)
+        os.dup2(self._file.fileno(), 2)
+        self.text = ""
+        return self
+
+    def __exit__(self, *exc):
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, saved in zip((1, 2), self._saved, strict=True):
+            os.dup2(saved, fd)
+            os.close(saved)
+        self._file.seek(0)
+        self.text = self._file.read()
+        self._file.close()
+        return False
+
+
 def _otter_assign(master: Path, result: Path, run_tests: bool) -> None:
     """Run ``otter assign`` quietly; raise with otter's own output when it fails (e.g. a solution fails a check)."""
     import contextlib
@@ -374,8 +406,9 @@ def _otter_assign(master: Path, result: Path, run_tests: bool) -> None:
 
     buffer = io.StringIO()
     logging.getLogger("otter").setLevel(logging.ERROR)
+    quiet = _Quiet()
     try:
-        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        with quiet, contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
             assign(str(master), str(result), no_pdfs=True, no_run_tests=not run_tests)
     except Exception as exc:  # otter raises plain exceptions with its message, e.g. failing tests
         raise RuntimeError(f"otter assign failed for {master.name}: {exc}\n{buffer.getvalue()[-3000:]}") from exc
@@ -511,12 +544,20 @@ def _errors_by_question(executed) -> dict[str, list[str]]:
 
 
 def _failure_summary(message: str | None) -> str:
-    """The readable end of an otter failure message: the assertion or error line, not the traceback."""
+    """The readable part of an otter failure message: the first exception with its message (an assertion's
+    message says what is wrong), else the failing statement; never the traceback."""
     lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
-    for ln in lines:  # the first failure: later lines of a failed check often only repeat it
-        if re.match(r"^\w*(Error|Exception)\b", ln) or ln.startswith("assert"):
-            return ln[:300]
-    return (lines[-1] if lines else "check failed")[:300]
+    statement = next((ln for ln in lines if ln.startswith("assert")), "")
+    error = next((ln for ln in lines if re.match(r"^[A-Z]\w*(Error|Exception|Warning)(: |$)", ln)), "")
+    if error.startswith("AssertionError: "):
+        return error[:300]  # the check's own message says what is wrong
+    if "'ellipsis'" in error or "Ellipsis" in error:
+        error = "not answered yet: a value is still `...`"
+    elif "'NoneType'" in error:
+        error = f"{error} (does a function still return None?)"
+    if error and statement:
+        return f"{error} — in: {statement[:160]}"[:300]
+    return (error or statement or (lines[-1] if lines else "check failed"))[:300]
 
 
 def grade_notebook(notebook: Path, *, chapter: str | None = None, teacher_dir: Path | None = None,
@@ -559,7 +600,7 @@ def grade_notebook(notebook: Path, *, chapter: str | None = None, teacher_dir: P
         import os
 
         tests = sorted(str(p) for p in (work / "tests").glob("*.py"))
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with _Quiet(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             cwd = os.getcwd()
             os.chdir(work)
             try:
@@ -660,6 +701,7 @@ def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: 
 
         timings = {cid: recorded_timings(cid) for cid in registry}
     rows, objectives, prerequisites = [], [], []
+    numbers = {c: i for i, c in enumerate((c for c, ch in registry.items() if ch.part == "chapters"), start=1)}
     for session, (cid, about) in enumerate(COURSE_PLAN, start=1):
         ch = registry[cid]
         source = ch.notebook.read_text()
@@ -672,14 +714,17 @@ def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: 
         t = timings.get(cid, {})
         cpu = " / ".join(_minutes(t.get(p, {}).get("wall_time_s")) for p in ("smoke", "default"))
         gpu = t.get("gpu")
-        gpu_text = (f"{_minutes(gpu['wall_time_s'])} ({gpu.get('device', '?')})" if gpu
-                    else "not measured yet (no GPU run recorded)")
+        gpu_text = f"{_minutes(gpu['wall_time_s'])} ({gpu.get('device', '?')})" if gpu else "not measured"
         name = f"{{ref}}`ch-{_short(cid)}`" if linked else f"*{ch.title}*"
-        rows.append(f"| {session} | {name} | {about} | {kinds} | {cpu} | {gpu_text} |")
+        rows.append(f"| {session} | {numbers[cid]}. {name} | {about} | {kinds} | {cpu} | {gpu_text} |")
         objectives.append(f"### {name}\n\n{text_of(_section(source, 'What you will learn'))}")
         prerequisites.append(f"### {name}\n\n{text_of(_section(source, 'Prerequisites'))}")
     cpu_device = next((rec.get("device") for t in timings.values() for p, rec in t.items()
                        if p in ("smoke", "default") and rec.get("device")), "this project's CI machine")
+    gpu_note = ("A GPU time is the last recorded run of the `gpu` profile; a chapter never run on a GPU says so, and "
+                "no GPU time is estimated." if any("gpu" in t for t in timings.values()) else
+                "No chapter has been run on a GPU yet, so no GPU time is given (none is estimated); "
+                "`medeval run <chapter> --profile gpu` on a GPU machine records one.")
     appendix_exercises = []
     for cid in ("A1-data", "A2-rerun"):
         try:
@@ -705,12 +750,12 @@ One chapter per session (90 minutes: 30 minutes reading the chapter together, 60
 where each session uses only what came before. The appendices {appendix_exercises[0]} and
 {appendix_exercises[1]} go with the first and the last session.
 
-| Session | Chapter | What it is about | Exercises | Time to run on a laptop-class CPU (smoke / default) | On a GPU (`gpu` profile) |
+| Session | Chapter | What it is about | Exercises | Time to run on 2 CPU cores (smoke / default) | On a GPU (`gpu` profile) |
 | --- | --- | --- | --- | --- | --- |
 {chr(10).join(rows)}
 
-The times are the last measured runs of the whole chapter ({cpu_device}), read from `results/timings.json`; the
-exercises of a chapter run in seconds. **In class**, run the `smoke` profile (seconds; the numbers are too few to decide
+The times are the last measured runs of the whole chapter ({cpu_device}), read from `results/timings.json`; a
+laptop with more cores is faster. {gpu_note} The exercises of a chapter run in seconds. **In class**, run the `smoke` profile (seconds; the numbers are too few to decide
 claims, which the chapter says) or show the book, which was built with `default`; give `default` runs
 (`medeval run <chapter>`) as homework, and the `gpu` and `full` profiles to students with a GPU.
 
