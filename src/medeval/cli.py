@@ -1,4 +1,4 @@
-"""Command line: ``medeval book | run | params | chapters | data | student | grade``."""
+"""Command line: ``medeval book | run | params | chapters | data | cache | student | grade``."""
 
 from __future__ import annotations
 
@@ -44,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="teacher folder of `medeval student` with the checks (default: written afresh)")
     grade.add_argument("--json", action="store_true", help="print the scores as JSON")
 
+    cache = sub.add_parser("cache", help="the grid cache: ls | clear [CHAPTER] (executed notebooks are not touched)")
+    cache.add_argument("action", choices=["ls", "clear"])
+    cache.add_argument("chapter", nargs="?", default=None)
+    cache.add_argument("--profile", default=None, help="only this profile (default: all)")
+
     data = sub.add_parser("data", help="datasets: list | fetch ID | verify", add_help=False)
     data.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
@@ -60,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
             for cid, ch in chapters().items():
                 print(f"{cid:28s} {ch.part:9s} {ch.title}")
             return 0
+        if args.command == "cache":
+            return _cache(args)
         if args.command in ("student", "grade"):
             return _teaching(args)
         if args.command == "params":
@@ -85,6 +92,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"medeval: error: {exc}", file=sys.stderr)
         return 2
     return 2
+
+
+def _cache(args) -> int:
+    from medeval.runtime.execution import clear_grid_cache, grid_cache_summary
+
+    if args.chapter is not None and args.chapter not in chapters():
+        raise ParameterError(f"unknown chapter {args.chapter!r}; known: {', '.join(chapters())}")
+    if args.profile is not None and args.profile not in PROFILES:
+        raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+    if args.action == "ls":
+        rows = [r for r in grid_cache_summary(args.chapter) if args.profile in (None, r["profile"])]
+        if not rows:
+            print("the grid cache is empty")
+        for r in rows:
+            print(f"{r['profile']:8s} {r['chapter']:26s} {r['entries']:6d} entries {r['bytes'] / 1e6:9.1f} MB  {r['path']}")
+        return 0
+    removed = clear_grid_cache(args.chapter, args.profile)
+    print(f"removed {len(removed)} grid-cache folder(s)" + "".join(f"\n  {p}" for p in removed))
+    return 0
 
 
 def _teaching(args) -> int:

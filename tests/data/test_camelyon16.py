@@ -219,7 +219,7 @@ def test_table_is_cached_and_restricted(testset, table, tmp_path):
     assert set(one["slide"].astype(str)) == {"test_002"} and len(summary) == 1
     pd.testing.assert_frame_equal(one.reset_index(drop=True).assign(slide=one.slide.astype(str)),
                                   tab[tab.slide == "test_002"].reset_index(drop=True).assign(slide="test_002"))
-    assert len(list((tmp_path / "cache").glob("*.pkl"))) == 1
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 1 and not list((tmp_path / "cache").glob("*.pkl"))
     again, _ = c.camelyon16_test_patch_table(root, GEOMETRY, slides=["test_002"], max_workers=1,
                                              cache_dir=tmp_path / "cache")
     pd.testing.assert_frame_equal(one, again)

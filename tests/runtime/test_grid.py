@@ -59,4 +59,5 @@ def test_dask_local_cluster(tmp_path):
         with Client(cluster) as client:
             via_client = run_grid(holdout_accuracy, grid, scheduler=client, cache_dir=tmp_path)
     assert via_address == local == via_client
-    assert len(list(tmp_path.glob("*.pkl"))) == 4
+    assert len(list(tmp_path.glob("*.json"))) == len(list(tmp_path.glob("*.npz"))) == 4
+    assert not list(tmp_path.glob("*.pkl"))

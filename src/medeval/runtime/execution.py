@@ -252,7 +252,8 @@ def run_chapter(
     started = time.time()
     t0 = time.perf_counter()
     try:
-        with _environment(MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1", MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0"):
+        with _environment(MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1", MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0",
+                          MEDEVAL_GRID_FRESH="1" if force else "0"):
             papermill.execute_notebook(
                 nb, str(tmp_nb), parameters={"profile": profile, **params_json},
                 kernel_name="python3", cwd=str(project_root()), progress_bar=False, log_output=False,
@@ -575,3 +576,38 @@ def build_book(
     _atomic_write_text(stamp, digest)
     log(f"[medeval] book ({profile}): {html / 'index.html'}")
     return html
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The grid cache on disk (``medeval cache ls|clear``)
+
+def grid_cache_root() -> Path:
+    """``_runs/grid-cache``: per profile and chapter, the resumable grid results (``notebook.cache_dir``)."""
+    return runs_dir() / "grid-cache"
+
+
+def grid_cache_summary(chapter_id: str | None = None) -> list[dict[str, Any]]:
+    """One row per (profile, chapter) folder of the grid cache: entries and bytes on disk."""
+    root = grid_cache_root()
+    rows = []
+    if not root.exists():
+        return rows
+    for profile_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for chapter_dir in sorted(p for p in profile_dir.iterdir() if p.is_dir()):
+            if chapter_id is not None and chapter_dir.name != chapter_id:
+                continue
+            files = [f for f in chapter_dir.rglob("*") if f.is_file()]
+            rows.append({"profile": profile_dir.name, "chapter": chapter_dir.name,
+                         "entries": sum(f.suffix == ".json" and not f.name.startswith(".") for f in files),
+                         "bytes": sum(f.stat().st_size for f in files), "path": chapter_dir})
+    return rows
+
+
+def clear_grid_cache(chapter_id: str | None = None, profile: str | None = None) -> list[Path]:
+    """Delete the grid cache of one chapter (or all), for one profile (or all); returns the folders removed."""
+    removed = []
+    for row in grid_cache_summary(chapter_id):
+        if profile is None or row["profile"] == profile:
+            shutil.rmtree(row["path"])
+            removed.append(row["path"])
+    return removed

@@ -1,8 +1,11 @@
 """Grid executor: independent runs (models x seeds x settings) on local processes or a Dask cluster.
 
-Each finished run is pickled into ``cache_dir`` under a key made of the function's qualified name, its keyword
-arguments and the digest of ``src/medeval``; an interrupted grid therefore resumes where it stopped, and any
-code change starts afresh. Progress uses ``tqdm.std`` on stderr and is disabled when ``TQDM_DISABLE`` is set
+Each finished run is stored in ``cache_dir`` (never as pickle: :mod:`medeval.runtime.grid_store`) under a key made
+of the function's qualified name, its keyword arguments, the digest of ``src/medeval``, the installed versions
+and the resolved compute device; the chapter's local data digest names the folder (``notebook.cache_dir``). An
+interrupted grid therefore resumes where it stopped, and a code change, an upgrade or another device starts
+afresh. An entry that is corrupt, planted or for another key is reported and recomputed, never used. Every value
+returned from a cached grid is the stored one read back, so a first run and a resumed run give the same objects. Progress uses ``tqdm.std`` on stderr and is disabled when ``TQDM_DISABLE`` is set
 (the notebook runner sets it), so rendered pages carry no progress-bar noise.
 """
 
@@ -11,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -21,9 +24,11 @@ from typing import Any
 # page load the widget manager's scripts from the network.
 from tqdm.std import tqdm
 
+from medeval.runtime import grid_store
+
 
 def run_key(fn: Callable, kwargs: dict[str, Any], code_digest: str = "") -> str:
-    """Stable key of one run: function, arguments (as JSON, keys sorted) and the code digest."""
+    """Stable key of one run: function, arguments (as JSON, keys sorted) and the context digest."""
     payload = json.dumps(
         {"fn": f"{fn.__module__}.{fn.__qualname__}", "kwargs": kwargs, "code": code_digest},
         sort_keys=True, default=repr,
@@ -42,11 +47,24 @@ def _code_digest() -> str:
         return medeval.__version__
 
 
-def _atomic_pickle(path: Path, value: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)
+def resolved_device_name() -> str:
+    """The device a grid run with ``device="auto"`` computes on: ``cuda:<name>`` or ``cpu``."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return "cpu"
+    return f"cuda:{torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "cpu"
+
+
+def grid_context() -> dict[str, str]:
+    """What besides a run's arguments decides its result: the code, the installed versions and the device."""
+    from medeval.runtime.execution import environment_digest
+
+    return {"code": _code_digest(), "environment": environment_digest(), "device": resolved_device_name()}
+
+
+def context_digest(context: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(context, sort_keys=True).encode()).hexdigest()
 
 
 def _call(fn: Callable, kwargs: dict[str, Any]) -> Any:
@@ -61,6 +79,8 @@ def run_grid(
     scheduler: str | None = None,
     max_workers: int | None = None,
     desc: str | None = None,
+    fresh: bool = False,
+    log: Callable[[str], None] | None = None,
 ) -> list[Any]:
     """Run ``fn(**kwargs)`` for every ``kwargs`` in ``grid``; results in grid order.
 
@@ -73,6 +93,9 @@ def run_grid(
         ``None`` runs on a local process pool.
     max_workers : local pool size; ``1`` runs in this process (no pickling, easiest to debug). ``None`` uses
         the number of cores, capped at the number of pending runs.
+    fresh : recompute every run (and overwrite its entry) instead of reading the cache; ``medeval run --force``
+        sets it for the whole notebook through ``MEDEVAL_GRID_FRESH``.
+    log : where to report an entry that cannot be used (default: stderr).
     """
     if not callable(fn):
         raise TypeError(f"run_grid: fn must be callable, got {type(fn).__name__}")
@@ -86,23 +109,33 @@ def run_grid(
     results: list[Any] = [None] * len(grid)
     pending: list[int] = list(range(len(grid)))
     paths: list[Path | None] = [None] * len(grid)
+    keys: list[str | None] = [None] * len(grid)
+    fresh = fresh or os.environ.get("MEDEVAL_GRID_FRESH") == "1"
+    report = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     if cache_dir is not None:
         cache = Path(cache_dir)
         cache.mkdir(parents=True, exist_ok=True)
-        digest = _code_digest()
+        context = grid_context()
+        digest = context_digest(context)
         pending = []
         for i, kw in enumerate(grid):
-            paths[i] = cache / f"{run_key(fn, kw, digest)}.pkl"
-            if paths[i].exists():
-                with open(paths[i], "rb") as fh:
-                    results[i] = pickle.load(fh)
-            else:
+            keys[i] = run_key(fn, kw, digest)
+            paths[i] = cache
+            if fresh or not grid_store.entry_paths(cache, keys[i])[0].exists():
+                pending.append(i)
+                continue
+            try:
+                results[i] = grid_store.read_entry(cache, keys[i])
+            except grid_store.GridEntryError as exc:
+                report(f"[medeval] grid cache {cache}: entry {keys[i][:12]} cannot be used ({exc}); recomputing it")
                 pending.append(i)
 
     def finish(i: int, value: Any) -> None:
         results[i] = value
         if paths[i] is not None:
-            _atomic_pickle(paths[i], value)
+            grid_store.write_entry(paths[i], keys[i], value,
+                                   {"fn": f"{fn.__module__}.{fn.__qualname__}", **context})
+            results[i] = grid_store.read_entry(paths[i], keys[i])  # what a resumed run would get
 
     bar = tqdm(total=len(grid), initial=len(grid) - len(pending), desc=desc or fn.__name__, leave=False)
     try:
