@@ -218,3 +218,38 @@ def test_timings_are_recorded_per_profile_and_read_back(tmp_path, monkeypatch):
     assert got["smoke"]["wall_time_s"] == 12.3 and got["default"]["wall_time_s"] == 40.0
     assert got["smoke"]["git_commit"] == "0123456789ab" and got["smoke"]["device"] == "CPU: test"
     assert execution.recorded_timings("01-mil-stability") == {}
+
+
+@pytest.mark.slow
+def test_kernel_runs_over_ipc_in_a_private_folder_and_null_is_honoured(tmp_path, monkeypatch, capfd):
+    """Issue #16 items 6 and 7: the kernel's sockets live in a 0700 folder (no TCP, no TCP warning), removed
+    afterwards; ``--set max_workers=null`` is what the kernel computes with, not the profile's value."""
+    import os
+    import stat
+
+    seen = []
+    real = execution.private_kernel_manager_class
+
+    def spy(private_dir):
+        seen.append((private_dir, stat.S_IMODE(os.stat(private_dir).st_mode)))
+        cls = real(private_dir)
+        assert cls(kernel_name="python3").transport == "ipc"
+        return cls
+
+    monkeypatch.setattr(execution, "private_kernel_manager_class", spy)
+    assert get_chapter("03-eve").profiles["smoke"]["max_workers"] == 1
+    res = run_chapter("03-eve", "smoke", {"max_workers": None}, out_dir=tmp_path, force=True, log=lambda _: None)
+    assert res.meta["params"]["max_workers"] is None
+    assert res.results["params"]["max_workers"] is None  # what the notebook itself resolved and recorded
+    [(private_dir, mode)] = seen
+    assert mode == 0o700 and not private_dir.exists()
+    err = capfd.readouterr().err
+    assert "running over TCP" not in err and "Passed unknown parameter" not in err
+
+
+def test_null_for_a_field_that_does_not_accept_it_is_refused_by_name():
+    from medeval.runtime.params import ParameterError, resolve_params
+
+    with pytest.raises(ParameterError, match="n_repeats"):
+        resolve_params("A2-rerun", "smoke", {"n_repeats": None})
+    assert resolve_params("03-eve", "smoke", {"max_workers": None}).max_workers is None

@@ -207,6 +207,28 @@ def _hide_parameter_cells(nb) -> None:
             tags.append("remove-cell")
 
 
+class _NotUnknown:
+    """Papermill warns that ``_medeval_resolved`` is not in a notebook's parameters cell; it is ours, on purpose."""
+
+    def filter(self, record) -> bool:
+        return "_medeval_resolved" not in record.getMessage()
+
+
+def private_kernel_manager_class(private_dir: Path):
+    """A kernel manager that talks to its kernel over IPC sockets in ``private_dir`` (mode 0700), not over TCP on
+    localhost: no other user of the machine can connect to the kernel, and ipykernel has nothing to warn about."""
+    from jupyter_client import AsyncKernelManager
+
+    class PrivateIPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            self.ip = str(private_dir / "kernel")
+            self.connection_file = str(private_dir / "kernel.json")
+
+    return PrivateIPCKernelManager
+
+
 def run_chapter(
     chapter_id: str,
     profile: str = "default",
@@ -251,13 +273,22 @@ def run_chapter(
     tmp_results.unlink(missing_ok=True)
     started = time.time()
     t0 = time.perf_counter()
+    import tempfile
+
+    kernel_dir = Path(tempfile.mkdtemp(prefix="medeval-kernel-"))  # mode 0700: the kernel's sockets live here
+    import logging
+
+    papermill_log = logging.getLogger("papermill")
+    if not any(isinstance(f, _NotUnknown) for f in papermill_log.filters):
+        papermill_log.addFilter(_NotUnknown())
     try:
         with _environment(MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1", MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0",
                           MEDEVAL_GRID_FRESH="1" if force else "0"):
             papermill.execute_notebook(
-                nb, str(tmp_nb), parameters={"profile": profile, **params_json},
+                nb, str(tmp_nb), parameters={"profile": profile, **params_json, "_medeval_resolved": True},
                 kernel_name="python3", cwd=str(project_root()), progress_bar=False, log_output=False,
                 request_save_on_cell_execute=False,
+                kernel_manager_class=private_kernel_manager_class(kernel_dir),
             )
     except papermill.PapermillExecutionError as exc:
         if tmp_nb.exists():
@@ -267,6 +298,8 @@ def run_chapter(
             f"chapter {chapter_id!r} ({profile}) failed in cell {exc.cell_index} (execution count "
             f"{exc.exec_count}): {exc.ename}: {exc.evalue}\npartial notebook kept at {p['failed']}"
         ) from None
+    finally:
+        shutil.rmtree(kernel_dir, ignore_errors=True)
     wall = time.perf_counter() - t0
 
     results = json.loads(tmp_results.read_text()) if tmp_results.exists() else {}

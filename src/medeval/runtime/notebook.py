@@ -46,7 +46,9 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
 
     ``namespace`` is the notebook's ``globals()``: ``profile`` plus one variable per schema field (``None``
     meaning "the profile's value"). Values injected by papermill (``-p name value``) override the profile.
-    Any other public name present at this point is an unknown parameter and is refused.
+    Any other public name present at this point is an unknown parameter and is refused. ``medeval run`` injects
+    every field already resolved, with ``_medeval_resolved = True``: then each value is used as it is, ``None``
+    included (``--set name=null`` for a field that accepts null), so the page computes what its records say.
     """
     chapter = get_chapter(chapter_id)
     schema = chapter.schema
@@ -62,7 +64,10 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
             f"unknown parameter(s) {stray} for chapter {chapter_id!r}; valid parameters: "
             f"{', '.join(schema.model_fields)}"
         )
-    overrides = {k: namespace[k] for k in schema.model_fields if namespace.get(k) is not None}
+    if namespace.get("_medeval_resolved"):
+        overrides = {k: namespace[k] for k in schema.model_fields if k in namespace}
+    else:
+        overrides = {k: namespace[k] for k in schema.model_fields if namespace.get(k) is not None}
     params = resolve_params(chapter_id, profile, overrides)
     seed_everything(params.seed)
     _configure_display()
