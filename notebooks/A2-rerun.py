@@ -416,7 +416,7 @@ assert np.allclose(ex_got, ex_want, equal_nan=True), \
 # :label: ex-rerun-code-2
 # :class: coding
 #
-# Each run of a page writes its recorded numbers to `<id>.results.json`. Write
+# Each run of a page writes its recorded numbers to the `results.json` of its run folder. Write
 # `ex_code_compare(old, new, rtol=0.05)`, which compares two such dicts. Only top-level values that are numbers
 # (`int` or `float`, not `bool`) in both dicts are compared. It returns a dict with three sorted lists of keys:
 #
@@ -591,7 +591,10 @@ assert np.allclose(ex_exp_relative_spread, np.ptp(np.asarray(ex_exp_sd, dtype=fl
 # %% [markdown]
 # ## Try it
 #
-# - Re-run with `--set n_repeats=200`: does the SD curve get smoother, and does it move?
+# - Re-run with `--set n_repeats=200`: does the SD curve get smoother, and does it move? Each execution is kept as
+#   a run of its own (this page, the profile's own run, is never replaced): `medeval runs A2-rerun` lists them,
+#   and `medeval compare RUN_A RUN_B` prints the parameters that differ and every recorded number side by side
+#   with its difference (`--markdown` / `--html` write the report to a file).
 # - Add a test-set size of 400 and compare its SD with the binomial prediction.
 # - Start a Dask cluster (`dask scheduler` and `dask worker tcp://HOST:8786`) and pass
 #   `--set scheduler=tcp://HOST:8786`.

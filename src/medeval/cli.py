@@ -1,4 +1,4 @@
-"""Command line: ``medeval book | run | params | chapters | data | cache | student | grade``."""
+"""Command line: ``medeval book | run | runs | compare | params | chapters | data | cache | student | grade``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="assignments", action="append", default=[], metavar="NAME=VALUE",
                      help="override one parameter (repeatable); the value is read as YAML")
     run.add_argument("--force", action="store_true", help="re-execute even if cached")
+
+    runs = sub.add_parser("runs", help="list the kept runs (id, date, profile, parameters that differ, status)")
+    runs.add_argument("chapter", nargs="?", default=None)
+    runs.add_argument("--profile", default=None, help="only this profile (default: all)")
+
+    compare = sub.add_parser("compare", help="two runs side by side: parameters, numbers, verdicts that changed")
+    compare.add_argument("run_a", metavar="RUN_A")
+    compare.add_argument("run_b", metavar="RUN_B")
+    compare.add_argument("--markdown", metavar="PATH", help="also write the report as Markdown")
+    compare.add_argument("--html", metavar="PATH", help="also write the report as HTML")
 
     params = sub.add_parser("params", help="print a chapter's parameter schema: ranges, defaults, help")
     params.add_argument("chapter")
@@ -67,12 +77,16 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "cache":
             return _cache(args)
+        if args.command in ("runs", "compare"):
+            return _runs(args)
         if args.command in ("student", "grade"):
             return _teaching(args)
         if args.command == "params":
             print(describe_schema(args.chapter))
             return 0
         from medeval.runtime.execution import ChapterExecutionError, build_book, run_chapter
+
+        _terminate_as_interrupt()
 
         try:
             if args.command == "run":
@@ -88,10 +102,57 @@ def main(argv: list[str] | None = None) -> int:
         except ChapterExecutionError as exc:
             print(f"medeval: error: {exc}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:
+            print("medeval: interrupted; the run is kept with status 'interrupted' (`medeval runs`)", file=sys.stderr)
+            return 130
     except ParameterError as exc:
         print(f"medeval: error: {exc}", file=sys.stderr)
         return 2
     return 2
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM stops a run the way Ctrl-C does: the kernel and its workers are stopped and the run is kept."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _runs(args) -> int:
+    from pathlib import Path
+
+    from medeval.runtime import runs
+    from medeval.runtime.paths import runs_dir
+
+    root = runs_dir()
+    if args.command == "compare":
+        try:
+            a, b = runs.find_run(args.run_a, root), runs.find_run(args.run_b, root)
+        except LookupError as exc:
+            raise ParameterError(str(exc)) from None
+        report = runs.compare(a, b)
+        print(report.to_text())
+        if args.markdown:
+            Path(args.markdown).write_text(report.to_markdown())
+            print(f"\nMarkdown report: {args.markdown}")
+        if args.html:
+            Path(args.html).write_text(report.to_html())
+            print(f"HTML report: {args.html}")
+        return 0
+    if args.chapter is not None and args.chapter not in chapters():
+        raise ParameterError(f"unknown chapter {args.chapter!r}; known: {', '.join(chapters())}")
+    if args.profile is not None and args.profile not in PROFILES:
+        raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+    profiles = [args.profile] if args.profile else [p for p in PROFILES if (root / p).is_dir()]
+    rows = [r for p in profiles for r in runs.list_runs(root / p, args.chapter)]
+    if not rows:
+        print("no runs kept yet; `medeval run CHAPTER` makes one")
+        return 0
+    print(runs.runs_table(rows))
+    return 0
 
 
 def _cache(args) -> int:

@@ -1,12 +1,14 @@
 """Execute chapter notebooks with papermill behind a content cache, and render the book with jupyter-book 1.x.
 
-Pipeline: ``notebooks/<id>.py`` (jupytext) -> parameters resolved and validated -> papermill executes a copy
-into ``_runs/<profile>/<id>.ipynb`` -> jupyter-book renders the executed notebooks with execution off.
+Pipeline: ``notebooks/<id>.py`` (jupytext) -> parameters resolved and validated -> papermill executes a copy in
+a private staging folder, published as one run ``_runs/<profile>/<id>/<run-id>/`` (:mod:`medeval.runtime.runs`)
+-> jupyter-book renders the executed notebooks with execution off.
 
 The cache key of an executed notebook hashes the notebook source, the resolved parameters and profile, every
 file of ``src/medeval``, the manifest entries the chapter reads, and the installed distributions' versions.
-An unchanged key reuses the executed notebook; any change re-executes it. Every write is atomic
-(temporary file + rename), and a notebook that raises is kept as ``<id>.failed.ipynb``, never cached.
+An unchanged key reuses the newest good run with that key; any change executes a new run, and the old runs stay.
+A run is published by one rename under a file lock, and a notebook that raises is kept as a run with status
+``failed`` (or ``interrupted``), never served from the cache.
 """
 
 from __future__ import annotations
@@ -144,17 +146,8 @@ def cache_key(chapter: Chapter, profile: str, params_json: dict) -> tuple[str, d
     return key, parts
 
 
-def _paths(out_dir: Path, chapter_id: str) -> dict[str, Path]:
-    return {
-        "notebook": out_dir / f"{chapter_id}.ipynb",
-        "results": out_dir / f"{chapter_id}.results.json",
-        "meta": out_dir / f"{chapter_id}.meta.json",
-        "failed": out_dir / f"{chapter_id}.failed.ipynb",
-    }
-
-
 def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
 
@@ -174,13 +167,15 @@ def _environment(**values: str):
 
 
 def load_cached(chapter_id: str, profile: str, out_dir: Path | None = None) -> ExecutionResult | None:
-    """The last good execution of a chapter under a profile, whatever its key (for reports)."""
-    out_dir = out_dir or runs_dir() / profile
-    p = _paths(out_dir, chapter_id)
-    if not (p["meta"].exists() and p["notebook"].exists() and p["results"].exists()):
-        return None
-    meta = json.loads(p["meta"].read_text())
-    return ExecutionResult(chapter_id, profile, p["notebook"], json.loads(p["results"].read_text()), meta, True)
+    """The newest good run of a chapter under a profile, whatever its key (for reports)."""
+    from medeval.runtime import runs
+
+    good = [r for r in runs.list_runs(Path(out_dir or runs_dir() / profile), chapter_id) if r.status == "ok"]
+    return _result_of(good[-1], cached=True) if good else None
+
+
+def _result_of(run, cached: bool) -> ExecutionResult:
+    return ExecutionResult(run.chapter, run.meta["profile"], run.notebook, run.results(), run.meta, cached)
 
 
 def _timing_note(meta: dict, results: dict):
@@ -214,9 +209,10 @@ class _NotUnknown:
         return "_medeval_resolved" not in record.getMessage()
 
 
-def private_kernel_manager_class(private_dir: Path):
+def private_kernel_manager_class(private_dir: Path, started: list | None = None):
     """A kernel manager that talks to its kernel over IPC sockets in ``private_dir`` (mode 0700), not over TCP on
-    localhost: no other user of the machine can connect to the kernel, and ipykernel has nothing to warn about."""
+    localhost: no other user of the machine can connect to the kernel, and ipykernel has nothing to warn about.
+    Each manager created is appended to ``started``, so an interrupted run can stop the kernel's process group."""
     from jupyter_client import AsyncKernelManager
 
     class PrivateIPCKernelManager(AsyncKernelManager):
@@ -225,8 +221,22 @@ def private_kernel_manager_class(private_dir: Path):
             self.transport = "ipc"
             self.ip = str(private_dir / "kernel")
             self.connection_file = str(private_dir / "kernel.json")
+            if started is not None:
+                started.append(self)
 
     return PrivateIPCKernelManager
+
+
+def _kill_kernels(managers: list) -> None:
+    """Kill each kernel's process group: the kernel and the pool workers it started (they share its group, since
+    jupyter_client starts a kernel in a session of its own)."""
+    import signal
+
+    for km in managers:
+        pgid = getattr(getattr(km, "provisioner", None), "pgid", None)
+        if pgid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
 
 
 def run_chapter(
@@ -252,81 +262,122 @@ def run_chapter(
     if not chapter.notebook.exists():
         raise ParameterError(f"chapter {chapter_id!r}: notebook {chapter.notebook} does not exist")
     key, parts = cache_key(chapter, profile, params_json)
+    from medeval.runtime import runs
 
     out_dir = Path(out_dir or runs_dir() / profile)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    p = _paths(out_dir, chapter_id)
+    own = not runs.differing_parameters(chapter_id, profile, params_json)
     if not force:
-        cached = load_cached(chapter_id, profile, out_dir)
-        if cached is not None and cached.meta.get("key") == key and cached.meta.get("status") == "ok":
-            log(f"[medeval] {chapter_id} ({profile}): cached, key {key[:12]}")
-            return cached
-        if cached is not None:
-            changed = [k for k, v in parts.items() if cached.meta.get("key_parts", {}).get(k) != v]
+        with runs.lock(out_dir, chapter_id):
+            hit = runs.find_good_run(out_dir, chapter_id, key)
+            if hit is not None:
+                runs.note_cache_hit(hit)
+        if hit is not None:
+            log(f"[medeval] {chapter_id} ({profile}): cached, run {hit.id}")
+            return _result_of(hit, cached=True)
+        previous = [r for r in runs.list_runs(out_dir, chapter_id) if r.status == "ok"
+                    and not r.meta.get("overrides") and own]
+        if previous:
+            changed = [k for k, v in parts.items() if previous[-1].meta.get("key_parts", {}).get(k) != v]
             log(f"[medeval] {chapter_id} ({profile}): re-executing, changed: {', '.join(changed) or 'unknown'}")
     log(f"[medeval] {chapter_id} ({profile}): executing {chapter.notebook.name}")
 
     nb = jupytext.read(chapter.notebook)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    tmp_nb = out_dir / f".{chapter_id}.running.ipynb"
-    tmp_results = out_dir / f".{chapter_id}.results.json.running"
-    tmp_results.unlink(missing_ok=True)
     started = time.time()
+    run_id = runs.new_run_id(key, started)
+    staging = runs.staging_folder(out_dir, chapter_id, run_id)
+    tmp_nb, tmp_results = staging / "notebook.ipynb", staging / "results.json"
+    lines: list[str] = []
+
+    def note(msg: str) -> None:
+        lines.append(msg)
+        log(msg)
+
+    meta = {
+        "chapter": chapter_id, "title": chapter.title, "part": chapter.part, "profile": profile,
+        "params": params_json, "overrides": runs.differing_parameters(chapter_id, profile, params_json),
+        "key": key, "key_parts": parts, "status": "running",
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)), "cache_hits": 0,
+        "pid": os.getpid(),
+    }
+
+    def publish(status: str, **extra) -> Path:
+        meta.update(status=status, wall_time_s=round(time.perf_counter() - t0, 1), **extra)
+        (staging / "log.txt").write_text("\n".join(lines) + "\n")
+        _atomic_write_text(staging / "meta.json", json.dumps(meta, indent=1, sort_keys=True))
+        with runs.lock(out_dir, chapter_id):
+            path = runs.publish(staging, out_dir, chapter_id, run_id)
+            runs.prune(out_dir, chapter_id, log)
+        return path
+
     t0 = time.perf_counter()
+    import logging
     import tempfile
 
     kernel_dir = Path(tempfile.mkdtemp(prefix="medeval-kernel-"))  # mode 0700: the kernel's sockets live here
-    import logging
-
+    managers: list = []
     papermill_log = logging.getLogger("papermill")
     if not any(isinstance(f, _NotUnknown) for f in papermill_log.filters):
         papermill_log.addFilter(_NotUnknown())
     try:
-        with _environment(MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1", MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0",
+        with _environment(MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1",
+                          MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0",
                           MEDEVAL_GRID_FRESH="1" if force else "0"):
             papermill.execute_notebook(
                 nb, str(tmp_nb), parameters={"profile": profile, **params_json, "_medeval_resolved": True},
                 kernel_name="python3", cwd=str(project_root()), progress_bar=False, log_output=False,
                 request_save_on_cell_execute=False,
-                kernel_manager_class=private_kernel_manager_class(kernel_dir),
+                kernel_manager_class=private_kernel_manager_class(kernel_dir, managers),
+                shutdown_kernel="immediate",
             )
     except papermill.PapermillExecutionError as exc:
-        if tmp_nb.exists():
-            os.replace(tmp_nb, p["failed"])
-        tmp_results.unlink(missing_ok=True)
-        raise ChapterExecutionError(
-            f"chapter {chapter_id!r} ({profile}) failed in cell {exc.cell_index} (execution count "
-            f"{exc.exec_count}): {exc.ename}: {exc.evalue}\npartial notebook kept at {p['failed']}"
-        ) from None
+        message = (f"chapter {chapter_id!r} ({profile}) failed in cell {exc.cell_index} (execution count "
+                   f"{exc.exec_count}): {exc.ename}: {exc.evalue}")
+        note(message)
+        path = publish("failed", error=f"{exc.ename}: {exc.evalue}")
+        raise ChapterExecutionError(f"{message}\npartial notebook kept in run {path.name}: {path / 'notebook.ipynb'}"
+                                    ) from None
+    except KeyboardInterrupt:
+        _kill_kernels(managers)
+        note("interrupted; the grid runs that finished are kept in the grid cache")
+        path = publish("interrupted")
+        log(f"[medeval] {chapter_id} ({profile}): interrupted, kept as run {path.name}; finished grid runs are "
+            f"cached, so `medeval run {chapter_id} --profile {profile}` with the same parameters resumes")
+        raise
     finally:
         shutil.rmtree(kernel_dir, ignore_errors=True)
     wall = time.perf_counter() - t0
 
     results = json.loads(tmp_results.read_text()) if tmp_results.exists() else {}
     if "provenance" not in results:
-        os.replace(tmp_nb, p["failed"])
-        raise ChapterExecutionError(
-            f"chapter {chapter_id!r} ({profile}) ran but recorded no provenance: its last cell must call "
-            f"medeval.runtime.notebook.provenance(); notebook kept at {p['failed']}"
-        )
-    meta = {
-        "chapter": chapter_id, "title": chapter.title, "part": chapter.part, "profile": profile,
-        "params": params_json, "key": key, "key_parts": parts, "status": "ok",
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)), "wall_time_s": round(wall, 1),
-        "provenance": results["provenance"],
-    }
+        message = (f"chapter {chapter_id!r} ({profile}) ran but recorded no provenance: its last cell must call "
+                   "medeval.runtime.notebook.provenance()")
+        note(message)
+        path = publish("failed", error="no provenance recorded")
+        raise ChapterExecutionError(f"{message}; notebook kept in run {path.name}")
+    if results.get("params") != params_json:
+        message = (f"chapter {chapter_id!r} ({profile}): the notebook computed with other parameters than the run "
+                   f"was asked for: {_param_difference(params_json, results.get('params') or {})}")
+        note(message)
+        path = publish("failed", error="parameters differ from the request")
+        raise ChapterExecutionError(f"{message}; notebook kept in run {path.name}")
+    meta["provenance"] = results["provenance"]
+    meta["wall_time_s"] = round(wall, 1)
     executed = nbformat.read(tmp_nb, as_version=4)
     _hide_parameter_cells(executed)
     executed.cells.insert(1, _timing_note(meta, results))
     nbformat.write(executed, tmp_nb)
-    os.replace(tmp_results, p["results"])
-    os.replace(tmp_nb, p["notebook"])
-    _atomic_write_text(p["meta"], json.dumps(meta, indent=1, sort_keys=True))  # written last: the cache commit
-    p["failed"].unlink(missing_ok=True)
-    if not overrides and out_dir == runs_dir() / profile:
+    note(f"[medeval] {chapter_id} ({profile}): done in {wall:.1f} s")
+    path = publish("ok")
+    meta["run_id"] = path.name
+    if own and out_dir == runs_dir() / profile:
         record_timing(chapter_id, profile, meta)
-    log(f"[medeval] {chapter_id} ({profile}): done in {wall:.1f} s")
-    return ExecutionResult(chapter_id, profile, p["notebook"], results, meta, False)
+    return ExecutionResult(chapter_id, profile, path / "notebook.ipynb", results, meta, False)
+
+
+def _param_difference(asked: dict, used: dict) -> str:
+    names = sorted(k for k in set(asked) | set(used) if asked.get(k) != used.get(k))
+    return "; ".join(f"{k}: asked {asked.get(k)!r}, used {used.get(k)!r}" for k in names)
 
 
 def timings_file() -> Path:
@@ -336,19 +387,23 @@ def timings_file() -> Path:
 
 def record_timing(chapter_id: str, profile: str, meta: dict) -> None:
     """Store the measured wall time of a run of the profile's own parameters, where it ran and on which commit."""
+    from filelock import FileLock
+
     path = timings_file()
-    try:
-        data = json.loads(path.read_text()) if path.exists() else {}
-    except json.JSONDecodeError:
-        data = {}
-    prov = meta.get("provenance", {})
-    data.setdefault(chapter_id, {})[profile] = {
-        "wall_time_s": meta["wall_time_s"], "started": meta["started"],
-        "device": prov.get("device", "?"), "cpu_count": os.cpu_count(),
-        "git_commit": str(prov.get("git_commit", "?"))[:12],
-    }
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+    runs_dir().mkdir(parents=True, exist_ok=True)
+    with FileLock(str(runs_dir() / ".timings.lock"), timeout=60):
+        try:
+            data = json.loads(path.read_text()) if path.exists() else {}
+        except json.JSONDecodeError:
+            data = {}
+        prov = meta.get("provenance", {})
+        data.setdefault(chapter_id, {})[profile] = {
+            "wall_time_s": meta["wall_time_s"], "started": meta["started"],
+            "device": prov.get("device", "?"), "cpu_count": os.cpu_count(),
+            "git_commit": str(prov.get("git_commit", "?"))[:12],
+        }
+        _atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def recorded_timings(chapter_id: str) -> dict[str, dict]:

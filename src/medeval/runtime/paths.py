@@ -21,5 +21,5 @@ def project_root() -> Path:
 
 
 def runs_dir() -> Path:
-    """Executed notebooks and their records, per profile: ``<root>/_runs/<profile>/``."""
+    """The run store (:mod:`medeval.runtime.runs`) and the grid cache: ``<root>/_runs/`` (``MEDEVAL_RUNS`` moves it)."""
     return Path(os.environ.get("MEDEVAL_RUNS", project_root() / "_runs"))

@@ -1,0 +1,331 @@
+"""The run store: every execution of a chapter is kept as its own run, listed, compared, never overwritten.
+
+Layout, per profile folder (``_runs/<profile>``, or the ``out_dir`` a caller gives)::
+
+    <chapter>/<run-id>/notebook.ipynb   the executed notebook (the partial one for a failed run)
+                       results.json     the numbers the notebook recorded
+                       meta.json        parameters, the ones that differ from the profile, key, status, times
+                       log.txt          what the runner reported for this run
+    <chapter>/.staging/<run-id>/        a run while it executes (moved into place when it ends)
+    <chapter>/.lock                     a file lock (filelock) held while a run is published or looked up
+
+A run id is readable: the start time and the first 8 hex digits of the run's cache key
+(``20261125-213501-3fa2b0c1``). Runs execute in their own staging folder and are published by one rename under the
+lock, so two processes running the same chapter never see each other's half-written files. The book takes, per
+chapter, the newest good run whose key is the current key of the profile's own parameters; runs with ``--set``
+parameters are kept (the newest :func:`keep_runs` of them) and never replaced by ``make book``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+RUN_FILES = ("notebook.ipynb", "results.json", "meta.json", "log.txt")
+STATUSES = ("ok", "failed", "interrupted")
+DEFAULT_KEEP = 10
+
+
+def keep_runs() -> int:
+    """How many runs with ``--set`` parameters, and how many of the profile's own, are kept per chapter and
+    profile (``MEDEVAL_KEEP_RUNS``, default 10); older ones are pruned with a message."""
+    value = os.environ.get("MEDEVAL_KEEP_RUNS", str(DEFAULT_KEEP))
+    try:
+        keep = int(value)
+    except ValueError:
+        raise ValueError(f"MEDEVAL_KEEP_RUNS must be a whole number >= 1, got {value!r}") from None
+    if keep < 1:
+        raise ValueError(f"MEDEVAL_KEEP_RUNS must be a whole number >= 1, got {value!r}")
+    return keep
+
+
+@dataclass
+class Run:
+    """One published run: its folder and its ``meta.json``."""
+
+    path: Path
+    meta: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+    @property
+    def chapter(self) -> str:
+        return self.meta.get("chapter", self.path.parent.name)
+
+    @property
+    def status(self) -> str:
+        return self.meta.get("status", "?")
+
+    @property
+    def notebook(self) -> Path:
+        return self.path / "notebook.ipynb"
+
+    def results(self) -> dict[str, Any]:
+        path = self.path / "results.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+
+def chapter_folder(profile_dir: Path, chapter_id: str) -> Path:
+    return Path(profile_dir) / chapter_id
+
+
+def lock(profile_dir: Path, chapter_id: str, timeout: float = 600) -> FileLock:
+    """The lock that guards looking up, publishing and pruning the runs of one chapter and profile."""
+    folder = chapter_folder(profile_dir, chapter_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(folder / ".lock"), timeout=timeout)
+
+
+def new_run_id(key: str, started: float) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(started))}-{key[:8]}"
+
+
+def staging_folder(profile_dir: Path, chapter_id: str, run_id: str) -> Path:
+    """A fresh private folder for a run while it executes."""
+    base = chapter_folder(profile_dir, chapter_id) / ".staging"
+    base.mkdir(parents=True, exist_ok=True)
+    path = base / f"{run_id}-{os.getpid()}"
+    path.mkdir()
+    return path
+
+
+def list_runs(profile_dir: Path, chapter_id: str | None = None) -> list[Run]:
+    """The published runs under one profile folder (of one chapter, or all), oldest first."""
+    profile_dir = Path(profile_dir)
+    if not profile_dir.is_dir():
+        return []
+    folders = [profile_dir / chapter_id] if chapter_id else sorted(p for p in profile_dir.iterdir() if p.is_dir())
+    runs = []
+    for folder in folders:
+        if not folder.is_dir() or folder.name.startswith((".", "grid-cache")):
+            continue
+        for run_dir in folder.iterdir():
+            meta_path = run_dir / "meta.json"
+            if run_dir.name.startswith(".") or not meta_path.is_file():
+                continue
+            try:
+                meta = json.loads(meta_path.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            runs.append(Run(run_dir, meta))
+    return sorted(runs, key=lambda r: (r.meta.get("started", ""), r.id))
+
+
+def find_good_run(profile_dir: Path, chapter_id: str, key: str) -> Run | None:
+    """The newest run that finished and was computed with ``key``."""
+    good = [r for r in list_runs(profile_dir, chapter_id) if r.status == "ok" and r.meta.get("key") == key]
+    return good[-1] if good else None
+
+
+def publish(staging: Path, profile_dir: Path, chapter_id: str, run_id: str) -> Path:
+    """Move a finished (or failed) run from its staging folder into place; call with the chapter's lock held."""
+    folder = chapter_folder(profile_dir, chapter_id)
+    target, n = folder / run_id, 2
+    while target.exists():  # two runs with one key started in the same second
+        target, n = folder / f"{run_id}-{n}", n + 1
+    meta_path = staging / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["run_id"] = target.name
+    meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True))
+    os.rename(staging, target)
+    return target
+
+
+def note_cache_hit(run: Run) -> None:
+    """Count that a run was served again from the cache; call with the chapter's lock held."""
+    run.meta["cache_hits"] = int(run.meta.get("cache_hits", 0)) + 1
+    run.meta["last_served"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    tmp = run.path / f".meta.json.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(run.meta, indent=1, sort_keys=True))
+    os.replace(tmp, run.path / "meta.json")
+
+
+def prune(profile_dir: Path, chapter_id: str, log, keep: int | None = None) -> list[str]:
+    """Delete the oldest runs beyond ``keep`` per kind (the profile's own; with ``--set`` parameters), never the
+    newest good run of the profile's own parameters; call with the chapter's lock held. Returns the ids removed."""
+    keep = keep or keep_runs()
+    runs = list_runs(profile_dir, chapter_id)
+    removed = []
+    for own in (True, False):
+        kind = [r for r in runs if (not r.meta.get("overrides")) == own]
+        newest_good = next((r for r in reversed(kind) if r.status == "ok"), None)
+        for run in kind[:-keep] if len(kind) > keep else []:
+            if run is newest_good:
+                continue
+            shutil.rmtree(run.path, ignore_errors=True)
+            removed.append(run.id)
+    if removed:
+        log(f"[medeval] {chapter_id}: pruned {len(removed)} old run(s) (keeping {keep} per kind; "
+            f"MEDEVAL_KEEP_RUNS changes it): {', '.join(removed)}")
+    return removed
+
+
+def find_run(run_id: str, runs_root: Path) -> Run:
+    """A run by its id (or a unique prefix of it), in any profile and chapter under ``runs_root``."""
+    matches = []
+    if runs_root.is_dir():
+        for profile_dir in sorted(p for p in runs_root.iterdir() if p.is_dir() and p.name != "grid-cache"):
+            matches += [r for r in list_runs(profile_dir) if r.id == run_id or r.id.startswith(run_id)]
+    exact = [r for r in matches if r.id == run_id]
+    if len(exact) == 1:
+        return exact[0]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise LookupError(f"no run {run_id!r} under {runs_root}; `medeval runs` lists them")
+    raise LookupError(f"run id {run_id!r} is ambiguous: {', '.join(r.id for r in matches[:6])}")
+
+
+def differing_parameters(chapter_id: str, profile: str, params_json: dict[str, Any]) -> dict[str, Any]:
+    """The resolved parameters of a run that differ from the profile's own: ``{name: value used}``."""
+    from medeval.runtime.params import resolve_params
+
+    base = resolve_params(chapter_id, profile).model_dump(mode="json")
+    return {k: v for k, v in params_json.items() if base.get(k) != v}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Comparing two runs
+
+_SKIP = ("profile", "params", "provenance", "paper_vs_us", "checks", "errata", "wall_time_s")
+
+
+@dataclass
+class Comparison:
+    """Two runs side by side: parameters that differ, numbers with their difference, verdicts that changed."""
+
+    a: Run
+    b: Run
+    parameters: list[tuple[str, Any, Any]]
+    numbers: list[tuple[str, float | None, float | None]]
+    verdicts: list[tuple[str, str, str, str]]
+    checks: list[tuple[str, Any, Any]]
+    other: list[tuple[str, str]]
+
+    def sections(self) -> list[tuple[str, list[str], list[list[str]]]]:
+        def num(x):
+            return "—" if x is None else f"{x:.6g}"
+
+        def diff(x, y):
+            return "—" if x is None or y is None else f"{y - x:+.4g}"
+
+        return [
+            ("Parameters that differ", ["parameter", self.a.id, self.b.id],
+             [[k, json.dumps(x), json.dumps(y)] for k, x, y in self.parameters]),
+            ("Verdicts", ["claim", self.a.id, self.b.id, "changed"],
+             [[cid, va, vb, "yes" if va != vb else ""] for cid, _, va, vb in self.verdicts]),
+            ("Checks", ["check", self.a.id, self.b.id], [[c, str(x), str(y)] for c, x, y in self.checks]),
+            ("Recorded numbers", ["value", self.a.id, self.b.id, "difference (B − A)"],
+             [[k, num(x), num(y), diff(x, y)] for k, x, y in self.numbers]),
+            ("Other recorded values that differ", ["value", "how"], [[k, how] for k, how in self.other]),
+        ]
+
+    def to_text(self) -> str:
+        out = [f"A = {self.a.id}  ({self.a.meta.get('profile')}, {self.a.chapter}, {self.a.status})",
+               f"B = {self.b.id}  ({self.b.meta.get('profile')}, {self.b.chapter}, {self.b.status})"]
+        for title, head, rows in self.sections():
+            out += ["", f"{title}:"]
+            if not rows:
+                out.append("  (none)")
+                continue
+            widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+            out.append("  " + "  ".join(str(h).ljust(w) for h, w in zip(head, widths, strict=True)))
+            out += ["  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+        return "\n".join(out)
+
+    def to_markdown(self) -> str:
+        out = [f"# {self.a.chapter}: run {self.a.id} (A) against run {self.b.id} (B)", ""]
+        for title, head, rows in self.sections():
+            out += [f"## {title}", ""]
+            if not rows:
+                out += ["(none)", ""]
+                continue
+            cell = lambda c: str(c).replace("|", "\\|")  # noqa: E731
+            out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            out += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+            out.append("")
+        return "\n".join(out)
+
+    def to_html(self) -> str:
+        from markdown_it import MarkdownIt
+
+        body = MarkdownIt("commonmark").enable("table").render(self.to_markdown())
+        return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>medeval compare</title><style>"
+                "body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
+                "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}</style></head><body>"
+                f"{body}</body></html>")
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _flatten(prefix: str, value, out: dict) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+        keys = [c for c in value[0] if all(not isinstance(r.get(c), float) for r in value)]
+        labels = [", ".join(f"{c}={r.get(c)}" for c in keys) for r in value]
+        if len(set(labels)) != len(labels) or not keys:
+            labels = [str(i) for i in range(len(value))]
+        for label, row in zip(labels, value, strict=True):
+            for c, v in row.items():
+                if c not in keys:
+                    _flatten(f"{prefix}[{label}].{c}", v, out)
+    else:
+        out[prefix] = value
+
+
+def compare(a: Run, b: Run) -> Comparison:
+    """Compare the recorded results of two runs (of the same chapter, usually)."""
+    ra, rb = a.results(), b.results()
+    pa, pb = a.meta.get("params", {}), b.meta.get("params", {})
+    parameters = [(k, pa.get(k), pb.get(k)) for k in sorted(set(pa) | set(pb)) if pa.get(k) != pb.get(k)]
+    va = {r.get("id"): r for r in ra.get("paper_vs_us", [])}
+    vb = {r.get("id"): r for r in rb.get("paper_vs_us", [])}
+    verdicts = [(cid, (va.get(cid) or vb.get(cid) or {}).get("claim", ""), (va.get(cid) or {}).get("verdict", "—"),
+                 (vb.get(cid) or {}).get("verdict", "—")) for cid in [*va, *[c for c in vb if c not in va]]]
+    ca = {r.get("check"): r.get("passed") for r in ra.get("checks", [])}
+    cb = {r.get("check"): r.get("passed") for r in rb.get("checks", [])}
+    checks = [(c, ca.get(c, "—"), cb.get(c, "—")) for c in [*ca, *[c for c in cb if c not in ca]]
+              if ca.get(c) != cb.get(c)]
+    fa, fb = {}, {}
+    for key in sorted(set(ra) | set(rb)):
+        if key in _SKIP:
+            continue
+        _flatten(key, ra.get(key), fa)
+        _flatten(key, rb.get(key), fb)
+    numbers, other = [], []
+    for k in [*fa, *[k for k in fb if k not in fa]]:
+        x, y = fa.get(k), fb.get(k)
+        if (_is_number(x) or x is None) and (_is_number(y) or y is None) and (x is not None or y is not None):
+            if x != y:
+                numbers.append((k, x, y))
+        elif x != y:
+            other.append((k, "only in A" if k not in fb else "only in B" if k not in fa else "differs"))
+    return Comparison(a, b, parameters, numbers, verdicts, checks, other)
+
+
+def runs_table(rows: list[Run]) -> str:
+    """The text ``medeval runs`` prints: one line per run, oldest first."""
+    head = ["run id", "profile", "chapter", "started", "status", "wall", "cache hits", "parameters that differ"]
+    lines = []
+    for r in rows:
+        m = r.meta
+        differ = ", ".join(f"{k}={json.dumps(v)}" for k, v in (m.get("overrides") or {}).items()) or "(profile's own)"
+        wall = f"{m['wall_time_s']:.0f} s" if isinstance(m.get("wall_time_s"), int | float) else "—"
+        lines.append([r.id, m.get("profile", "?"), r.chapter, str(m.get("started", "?")).replace("T", " "),
+                      r.status, wall, str(m.get("cache_hits", 0)), differ])
+    widths = [max(len(x[i]) for x in [head, *lines]) for i in range(len(head) - 1)]
+    fmt = lambda row: "  ".join(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)) + "  " + row[-1]  # noqa: E731
+    return "\n".join([fmt(head), *map(fmt, lines)])

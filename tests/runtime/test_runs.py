@@ -1,0 +1,208 @@
+"""The run store (issue #16): every execution is its own run, listed and compared; runs with other parameters never
+replace the profile's own; concurrent runs publish whole; an interrupted run stops its kernel and workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from medeval.runtime import runs
+from medeval.runtime.execution import ChapterExecutionError, run_chapter
+from medeval.runtime.paths import project_root
+
+REPO = project_root()
+
+
+def _sandbox(root: Path) -> dict[str, str]:
+    for name in ("params", "notebooks", "results"):
+        shutil.copytree(REPO / name, root / name)
+    shutil.copytree(REPO / "src" / "medeval", root / "src" / "medeval", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "data_manifest.yaml", root / "data_manifest.yaml")
+    return {"MEDEVAL_ROOT": str(root), "MEDEVAL_RUNS": str(root / "_runs")}
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """The profile's own run of A2 (smoke) and one with --set n_repeats=5, in a sandboxed project."""
+    root = tmp_path_factory.mktemp("runs")
+    env = _sandbox(root)
+    mp = pytest.MonkeyPatch()
+    for k, v in env.items():
+        mp.setenv(k, v)
+    try:
+        own = run_chapter("A2-rerun", "smoke", log=lambda _: None)
+        other = run_chapter("A2-rerun", "smoke", {"n_repeats": 5}, log=lambda _: None)
+        again = run_chapter("A2-rerun", "smoke", log=lambda _: None)
+        yield root, env, own, other, again
+    finally:
+        mp.undo()
+
+
+@pytest.mark.slow
+def test_every_execution_is_a_run_and_the_profile_run_is_never_replaced(two_runs):
+    root, _, own, other, again = two_runs
+    listed = runs.list_runs(root / "_runs" / "smoke", "A2-rerun")
+    assert [r.status for r in listed] == ["ok", "ok"]
+    assert own.notebook != other.notebook and own.notebook.parent.parent == other.notebook.parent.parent
+    assert own.meta["overrides"] == {} and other.meta["overrides"] == {"n_repeats": 5}
+    assert other.meta["run_id"].endswith(other.meta["key"][:8]) and other.meta["run_id"][:8].isdigit()
+    assert again.cached and again.notebook == own.notebook  # the book's run: the profile's own, untouched
+    assert runs.find_good_run(root / "_runs" / "smoke", "A2-rerun", own.meta["key"]).meta["cache_hits"] == 1
+    for run in listed:  # every published run is whole and self-consistent
+        assert {p.name for p in run.path.iterdir()} == set(runs.RUN_FILES)
+        assert run.results()["params"] == run.meta["params"]
+        nb = nbformat.read(run.notebook, as_version=4)
+        injected = next(c.source for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+        assert f"n_repeats = {run.meta['params']['n_repeats']}" in injected
+
+
+@pytest.mark.slow
+def test_runs_and_compare_commands(two_runs, tmp_path):
+    root, env, own, other, _ = two_runs
+    full_env = {**os.environ, **env}
+    listed = subprocess.run([sys.executable, "-m", "medeval.cli", "runs", "A2-rerun"], env=full_env,
+                            capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert own.meta["run_id"] in listed.stdout and other.meta["run_id"] in listed.stdout
+    assert "n_repeats=5" in listed.stdout and "(profile's own)" in listed.stdout
+    md, html = tmp_path / "cmp.md", tmp_path / "cmp.html"
+    cmp = subprocess.run([sys.executable, "-m", "medeval.cli", "compare", own.meta["run_id"], other.meta["run_id"],
+                          "--markdown", str(md), "--html", str(html)], env=full_env, capture_output=True, text=True)
+    assert cmp.returncode == 0, cmp.stderr
+    assert "Parameters that differ" in cmp.stdout and "n_repeats" in cmp.stdout
+    assert "accuracy_by_test_size" in cmp.stdout  # a recorded table, joined on its keys, side by side
+    assert "## Recorded numbers" in md.read_text() and "<table>" in html.read_text()
+    report = runs.compare(runs.find_run(own.meta["run_id"], root / "_runs"),
+                          runs.find_run(other.meta["run_id"], root / "_runs"))
+    assert [p[0] for p in report.parameters] == ["n_repeats"]
+    assert report.numbers and all(a != b for _, a, b in report.numbers)
+    bad = subprocess.run([sys.executable, "-m", "medeval.cli", "compare", "nosuchrun", own.meta["run_id"]],
+                         env=full_env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "no run 'nosuchrun'" in bad.stderr
+
+
+def _fake_run(folder: Path, run_id: str, started: str, overrides: dict, status: str = "ok") -> None:
+    path = folder / run_id
+    path.mkdir(parents=True)
+    (path / "meta.json").write_text(json.dumps({"started": started, "overrides": overrides, "status": status,
+                                                "chapter": folder.name, "profile": "smoke"}))
+
+
+def test_old_runs_are_pruned_per_kind_with_a_message(tmp_path, monkeypatch):
+    folder = tmp_path / "A2-rerun"
+    for i in range(5):
+        _fake_run(folder, f"2026010{i}-000000-own", f"2026-01-0{i + 1}T00:00:00", {}, "ok" if i == 0 else "failed")
+        _fake_run(folder, f"2026010{i}-000000-set", f"2026-01-0{i + 1}T00:00:01", {"n_repeats": i + 2})
+    messages: list[str] = []
+    monkeypatch.setenv("MEDEVAL_KEEP_RUNS", "2")
+    removed = runs.prune(tmp_path, "A2-rerun", messages.append)
+    left = {r.id for r in runs.list_runs(tmp_path, "A2-rerun")}
+    # the only good run of the profile's own parameters is never pruned, however old
+    assert left == {"20260100-000000-own", "20260103-000000-own", "20260104-000000-own",
+                    "20260103-000000-set", "20260104-000000-set"}
+    assert len(removed) == 5 and "pruned 5 old run(s)" in messages[0] and "MEDEVAL_KEEP_RUNS" in messages[0]
+    monkeypatch.setenv("MEDEVAL_KEEP_RUNS", "zero")
+    with pytest.raises(ValueError, match="MEDEVAL_KEEP_RUNS"):
+        runs.keep_runs()
+
+
+def _run_cli(env, *args):
+    return subprocess.Popen([sys.executable, "-m", "medeval.cli", "run", "A2-rerun", "--profile", "smoke", *args],
+                            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("second", [[], ["--set", "n_repeats=6"]], ids=["equal", "different"])
+def test_two_concurrent_runs_both_finish_and_publish_whole_runs(tmp_path, second):
+    env = _sandbox(tmp_path)
+    a, b = _run_cli(env, "--set", "n_repeats=4"), _run_cli(env, "--set", "n_repeats=4", *second)
+    outs = [p.communicate(timeout=600) for p in (a, b)]
+    assert a.returncode == 0 and b.returncode == 0, outs
+    published = runs.list_runs(tmp_path / "_runs" / "smoke", "A2-rerun")
+    assert len(published) in (1, 2) and all(r.status == "ok" for r in published)
+    assert {r.meta["params"]["n_repeats"] for r in published} == ({4} if not second else {4, 6})
+    for run in published:
+        assert {p.name for p in run.path.iterdir()} == set(runs.RUN_FILES)
+        assert run.results()["params"] == run.meta["params"]
+        nb = nbformat.read(run.notebook, as_version=4)
+        injected = next(c.source for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+        assert f"n_repeats = {run.meta['params']['n_repeats']}" in injected
+    for out, _ in outs:  # each process names the notebook it published
+        assert Path(out.strip().splitlines()[-1]).exists()
+    assert not any((tmp_path / "_runs" / "smoke" / "A2-rerun" / ".staging").iterdir())
+
+
+def _kernel_pids(marker: str) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if marker in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                    pids.append(int(proc.name))
+            except OSError:
+                continue
+    return pids
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if os.getpgid(int(proc.name)) == pgid:
+                    members.append(int(proc.name))
+            except OSError:
+                continue
+    return members
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_sigterm_stops_the_kernel_and_its_workers_and_keeps_the_run(tmp_path):
+    env = _sandbox(tmp_path)
+    proc = _run_cli(env, "--force", "--set", "n_repeats=400", "--set", "test_sizes=[20, 40, 80, 160]",
+                    "--set", "max_workers=2")
+    deadline, kernel_group = time.time() + 120, None
+    while time.time() < deadline and kernel_group is None:
+        for pid in _kernel_pids("medeval-kernel-"):
+            try:
+                group = os.getpgid(pid)
+            except OSError:
+                continue
+            if len(_group_members(group)) >= 3:  # the kernel and its two pool workers
+                kernel_group = group
+        time.sleep(0.2)
+    assert kernel_group is not None, "the kernel never started its pool"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted" in err and "resumes" in err
+    time.sleep(1)
+    assert _group_members(kernel_group) == [], "the kernel or its workers outlived the run"
+    [run] = runs.list_runs(tmp_path / "_runs" / "smoke", "A2-rerun")
+    assert run.status == "interrupted" and "interrupted" in (run.path / "log.txt").read_text()
+
+
+@pytest.mark.slow
+def test_a_failing_notebook_is_kept_as_a_failed_run_never_served(tmp_path, monkeypatch):
+    env = _sandbox(tmp_path)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    nb = tmp_path / "notebooks" / "A2-rerun.py"
+    nb.write_text(nb.read_text().replace("summary = rerun_demo.summarise(runs)",
+                                         "raise RuntimeError('boom in the grid cell')"))
+    for _ in range(2):
+        with pytest.raises(ChapterExecutionError, match="boom in the grid cell"):
+            run_chapter("A2-rerun", "smoke", log=lambda _: None)
+    listed = runs.list_runs(tmp_path / "_runs" / "smoke", "A2-rerun")
+    assert [r.status for r in listed] == ["failed", "failed"]  # the second try executed again
+    assert listed[0].notebook.exists() and "boom" in listed[0].meta["error"]
