@@ -594,7 +594,8 @@ assert np.allclose(ex_exp_relative_spread, np.ptp(np.asarray(ex_exp_sd, dtype=fl
 # - Re-run with `--set n_repeats=200`: does the SD curve get smoother, and does it move? Each execution is kept as
 #   a run of its own (this page, the profile's own run, is never replaced): `medeval runs A2-rerun` lists them,
 #   and `medeval compare RUN_A RUN_B` prints the parameters that differ and every recorded number side by side
-#   with its difference (`--markdown` / `--html` write the report to a file).
+#   with its difference (`--markdown` / `--html` write the report to a file); `medeval book --runs RUN_A RUN_B`
+#   adds both runs to this book as pages of a *Re-runs* part.
 # - Add a test-set size of 400 and compare its SD with the binomial prediction.
 # - Start a Dask cluster (`dask scheduler` and `dask worker tcp://HOST:8786`) and pass
 #   `--set scheduler=tcp://HOST:8786`.

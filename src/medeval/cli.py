@@ -16,6 +16,8 @@ def _parser() -> argparse.ArgumentParser:
     book.add_argument("--profile", default="default", help=f"one of {', '.join(PROFILES)} (default: default)")
     book.add_argument("--force", action="store_true", help="re-execute every chapter even if cached")
     book.add_argument("--only", nargs="+", metavar="CHAPTER", help="build with these chapters only")
+    book.add_argument("--runs", nargs="+", metavar="RUN", default=None,
+                      help="add these kept runs (ids from `medeval runs`) to the book as a Re-runs part")
     book.add_argument("--no-solutions", action="store_true",
                       help="leave the exercises' solutions out of the book entirely (a student edition)")
 
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             if args.command == "book":
                 html = build_book(args.profile, force=args.force, chapters_only=args.only,
-                                  solutions=not args.no_solutions)
+                                  solutions=not args.no_solutions, reruns=args.runs)
                 print(html / "index.html")
                 return 0
         except ChapterExecutionError as exc:

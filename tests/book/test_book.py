@@ -29,7 +29,7 @@ def test_book_builds_with_every_page(smoke_book):
 def test_no_error_outputs_in_any_page(smoke_book):
     _, out, _ = smoke_book
     notebooks = list((out / "source").rglob("*.ipynb"))
-    assert len(notebooks) == len(chapters())
+    assert len(notebooks) == len(chapters()) + 1  # and the re-run in the Re-runs part
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
@@ -82,7 +82,8 @@ def test_scorecard_gathers_every_chapter_table(smoke_book):
 def test_second_build_with_nothing_changed_reuses_everything(smoke_book):
     _, out, _ = smoke_book
     logs: list[str] = []
-    build_book("smoke", out_dir=out, log=logs.append)
+    reruns = [p.stem for p in (out / "source" / "reruns").glob("*.ipynb")]
+    build_book("smoke", out_dir=out, log=logs.append, reruns=reruns)
     assert all("cached" in m for m in logs if "executing" in m or "cached" in m)
     assert any("unchanged" in m for m in logs), logs
 
@@ -141,3 +142,15 @@ def test_student_edition_leaves_every_solution_out(smoke_book, student_book):
         assert not re.search(r'class="[^"]*\bsolution\b', text), f"{cid}: a solution element is left"
         teacher = (smoke_book[0] / ch.part / f"{cid}.html").read_text()
         assert re.search(r'class="[^"]*\bsolution\b', teacher)
+
+
+def test_a_kept_run_appears_in_the_re_runs_part_with_its_parameters(smoke_book):
+    html, out, _ = smoke_book
+    pages = list((html / "reruns").glob("*.html"))
+    assert len(pages) == 1
+    text = pages[0].read_text()
+    plain = re.sub(r"<[^>]+>", "", text)
+    assert "Re-run" in plain and "n_repeats=5" in plain and "Provenance" in plain
+    assert "ex-rerun-hand" not in text and "data-shufflequestions" not in text  # the teaching part stays in the chapter
+    assert 'id="rerun-' in text  # its labels are its own, next to the chapter's
+    assert "Re-runs" in (html / "intro.html").read_text()

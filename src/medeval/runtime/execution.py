@@ -593,18 +593,30 @@ def api_pages() -> dict[str, str]:
 
 def build_book(
     profile: str = "default", *, force: bool = False, chapters_only: list[str] | None = None,
-    out_dir: Path | None = None, log=None, solutions: bool = True,
+    out_dir: Path | None = None, log=None, solutions: bool = True, reruns: list[str] | None = None,
 ) -> Path:
     """Execute every chapter under ``profile`` (cached), stage the book, render it; returns the HTML folder.
 
     ``solutions=False`` builds a student edition in ``_build/book/<profile>-student``: every gated solution of
     the exercises (its explanation, code, outputs and checks) is cut from the staged notebooks and
     sphinx-exercise's ``hide_solutions`` drops any other solution, so no solution reaches the HTML.
+
+    ``reruns`` names kept runs (ids or unique prefixes, any profile) to add as a *Re-runs* part, one page each
+    with its parameters and provenance (:func:`medeval.runtime.runs.rerun_notebook`).
     """
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     root = project_root()
     registry = chapters()
     ids = chapters_only or list(registry)
+    from medeval.runtime import runs as run_store
+
+    try:
+        chosen = [run_store.find_run(r, runs_dir()) for r in reruns or []]
+    except LookupError as exc:
+        raise ParameterError(str(exc)) from None
+    unusable = [r.id for r in chosen if r.status != "ok"]
+    if unusable:
+        raise ParameterError(f"runs {unusable} did not finish (status failed or interrupted); `medeval runs` lists them")
     executed = [run_chapter(cid, profile, force=force, log=log) for cid in ids]
 
     build_root = Path(out_dir or root / "_build" / "book" / (profile if solutions else f"{profile}-student"))
@@ -631,16 +643,21 @@ def build_book(
 
             _write_if_changed(dst, without_solutions(res.notebook.read_text()))
         wanted.add(dst)
+    for run in chosen:
+        dst = stage / "reruns" / f"{run.id}.ipynb"
+        _write_if_changed(dst, run_store.rerun_notebook(run))
+        wanted.add(dst)
     from medeval.runtime.teaching import teachers_markdown
 
     for name, text in (("scorecard.md", scorecard_markdown(executed)), ("teaching.md", teachers_markdown(built=set(ids))),
                        ("reproducibility.md", reproducibility_markdown(executed)), *api_pages().items()):
         _write_if_changed(stage / name, text)
         wanted.add(stage / name)
+    wanted.add(stage / "_toc.yml")
+    for stale in [p for p in stage.rglob("*") if p.is_file() and p not in wanted]:
+        stale.unlink()  # before the table of contents is made: a glob must not count a page that is going away
     toc = _toc_without_empty_globs(yaml.safe_load((book / "_toc.yml").read_text()), stage)
     _write_if_changed(stage / "_toc.yml", yaml.safe_dump(toc, sort_keys=False))
-    for stale in [p for p in stage.rglob("*") if p.is_file() and p not in wanted]:
-        stale.unlink()
 
     html = build_root / "_build" / "html"
     stamp = build_root / "built.sha256"

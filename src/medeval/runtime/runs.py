@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -329,3 +330,55 @@ def runs_table(rows: list[Run]) -> str:
     widths = [max(len(x[i]) for x in [head, *lines]) for i in range(len(head) - 1)]
     fmt = lambda row: "  ".join(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)) + "  " + row[-1]  # noqa: E731
     return "\n".join([fmt(head), *map(fmt, lines)])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Re-runs in the book (``medeval book --runs RUN ...``)
+
+_TARGET = re.compile(r"^\((?P<label>[\w.:-]+)\)=\s*$", re.M)
+_EQ_LABEL = re.compile(r"(\$\$\s*)\((?P<label>[\w.:-]+)\)")
+_OPTION_LABEL = re.compile(r"^(?P<head>\s*:(?:label|name):\s*)(?P<label>[\w.:-]+)\s*$", re.M)
+_SECTION = re.compile(r"^#{1,6} ")
+
+
+def rerun_notebook(run: Run) -> str:
+    """The executed notebook of ``run`` made into a page of the book's *Re-runs* part (JSON text).
+
+    Every label the page defines (section targets, equation labels, ``:label:`` and ``:name:`` options) gets the
+    run id as a prefix, so the page can sit next to its chapter; references keep pointing at the chapter. The
+    self-check and exercises are left out (they belong to the chapter), and a first cell states the run, the
+    parameters that differ from the profile and where its provenance is.
+    """
+    import nbformat
+
+    nb = nbformat.read(run.notebook, as_version=4)
+    prefix = f"rerun-{run.id}-"
+    kept, skipping = [], False
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            heading = next((ln for ln in cell.source.splitlines() if _SECTION.match(ln)), "")
+            if re.match(r"^## (Self-check|Exercises)\b", heading):
+                skipping = True
+            elif heading.startswith("## "):
+                skipping = False
+        if skipping or "exercise-setup" in cell.metadata.get("tags", []):
+            continue
+        if cell.cell_type == "markdown":
+            src = _TARGET.sub(lambda m: f"({prefix}{m['label']})=", cell.source)
+            src = _EQ_LABEL.sub(lambda m: f"{m.group(1)}({prefix}{m['label']})", src)
+            src = _OPTION_LABEL.sub(lambda m: f"{m['head']}{prefix}{m['label']}", src)
+            src = re.sub(r"^# (?=\S)", "## ", src, flags=re.M)  # the chapter's title under the re-run's own
+            cell.source = src
+        kept.append(cell)
+    m = run.meta
+    differ = ", ".join(f"`{k}={json.dumps(v)}`" for k, v in (m.get("overrides") or {}).items()) or "none"
+    header = nbformat.v4.new_markdown_cell(
+        f"# Re-run {run.id}: {m.get('title', run.chapter)}\n\n"
+        f"```{{note}}\nA re-run of chapter `{run.chapter}` with the **{m.get('profile')}** profile, kept by "
+        f"`medeval run` and added to the book with `medeval book --runs {run.id}`. Parameters that differ from the "
+        f"profile: {differ}. Started {m.get('started')}, {m.get('wall_time_s', '?')} s, status {run.status}. "
+        f"The chapter's own page explains the method; the Provenance section at the end of this page lists the "
+        f"versions and every parameter.\n```")
+    header.id = "medeval-rerun-header"  # a fixed id: the same run gives the same page (the book's cache)
+    nb.cells = [header, *kept]
+    return nbformat.writes(nb)
