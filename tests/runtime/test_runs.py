@@ -79,7 +79,9 @@ def test_runs_and_compare_commands(two_runs, tmp_path):
                           "--markdown", str(md), "--html", str(html)], env=full_env, capture_output=True, text=True)
     assert cmp.returncode == 0, cmp.stderr
     assert "Parameters that differ" in cmp.stdout and "n_repeats" in cmp.stdout
-    assert "accuracy_by_test_size" in cmp.stdout  # a recorded table, joined on its keys, side by side
+    # a recorded table, joined on the column both runs share (test_size), not on its count, which differs
+    assert "accuracy_by_test_size[test_size=20].mean" in cmp.stdout
+    assert "accuracy_by_test_size[test_size=20].count" in cmp.stdout
     assert "## Recorded numbers" in md.read_text() and "<table>" in html.read_text()
     report = runs.compare(runs.find_run(own.meta["run_id"], root / "_runs"),
                           runs.find_run(other.meta["run_id"], root / "_runs"))
@@ -211,3 +213,27 @@ def test_a_failing_notebook_is_kept_as_a_failed_run_never_served(tmp_path, monke
     listed = runs.list_runs(tmp_path / "_runs" / "smoke", "A2-rerun")
     assert [r.status for r in listed] == ["failed", "failed"]  # the second try executed again
     assert listed[0].notebook.exists() and "boom" in listed[0].meta["error"]
+
+
+def test_compare_marks_changed_verdicts_and_checks(tmp_path):
+    def fake(run_id, n, verdict, passed, auc):
+        path = tmp_path / "smoke" / "03-eve" / run_id
+        path.mkdir(parents=True)
+        (path / "meta.json").write_text(json.dumps({"params": {"n": n}, "profile": "smoke", "chapter": "03-eve",
+                                                    "status": "ok", "started": run_id}))
+        (path / "results.json").write_text(json.dumps({
+            "paper_vs_us": [{"id": "c1", "claim": "EVE is unbiased", "verdict": verdict},
+                            {"id": "c2", "claim": "steady", "verdict": "[Re]"}],
+            "checks": [{"check": "identity", "passed": passed}],
+            "table": [{"size": 10, "auc": auc}, {"size": 20, "auc": 0.9}], "note": "x"}))
+        return runs.Run(path, json.loads((path / "meta.json").read_text()))
+
+    a, b = fake("a", 1, "[~]", True, 0.8), fake("b", 2, "[Re]", False, 0.85)
+    report = runs.compare(a, b)
+    assert report.parameters == [("n", 1, 2)]
+    assert [(c, va, vb) for c, _, va, vb in report.verdicts] == [("c1", "[~]", "[Re]"), ("c2", "[Re]", "[Re]")]
+    assert report.checks == [("identity", True, False)]
+    assert report.numbers == [("table[size=10].auc", 0.8, 0.85)]
+    text = report.to_text()
+    assert "yes" in text.split("Verdicts:")[1].split("Checks:")[0]  # c1 marked as changed
+    assert "+0.05" in text

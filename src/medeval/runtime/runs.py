@@ -270,12 +270,28 @@ def _is_number(x) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
-def _flatten(prefix: str, value, out: dict) -> None:
+def _records(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(r, dict) for r in value)
+
+
+def _join_columns(a, b) -> list[str] | None:
+    """The columns two recorded tables are joined on: those that hold no floats and have the same values in both
+    (``test_size``, ``operator``, …); a column such as a count that differs between runs is compared instead."""
+    if not (_records(a) and _records(b)):
+        return None
+    columns = [c for c in a[0] if c in b[0]
+               and all(not isinstance(r.get(c), float) for r in [*a, *b])
+               and {json.dumps(r.get(c)) for r in a} == {json.dumps(r.get(c)) for r in b}]
+    return columns or None
+
+
+def _flatten(prefix: str, value, out: dict, keys: list[str] | None = None) -> None:
     if isinstance(value, dict):
         for k, v in value.items():
             _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-    elif isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
-        keys = [c for c in value[0] if all(not isinstance(r.get(c), float) for r in value)]
+    elif _records(value):
+        keys = keys if keys is not None else [c for c in value[0]
+                                              if all(not isinstance(r.get(c), float) for r in value)]
         labels = [", ".join(f"{c}={r.get(c)}" for c in keys) for r in value]
         if len(set(labels)) != len(labels) or not keys:
             labels = [str(i) for i in range(len(value))]
@@ -304,8 +320,9 @@ def compare(a: Run, b: Run) -> Comparison:
     for key in sorted(set(ra) | set(rb)):
         if key in _SKIP:
             continue
-        _flatten(key, ra.get(key), fa)
-        _flatten(key, rb.get(key), fb)
+        join = _join_columns(ra.get(key), rb.get(key))
+        _flatten(key, ra.get(key), fa, join)
+        _flatten(key, rb.get(key), fb, join)
     numbers, other = [], []
     for k in [*fa, *[k for k in fb if k not in fa]]:
         x, y = fa.get(k), fb.get(k)
