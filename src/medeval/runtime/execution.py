@@ -344,6 +344,11 @@ def run_chapter(
         log(f"[medeval] {chapter_id} ({profile}): interrupted, kept as run {path.name}; finished grid runs are "
             f"cached, so `medeval run {chapter_id} --profile {profile}` with the same parameters resumes")
         raise
+    except Exception as exc:  # the kernel died, a file could not be written ...: kept as a failed run, then raised
+        _kill_kernels(managers)
+        note(f"the run stopped: {type(exc).__name__}: {exc}")
+        publish("failed", error=f"{type(exc).__name__}: {exc}")
+        raise
     finally:
         shutil.rmtree(kernel_dir, ignore_errors=True)
     wall = time.perf_counter() - t0
