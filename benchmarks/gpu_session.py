@@ -1,0 +1,112 @@
+"""Execute every chapter's ``gpu`` profile on a lent GPU within a fixed time, and keep what ran.
+
+    python benchmarks/gpu_session.py --out DIR [--deadline 300] [--jobs 8] [--reduced] [--profile gpu]
+
+The chapters run as concurrent ``medeval run CHAPTER --profile gpu`` processes (the GPU is shared; each gets
+``cores / jobs`` CPU threads). At the deadline every chapter still running gets SIGTERM, which ``medeval run``
+turns into a kept, *interrupted* run. ``--reduced`` adds the ``--set`` overrides in :data:`REDUCED`, which cut
+repetition counts (runs, epochs, pairs) but keep every GPU-scale setting (backbone, image and slide size,
+device): the ``gpu`` profiles are sized for a GPU session of hours, and a lent machine may give minutes. A
+reduced run is recorded as such: its parameters that differ from the profile are in its ``meta.json`` and
+listed by ``medeval runs``.
+
+Writes to DIR: ``summary.json`` (per chapter: exit code, wall time, status, the overrides), ``logs/`` (each
+process's output), ``smi.csv`` (GPU utilisation and memory every second, from nvidia-smi) and ``runs/`` (a copy
+of ``_runs/<profile>/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: ``--set`` overrides of ``--reduced``: repetition counts only (every GPU-scale parameter kept)
+REDUCED: dict[str, dict] = {
+    "01-mil-stability": {"epochs": 3, "digits_epochs": 5, "n_models": 2, "cv_folds": 2, "n_images": 2000,
+                         "digits_n_bags": 2000, "difficulty_levels": [0.03, 0.06, 0.1]},
+    "02-rodeo": {"n_runs": 2, "epochs": 4, "n_train": 8000, "n_test": 1000, "n_bootstrap": 200},
+    "03-eve": {"drawstring_parent_sizes": [25, 51, 105, 155], "drawstring_n_parents": 50, "drawstring_n_pairs": 50,
+               "characterization_n_pairs": 1000, "strategy_n_pairs": 250, "truth_n_pools": 100,
+               "truth_n_draws": 1000, "setting_n_pairs": 250, "comparison_n_pairs": 250, "bridge_n_pairs": 100},
+    "04a-class-distribution": {"n_runs": 2, "n_preliminary_runs": 2, "epochs": 5, "cls_epochs": 4, "cls_runs": 2},
+    "04b-evaluation-measures": {"n_trials": 2, "cls_epochs": 4},
+    "05-multilabel": {},
+    "A1-data": {},
+    "A2-rerun": {},
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--deadline", type=float, default=300.0, help="seconds before running chapters are stopped")
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--profile", default="gpu")
+    parser.add_argument("--reduced", action="store_true")
+    parser.add_argument("--chapters", nargs="*", default=list(REDUCED))
+    args = parser.parse_args()
+    out = args.out
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    threads = max(1, (os.cpu_count() or 1) // max(1, min(args.jobs, len(args.chapters))))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1")
+    smi = None
+    if shutil.which("nvidia-smi"):
+        smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,utilization.gpu,memory.used",
+                                "--format=csv,noheader,nounits", "-l", "1"],
+                               stdout=open(out / "smi.csv", "w"), stderr=subprocess.DEVNULL)
+    pending = list(args.chapters)
+    running: dict[str, tuple[subprocess.Popen, float]] = {}
+    summary: dict[str, dict] = {}
+    t_start = time.monotonic()
+    stopping = False
+    while pending or running:
+        while pending and len(running) < args.jobs and not stopping:
+            ch = pending.pop(0)
+            sets = REDUCED.get(ch, {}) if args.reduced else {}
+            cmd = [sys.executable, "-m", "medeval.cli", "run", ch, "--profile", args.profile]
+            for k, v in sets.items():
+                cmd += ["--set", f"{k}={json.dumps(v)}"]
+            log = open(out / "logs" / f"{ch}.log", "w")
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            running[ch] = (proc, time.monotonic())
+            summary[ch] = {"command": " ".join(cmd[1:]), "overrides": sets}
+        for ch, (proc, t0) in list(running.items()):
+            if proc.poll() is not None:
+                summary[ch].update(exit_code=proc.returncode, wall_s=round(time.monotonic() - t0, 1),
+                                   stopped_at_deadline=stopping)
+                print(f"{ch:26s} exit {proc.returncode:4d}  {time.monotonic() - t0:7.1f} s", flush=True)
+                del running[ch]
+        if not stopping and time.monotonic() - t_start > args.deadline:
+            stopping = True
+            for ch in pending:
+                summary[ch] = {"not_started": True, "overrides": REDUCED.get(ch, {}) if args.reduced else {}}
+            pending = []
+            for ch, (proc, _) in running.items():
+                print(f"{ch:26s} deadline: SIGTERM", flush=True)
+                proc.send_signal(signal.SIGTERM)
+            t_stop = time.monotonic()
+        if stopping and running and time.monotonic() - t_stop > 30:
+            for proc, _ in running.values():
+                os.killpg(proc.pid, signal.SIGKILL)
+        time.sleep(0.5)
+    if smi is not None:
+        smi.terminate()
+    runs = Path(os.environ.get("MEDEVAL_RUNS", ROOT / "_runs")) / args.profile
+    if runs.is_dir():
+        shutil.copytree(runs, out / "runs", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(".lock", ".staging"))
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
