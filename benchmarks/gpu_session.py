@@ -97,7 +97,10 @@ def main() -> None:
             t_stop = time.monotonic()
         if stopping and running and time.monotonic() - t_stop > 30:
             for proc, _ in running.values():
-                os.killpg(proc.pid, signal.SIGKILL)
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         time.sleep(0.5)
     if smi is not None:
         smi.terminate()
