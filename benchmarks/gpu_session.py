@@ -34,9 +34,13 @@ REDUCED: dict[str, dict] = {
     "01-mil-stability": {"epochs": 3, "digits_epochs": 5, "n_models": 2, "cv_folds": 2, "n_images": 2000,
                          "digits_n_bags": 2000, "difficulty_levels": [0.03, 0.06, 0.1]},
     "02-rodeo": {"n_runs": 2, "epochs": 4, "n_train": 8000, "n_test": 1000, "n_bootstrap": 200},
-    "03-eve": {"drawstring_parent_sizes": [25, 51, 105, 155], "drawstring_n_parents": 50, "drawstring_n_pairs": 50,
-               "characterization_n_pairs": 1000, "strategy_n_pairs": 250, "truth_n_pools": 100,
-               "truth_n_draws": 1000, "setting_n_pairs": 250, "comparison_n_pairs": 250, "bridge_n_pairs": 100},
+    # the batched SVM engine is slow on the gpu profile's largest subsets (see bench_gpu.py): the default
+    # profile's sizes and counts, on the GPU engine
+    "03-eve": {"drawstring_parent_sizes": [25, 35, 50, 100, 155], "drawstring_n_parents": 96, "drawstring_n_pairs": 24,
+               "characterization_sizes": [10, 25, 50, 100], "characterization_n_pairs": 100,
+               "characterization_n_pairs_small": 400, "strategy_sizes": [10, 25], "strategy_n_pairs": 300,
+               "truth_sizes": [10, 20], "truth_n_pools": 500, "truth_n_draws": 5000, "setting_sizes": [10, 25],
+               "setting_n_pairs": 60, "comparison_n_pairs": 40, "bridge_n_pairs": 30},
     "04a-class-distribution": {"n_runs": 2, "n_preliminary_runs": 2, "epochs": 5, "cls_epochs": 4, "cls_runs": 2},
     "04b-evaluation-measures": {"n_trials": 2, "cls_epochs": 4},
     "05-multilabel": {},
