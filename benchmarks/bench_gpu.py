@@ -212,11 +212,34 @@ def drawstring_projection(fits_per_s: float) -> dict:
             "projected_hours": fits / fits_per_s / 3600}
 
 
+def write_markdown(report: dict, source: Path) -> None:
+    """``benchmarks/results/gpu.md`` (gathered into RESULTS.md) from a JSON report measured on a GPU."""
+    from medeval.runtime.gpu_record import benchmark_markdown
+
+    m = report["machine"]
+    text = "\n".join([
+        "# GPU: training throughput, data pipeline, EVE engines", "",
+        "Command (on the GPU machine): `python3 benchmarks/bench_gpu.py --out bench_gpu.json`; this section: "
+        f"`python benchmarks/bench_gpu.py --report {source}`.  ",
+        f"Machine: {m['gpu']}, {m['cpu_cores']} CPU cores, Python {m['python']}, torch {m['torch']} (CUDA {m['cuda']}), "
+        f"measured {report['started']}. The data-pipeline figures and the chapters' runs are in `results/gpu/README.md`.",
+        "", benchmark_markdown(report)])
+    out = Path(__file__).parent / "results" / "gpu.md"
+    out.write_text(text)
+    print(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, help="where to write the JSON report (on the GPU machine)")
     parser.add_argument("--seconds-per-variant", type=float, default=3.0)
+    parser.add_argument("--report", type=Path, help="write benchmarks/results/gpu.md from this JSON report and stop")
     args = parser.parse_args()
+    if args.report is not None:
+        write_markdown(json.loads(args.report.read_text()), args.report)
+        return
+    if args.out is None:
+        parser.error("--out is required (or --report)")
     if not torch.cuda.is_available():
         raise SystemExit("bench_gpu.py: no CUDA device here; GPU figures are measured on a GPU, never estimated")
     torch.backends.cudnn.benchmark = True

@@ -61,3 +61,31 @@ def test_dask_local_cluster(tmp_path):
     assert via_address == local == via_client
     assert len(list(tmp_path.glob("*.json"))) == len(list(tmp_path.glob("*.npz"))) == 4
     assert not list(tmp_path.glob("*.pkl"))
+
+
+def test_pool_spawns_its_workers_once_cuda_is_initialised(monkeypatch):
+    """A forked child cannot use CUDA that the parent initialised (the failure of chapters 4a/4b's gpu profile on
+    an H200): with CUDA initialised the local pool uses spawn, and the grid still runs; on the CPU it forks."""
+    import json
+
+    import torch
+
+    import medeval.runtime.grid as grid_module
+
+    contexts = []
+    real_pool = grid_module.ProcessPoolExecutor
+
+    def recording_pool(*args, **kwargs):
+        contexts.append(kwargs.get("mp_context"))
+        return real_pool(*args, **kwargs)
+
+    monkeypatch.setattr(grid_module, "ProcessPoolExecutor", recording_pool)
+    grid = [{"obj": [x, "a"]} for x in range(3)]
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    assert grid_module.pool_context() is None
+    assert run_grid(json.dumps, grid, max_workers=2) == [json.dumps([x, "a"]) for x in range(3)]
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    assert grid_module.pool_context().get_start_method() == "spawn"
+    assert run_grid(json.dumps, grid, max_workers=2) == [json.dumps([x, "a"]) for x in range(3)]
+    assert contexts[0] is None
+    assert contexts[1] is not None and contexts[1].get_start_method() == "spawn"

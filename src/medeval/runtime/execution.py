@@ -540,6 +540,9 @@ def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
     if executed:
         prov = executed[0].meta.get("provenance", {})
         lines += [f"- {k}: `{v}`" for k, v in sorted(prov.items()) if k not in ("wall_time_s",)]
+    from medeval.runtime.gpu_record import gpu_record_markdown
+
+    lines += ["", gpu_record_markdown()]
     return "\n".join(lines) + "\n"
 
 

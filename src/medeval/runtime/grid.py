@@ -149,7 +149,7 @@ def run_grid(
                 bar.update()
         else:
             workers = min(max_workers or os.cpu_count() or 1, len(pending))
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
                 futures = {pool.submit(_call, fn, grid[i]): i for i in pending}
                 for fut in as_completed(futures):
                     finish(futures[fut], fut.result())
@@ -157,6 +157,21 @@ def run_grid(
     finally:
         bar.close()
     return results
+
+
+def pool_context():
+    """The start method of the local process pool: fork, unless CUDA is initialised in this process.
+
+    A forked child cannot use CUDA once the parent has initialised it ("Cannot re-initialize CUDA in forked
+    subprocess", seen when the chapters' ``gpu`` profiles ran a pooled grid after a warm-up on the GPU), so the
+    pool then starts its workers with spawn; the grid functions are module-level, so they pickle by reference.
+    """
+    import multiprocessing
+
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return multiprocessing.get_context("spawn")
+    return None
 
 
 def _run_dask(fn, grid, pending, scheduler, finish, bar) -> None:

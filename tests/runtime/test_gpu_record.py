@@ -1,0 +1,35 @@
+"""The Reproducibility page's "Runs on a GPU" section, read from results/gpu/ (never estimated)."""
+
+import json
+import shutil
+
+from medeval.runtime import gpu_record
+from medeval.runtime.paths import project_root
+
+
+def test_committed_gpu_session_is_reported_with_its_statuses_and_figures():
+    rows = {r["chapter"]: r for r in gpu_record.session_runs()}
+    assert set(rows) == {"01-mil-stability", "02-rodeo", "03-eve", "04a-class-distribution",
+                         "04b-evaluation-measures", "05-multilabel", "A1-data", "A2-rerun"}
+    assert {c for c, r in rows.items() if r["status"] == "ok"} == {"02-rodeo", "03-eve", "05-multilabel",
+                                                                   "A1-data", "A2-rerun"}
+    assert rows["02-rodeo"]["device"] == "GPU: NVIDIA H200"
+    assert sum(rows["03-eve"]["verdicts"].values()) == 21
+    text = gpu_record.gpu_record_markdown()
+    assert "| `04a-class-distribution` | failed |" in text
+    assert "`n_runs=2`" in text and "11,003" in text and "330,000,000 fits" in text
+
+
+def test_without_a_recorded_session_the_page_says_so(tmp_path):
+    (tmp_path / "params").mkdir()
+    assert gpu_record.session_runs(tmp_path) == [] and gpu_record.benchmark(tmp_path) is None
+    assert "No run on a GPU is recorded" in gpu_record.gpu_record_markdown(tmp_path)
+
+
+def test_a_session_without_the_benchmark_lists_its_runs(tmp_path):
+    src = project_root() / "results" / "gpu" / "session"
+    shutil.copytree(src, tmp_path / "results" / "gpu" / "session")
+    summary = json.loads((src / "summary.json").read_text())
+    text = gpu_record.gpu_record_markdown(tmp_path)
+    assert all(f"| `{chapter}` |" in text for chapter in summary)
+    assert "Training throughput" not in text
