@@ -720,3 +720,44 @@ def test_ap_without_scores_is_precision_times_recall_and_map_geometry():
     p2 = np.array([[0, 0, 1, 1, 0], [3, 3, 1, 1, 0], [8, 8, 1, 1, 0]])
     ap = average_precision_at_iou([p2], [t2], box_format="xywh", class_names=["a", "b"], iou_threshold=0.5)
     assert ap.per_class[0] == pytest.approx(1 / 6)
+
+
+@pytest.mark.parametrize("m,k", [(2, 2), (2, 3), (3, 2), (3, 3), (4, 3), (5, 3), (3, 5), (4, 4), (6, 3)])
+def test_enumerated_assignment_is_the_linear_sum_assignment_optimum(m, k):
+    """The vectorised small-block matching returns linear_sum_assignment's matching on every block it does not
+    flag as ambiguous, and flags blocks with two equal optima, which stay with scipy: two identical predictions
+    (rows) when every prediction is matched (m <= k), two identical targets (columns) when every target is."""
+    from scipy.optimize import linear_sum_assignment
+
+    from medeval.metrics import detection
+
+    rng = np.random.default_rng(m * 10 + k)
+    n_blocks = 200
+    cost = rng.normal(size=n_blocks * m * k)
+    tied = cost.reshape(n_blocks, m, k)
+    if m <= k:
+        tied[:20, 1] = tied[:20, 0]
+    else:
+        tied[:20, :, 1] = tied[:20, :, 0]
+    starts = np.arange(n_blocks) * m * k
+    best, ambiguous = detection._enumerated_assignment(cost, starts, m, k)
+    assert ambiguous[:20].all() and not ambiguous[20:].any()
+    for b in np.flatnonzero(~ambiguous):
+        rows, cols = linear_sum_assignment(cost[starts[b]: starts[b] + m * k].reshape(m, k))
+        np.testing.assert_array_equal(best[b], starts[b] + rows * k + cols)
+
+
+def test_per_image_lists_and_flat_arrays_give_the_same_rodeo():
+    """The one-concatenate path for uniform numpy lists and the checked loop (lists with [] for empty images)
+    build the same boxes."""
+    rng = np.random.default_rng(3)
+    per_image = [np.column_stack([rng.random((n, 2)) * 50, rng.random((n, 2)) * 20 + 1, rng.integers(0, 3, n)])
+                 for n in rng.integers(0, 4, 60)]
+    mixed = [a if len(a) else [] for a in per_image]
+    fast = ImageBoxes.from_per_image(per_image, box_format="xywh")
+    slow = ImageBoxes.from_per_image(mixed, box_format="xywh")
+    np.testing.assert_array_equal(fast.boxes, slow.boxes)
+    np.testing.assert_array_equal(fast.labels, slow.labels)
+    np.testing.assert_array_equal(fast.image_ids, slow.image_ids)
+    with pytest.raises(ValueError, match=r"boxes\[1\] must have shape"):
+        ImageBoxes.from_per_image([per_image[0], np.zeros((2, 4))], box_format="xywh")

@@ -346,6 +346,24 @@ def test_pairwise_stability_matches_pair_functions(dtype):
     np.testing.assert_allclose(tau_a, st.kendall_tau(p[i], p[j], variant="a"), atol=1e-12)
 
 
+def test_pairwise_stability_in_threads_equals_one_thread_and_the_pair_functions():
+    """Blocks of bags scored in threads give the same numbers as one thread; the rank fast path for maps without
+    ties (float32 network outputs) agrees with the pair-level Spearman and Kendall."""
+    rng = np.random.default_rng(11)
+    p = rng.random((3, 200, 256)).astype(np.float32)  # 200 bags of 256 instances: several blocks
+    p[:, :40] = np.round(p[:, :40], 1)  # ties in some bags only
+    one = st.pairwise_stability(p, n_threads=1)
+    three = st.pairwise_stability(p, n_threads=3)
+    for name in st.SCORE_NAMES:
+        np.testing.assert_array_equal(one.scores[name], three.scores[name], err_msg=name)
+    i, j = one.pairs.T
+    np.testing.assert_allclose(one.scores["spearman"], st.spearman_correlation(p[i], p[j]), atol=1e-12)
+    np.testing.assert_allclose(one.scores["kendall"], st.kendall_tau(p[i], p[j]), atol=1e-12)
+    for bad in (0, 1.5, -2):
+        with pytest.raises(ValueError, match="n_threads"):
+            st.pairwise_stability(p[:, :2], n_threads=bad)
+
+
 def test_symmetry_and_shared_permutation_invariance():
     rng = np.random.default_rng(5)
     p = random_predictions(rng)

@@ -84,6 +84,9 @@ This module imports nothing from medeval except other ``medeval.metrics`` module
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -201,6 +204,9 @@ class ImageBoxes:
                 f"{name} must be a sequence with one (M_i, 5) array per image (or an ImageBoxes), "
                 f"got {type(per_image).__name__}"
             )
+        fast = cls._from_uniform_arrays(per_image, box_format, name)
+        if fast is not None:
+            return fast
         arrays = []
         n_cols = None
         for i, a in enumerate(per_image):
@@ -229,6 +235,29 @@ class ImageBoxes:
             image_ids,
             box_format=box_format,
             n_images=len(arrays),
+            scores=flat[:, 5] if n_cols == 6 else None,
+            name=name,
+        )
+
+    @classmethod
+    def _from_uniform_arrays(cls, per_image, box_format: str, name: str) -> ImageBoxes | None:
+        """The common case in one ``np.concatenate``: every image a 2-D numpy array with the same 5 or 6 columns
+        (empty images as ``(0, 5)`` arrays). ``None`` for anything else, which the checked loop handles."""
+        shapes = [a.shape if type(a) is np.ndarray else () for a in per_image]
+        if not shapes or len(set(map(len, shapes))) != 1 or len(shapes[0]) != 2:
+            return None
+        rows, columns = zip(*shapes, strict=True)
+        n_cols = columns[0]
+        if n_cols not in (5, 6) or columns.count(n_cols) != len(columns):
+            return None
+        flat = np.concatenate(per_image, axis=0).astype(np.float64, copy=False)
+        counts = np.array(rows, dtype=np.int64)
+        return cls.from_arrays(
+            flat[:, :4],
+            flat[:, 4],
+            np.repeat(np.arange(len(per_image)), counts),
+            box_format=box_format,
+            n_images=len(per_image),
             scores=flat[:, 5] if n_cols == 6 else None,
             name=name,
         )
@@ -468,6 +497,48 @@ def _pairs_by_key(p_keys: np.ndarray, t_keys: np.ndarray, n_keys: int):
     return p_order, t_order, pair_p, pair_t, p_counts, t_counts
 
 
+_MAX_ENUMERATED_ASSIGNMENTS = 720
+
+
+def _blocks_by_shape(m_all: np.ndarray, n_all: np.ndarray, s_all: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """Start offsets of the cost blocks, grouped by block shape (predictions x targets)."""
+    shapes: dict[tuple[int, int], np.ndarray] = {}
+    if m_all.size:
+        pair = m_all.astype(np.int64) * (int(n_all.max()) + 1) + n_all
+        for code in np.unique(pair).tolist():
+            sel = pair == code
+            shapes[(int(m_all[sel][0]), int(n_all[sel][0]))] = s_all[sel]
+    return shapes
+
+
+@functools.cache
+def _assignments(m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every maximal matching of an ``m x k`` block as flat cell offsets ``(A, min(m, k))`` in row order."""
+    if m <= k:
+        cols = np.array(list(itertools.permutations(range(k), m)), dtype=np.int64)
+        rows = np.broadcast_to(np.arange(m), cols.shape)
+    else:
+        rows = np.array(list(itertools.permutations(range(m), k)), dtype=np.int64)
+        cols = np.broadcast_to(np.arange(k), rows.shape)
+        order = np.argsort(rows, axis=1)
+        rows, cols = np.take_along_axis(rows, order, 1), np.take_along_axis(cols, order, 1)
+    return rows * k + cols
+
+
+def _enumerated_assignment(cost: np.ndarray, starts: np.ndarray, m: int, k: int):
+    """Minimum-cost matching of every ``m x k`` block starting at ``starts`` (the optimum that
+    ``linear_sum_assignment`` finds), by evaluating every assignment at once. Returns the matched cells' flat
+    offsets ``(B, min(m, k))`` and a mask of blocks whose best two totals are within 1e-9: those are left to
+    ``linear_sum_assignment``, so that its choice among (near-)equal optima is kept."""
+    cells = _assignments(m, k)
+    blocks = cost[starts[:, None] + np.arange(m * k)]  # (B, m*k)
+    totals = blocks[:, cells].sum(axis=-1)  # (B, A)
+    two = np.partition(totals, 1, axis=1)[:, :2] if totals.shape[1] > 1 else np.hstack([totals, totals + np.inf])
+    ambiguous = two[:, 1] - two[:, 0] <= 1e-9
+    best = starts[:, None] + cells[np.argmin(totals, axis=1)]
+    return best, ambiguous
+
+
 def _hungarian(preds: ImageBoxes, targs: ImageBoxes, class_weight: float):
     """Per-image Hungarian matching on Eq. 1's cost; returns matched (pred, target) original indices.
 
@@ -507,14 +578,20 @@ def _hungarian(preds: ImageBoxes, targs: ImageBoxes, class_weight: float):
         best = idx[np.flatnonzero(is_min)[first]]
         matched_p.append(pair_p[best])
         matched_t.append(pair_t[best])
-    # general blocks
-    for m, k, s in zip(
-        m_all[~simple].tolist(), n_all[~simple].tolist(), s_all[~simple].tolist(), strict=True
-    ):
-        rows, cols = linear_sum_assignment(cost[s : s + m * k].reshape(m, k))
-        best = s + rows * k + cols
-        matched_p.append(pair_p[best])
-        matched_t.append(pair_t[best])
+    # general blocks: small shapes by enumerating every assignment for all blocks of a shape at once
+    general = ~simple
+    for (m, k), starts in _blocks_by_shape(m_all[general], n_all[general], s_all[general]).items():
+        loop = starts
+        if math.perm(max(m, k), min(m, k)) <= _MAX_ENUMERATED_ASSIGNMENTS:
+            best, ambiguous = _enumerated_assignment(cost, starts, m, k)
+            matched_p.append(pair_p[best[~ambiguous].ravel()])
+            matched_t.append(pair_t[best[~ambiguous].ravel()])
+            loop = starts[ambiguous]
+        for s in loop.tolist():
+            rows, cols = linear_sum_assignment(cost[s : s + m * k].reshape(m, k))
+            best = s + rows * k + cols
+            matched_p.append(pair_p[best])
+            matched_t.append(pair_t[best])
     mp = np.concatenate(matched_p) if matched_p else np.zeros(0, dtype=np.int64)
     mt = np.concatenate(matched_t) if matched_t else np.zeros(0, dtype=np.int64)
     return p_order[mp], t_order[mt]
