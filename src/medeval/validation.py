@@ -422,6 +422,7 @@ def fit_decision_values(
     C: float = 1e4,
     tol: float = 1e-3,
     device="cpu",
+    n_jobs: int | None = None,
 ):
     """Decision values (P, m) of P classifiers, each trained on ``train_mask[p]`` of subset ``subset_index[p]``.
 
@@ -430,6 +431,8 @@ def fit_decision_values(
     "sklearn" (a loop over ``sklearn.svm.SVC(kernel="linear")``, the reference; SVM only) or "active_set"
     (:func:`active_set_linear_svm`, the exact optimum, for the problems with at most d training points;
     larger problems and any problem it does not solve go to the scikit-learn loop).
+    ``n_jobs``: processes of the scikit-learn loop (the fits are independent); ``None`` uses every core, or one
+    inside a worker process of a grid (which already runs one unit per core). The result does not depend on it.
     Returns (decision, n_unconverged).
     """
     from medeval.models.batched_svm import batched_linear_svm, batched_nearest_centroid
@@ -468,22 +471,51 @@ def fit_decision_values(
         n_unconverged = 0
         if rest.any():
             decision[rest], n_unconverged = fit_decision_values(X, labels, mask[rest], sidx[rest], classifier=classifier,
-                                                                engine="sklearn", C=C, tol=tol, device=device)
+                                                                engine="sklearn", C=C, tol=tol, device=device,
+                                                                n_jobs=n_jobs)
         return decision, n_unconverged
+    X = np.asarray(features, dtype=float)
+    y = np.asarray(labels)
+    mask = np.asarray(train_mask, dtype=bool)
+    sidx = np.asarray(subset_index)
+    jobs = min(sklearn_jobs(n_jobs), max(1, mask.shape[0] // 64))  # at least 64 fits per process
+    if jobs <= 1:
+        return _sklearn_fits(X, y, mask, sidx, C, tol)
+    from joblib import Parallel, delayed
+
+    bounds = np.linspace(0, mask.shape[0], jobs + 1).astype(int)
+    parts = Parallel(n_jobs=jobs)(
+        delayed(_sklearn_fits)(X, y, mask[a:b], sidx[a:b], C, tol) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    )
+    return np.concatenate([d for d, _ in parts]), sum(u for _, u in parts)
+
+
+def sklearn_jobs(n_jobs: int | None = None) -> int:
+    """Processes for the scikit-learn loop: ``n_jobs`` if given (``-1``: every core), else every core, or one
+    inside a worker process (a grid already runs one unit per core there)."""
+    import multiprocessing
+    import os
+
+    if n_jobs is not None:
+        if int(n_jobs) != n_jobs or n_jobs == 0 or n_jobs < -1:
+            raise ValueError(f"n_jobs must be a positive integer, -1 (every core) or None, got {n_jobs!r}")
+        return (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+    return 1 if multiprocessing.parent_process() is not None else (os.cpu_count() or 1)
+
+
+def _sklearn_fits(X, y, mask, subset_index, C, tol):
+    """The reference loop: one ``sklearn.svm.SVC(kernel="linear")`` per problem; (decision, n_unconverged)."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.svm import SVC
 
-    X = np.asarray(features, dtype=float)
-    y = np.asarray(labels)
-    mask = np.asarray(train_mask, dtype=bool)
     decision = np.empty(mask.shape, dtype=float)
     # the batched engine's iteration limit: without one, LIBSVM with a huge C on a training set that is not
     # linearly separable runs for hours; problems that hit it are counted, never silently accepted
     max_iter = max(100_000, 100 * X.shape[-2])
     n_unconverged = 0
-    for p, s in enumerate(np.asarray(subset_index)):
+    for p, s in enumerate(subset_index):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf = SVC(kernel="linear", C=C, tol=tol, max_iter=max_iter).fit(X[s][mask[p]], y[s][mask[p]])

@@ -290,3 +290,29 @@ def test_chapter_grid_covers_every_experiment():
     assert pc["valid"] == pc["n_pairs"] == P.strategy_n_pairs
     with pytest.raises(ValueError, match="truth_null_pairs"):
         eve.Params(truth_pairs_per_pool=3, truth_null_pairs=5)
+
+
+def test_sklearn_loop_on_every_core_gives_the_one_core_result():
+    """The scikit-learn loop split over processes returns the same decision values as one process, in order;
+    inside a grid's worker process it stays on one core; a bad n_jobs is refused."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from medeval.data.phantoms.adni import generate_adni_pool
+    from medeval.validation import draw_balanced_subsets, fit_decision_values, libsvm_fold_ids, sklearn_jobs
+
+    pool = generate_adni_pool(seed=0)
+    X, y = pool.model.standardize(pool.features), pool.labels
+    subsets = draw_balanced_subsets(y, 10, 15, rng=0)
+    folds = libsvm_fold_ids(y[subsets], 10, rng=1)
+    mask = (folds[:, None, :] != np.arange(10)[None, :, None]).reshape(-1, subsets.shape[1])
+    sidx = np.repeat(np.arange(15), 10)
+    one, u1 = fit_decision_values(X[subsets], y[subsets], mask, sidx, engine="sklearn", n_jobs=1)
+    two, u2 = fit_decision_values(X[subsets], y[subsets], mask, sidx, engine="sklearn", n_jobs=2)
+    np.testing.assert_array_equal(one, two)
+    assert u1 == u2
+    with ProcessPoolExecutor(1) as workers:
+        assert workers.submit(sklearn_jobs).result() == 1
+    assert sklearn_jobs(3) == 3
+    for bad in (0, -2, 1.5):
+        with pytest.raises(ValueError, match="n_jobs"):
+            sklearn_jobs(bad)
