@@ -3,7 +3,8 @@
 Each page must load without console errors; every figure has a number, a caption and alt text; no table is wider
 than the content column (a table too wide to wrap scrolls inside its own box); no raw Python repr shows; every
 chapter page has typeset math and cites at least one work that resolves to the bibliography. A screenshot of each
-page is kept under ``_build/test-artefacts/browser/`` (``MEDEVAL_TEST_ARTEFACTS`` moves it) to look at.
+page (the first screen only for the API reference) is kept under ``_build/test-artefacts/browser/``
+(``MEDEVAL_TEST_ARTEFACTS`` moves it) to look at.
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ def audited(smoke_book, tmp_path_factory):
     with Browser(tmp_path_factory.mktemp("chromium")) as browser:
         for page in book_pages(html):
             rel = page.relative_to(html).as_posix()
-            reports[rel] = browser.open(page.as_uri(), AUDIT_JS, screenshot=shots / (rel.replace("/", "__") + ".png"))
+            # full-page screenshots of the book's own pages; the first screen of each API reference page
+            reports[rel] = browser.open(page.as_uri(), AUDIT_JS, screenshot=shots / (rel.replace("/", "__") + ".png"),
+                                        full_page=not rel.startswith("api/"))
     (shots / "audit.json").write_text(json.dumps(
         {k: {**v, "audit": {**v["audit"], "text": v["audit"]["text"][:200]}} for k, v in reports.items()}, indent=1))
     return html, reports

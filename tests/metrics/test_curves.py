@@ -332,3 +332,17 @@ def test_argmax_precision_ttest_is_welch_by_default():
         C.argmax_precision_ttest(a, [0.5, np.nan])
     with pytest.raises(ValueError, match="at least 2"):
         C.argmax_precision_ttest(a, [0.5])
+
+
+def test_threshold_grid_is_exact_and_a_score_at_a_threshold_counts_as_positive():
+    """T = {i / 100}: each threshold is the division i / 100 (np.linspace is one ulp above it at 10 of the 101), and
+    a score equal to a threshold is predicted positive (s >= t), as documented."""
+    from medeval.metrics.curves import fixed_threshold_grid, pr_t_curve
+
+    grid = fixed_threshold_grid()
+    assert [float(t) for t in grid] == [i / 100 for i in range(101)]
+    assert all(float(f"{i / 100}") == grid[i] for i in range(101))
+    for i in range(1, 100):
+        score = i / 100  # the positive sits exactly on threshold i
+        curve = pr_t_curve([0, 1], [0.0, score], normalize=False)
+        assert curve.recall[i] == 1.0 and curve.recall[i + 1] == 0.0, i

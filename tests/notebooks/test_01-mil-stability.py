@@ -41,25 +41,23 @@ def test_chance_level(results):
     assert abs(chance["positive_jaccard"] - 1 / 3) < 0.05
 
 
-def test_protocol_outputs(results):
+def test_protocol_outputs(results, in_range):
     params = results["params"]
     assert set(results["datasets"]) == {"cxr", "digits", "digits_confounded"}
     t7 = results["table_vii"]
     for name, ops in (("cxr", params["operators"]), ("digits", params["operators"]),
                       ("digits_confounded", params["confounded_operators"])):
         assert {r["op"] for r in t7 if r["dataset"] == name} == set(ops)
-    for r in t7:
-        assert r["split_bag_auc"] is None or 0 <= r["split_bag_auc"] <= 1
-        for key in ("S_APJ", "S_S"):
-            assert r[key] is None or -1 <= r[key] <= 1
-    for r in results["table_v"]:
-        assert r["bag_auc"] is None or 0 <= r["bag_auc"] <= 1
+    in_range((r["split_bag_auc"] for r in t7), 0, 1)
+    in_range((r["S_S"] for r in t7), -1, 1)
+    # S_APJ is undefined (NaN) where a smoke model predicts no positive instance: only its range is checked
+    in_range((r["S_APJ"] for r in t7), -1, 1, finite_share=0.0)
+    in_range((r["bag_auc"] for r in results["table_v"]), 0, 1)
     sweep = results["threshold_sweep"]
     assert [r["threshold"] for r in sweep] == params["thresholds"]
     assert all(0 <= r["nan_pair_fraction"] <= 1 for r in sweep)
-    for key in ("corr_apj_aj", "corr_spearman_kendall"):
-        v = results[key]
-        assert v is None or -1 <= v <= 1
+    in_range([results["corr_spearman_kendall"]], -1, 1)
+    in_range([results["corr_apj_aj"]], -1, 1, finite_share=0.0)  # NaN with the S_APJ above
     # Fig. 8: one point per lesion-contrast level, each with the same lesion (the size does not move with contrast)
     levels = results["fig8_levels"]
     assert sorted(r["difficulty"] for r in levels) == sorted(set(params["difficulty_levels"]) | {params["difficulty"]})
@@ -68,12 +66,12 @@ def test_protocol_outputs(results):
     assert len(per_bag) == len(levels) and max(per_bag.values()) - min(per_bag.values()) < 1e-9
 
 
-def test_quality_band_recorded(results):
+def test_quality_band_recorded(results, in_range):
     band = results["quality_band"]
     assert band["floor"] == QUALITY_FLOOR
     params = results["params"]
     assert set(band["per_model"]) == {f"{d}/{o}" for d in ("cxr", "digits") for o in params["operators"]}
-    assert all(v is None or 0 <= v <= 1 for v in band["per_model"].values())
+    in_range(band["per_model"].values(), 0, 1)
     assert band["min"] <= band["max"]
 
 

@@ -40,13 +40,12 @@ def test_patch_categories_partition_and_unit(results):
     assert results["unit_used"] <= results["unit"]
 
 
-def test_table_4_4_and_replicates(results):
+def test_table_4_4_and_replicates(results, in_range):
     rows = results["table_4_4"]
     assert {(r["distribution"], r["class"]) for r in rows} == {
         (d, c) for d in ("Balanced_S", "C-biased", "notC-biased", "Balanced_L", "Natural") for c in ("O", "notC", "C")}
-    for r in rows:
-        for k in ("R", "P", "F"):
-            assert r[k] is None or 0.0 <= r[k] <= 1.0
+    # a class the smoke U-Nets never predict has no precision: at least 80 % of the cells are numbers
+    in_range((r[k] for r in rows for k in ("R", "P", "F")), 0.0, 1.0, finite_share=0.8)
     params = results["params"]
     runs = {(r["distribution"], r["run"]) for r in results["preliminary_runs"]}
     assert len(runs) == 5 * params["n_preliminary_runs"]

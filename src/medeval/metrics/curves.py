@@ -304,6 +304,10 @@ def min_max_normalize(y_score) -> np.ndarray:
 def fixed_threshold_grid(n_thresholds: int = 101) -> np.ndarray:
     """The thesis's equally spaced thresholds ``T = {0, 1/(N-1), ..., 1}`` (101 points = step 0.01).
 
+    Each threshold is the double nearest to ``i / (N - 1)``, computed as that one division: ``np.linspace``
+    puts 10 of the 101 thresholds one ulp above ``i / 100`` (0.35, 0.41, ... 0.95), so a score equal to such a
+    threshold would be predicted negative by ``s >= t``.
+
     Examples
     --------
     >>> from medeval.metrics.curves import fixed_threshold_grid
@@ -314,7 +318,14 @@ def fixed_threshold_grid(n_thresholds: int = 101) -> np.ndarray:
     """
     if int(n_thresholds) != n_thresholds or n_thresholds < 2:
         raise ValueError(f"n_thresholds must be an integer >= 2, got {n_thresholds!r}")
-    return np.linspace(0.0, 1.0, int(n_thresholds))
+    return _unit_grid(int(n_thresholds))
+
+
+def _unit_grid(n: int) -> np.ndarray:
+    """``i / (n - 1)`` for ``i = 0 .. n - 1``, each one correctly rounded division (exact where representable)."""
+    if n < 2:
+        raise ValueError(f"a grid on [0, 1] needs at least 2 points, got {n}")
+    return np.arange(n, dtype=np.float64) / (n - 1)
 
 
 @dataclass(frozen=True)
@@ -512,7 +523,7 @@ def mean_roc_curve(rocs: Sequence[RocCurve], *, n_points: int = 1001, ddof: int 
     """
     if not rocs:
         raise ValueError("rocs must contain at least one ROC curve")
-    grid = np.linspace(0.0, 1.0, n_points)
+    grid = _unit_grid(int(n_points))
     return vertical_average([r.fpr for r in rocs], [r.tpr for r in rocs], grid, ddof=ddof)
 
 
@@ -612,7 +623,7 @@ def interpolated_pr_points(
         raise ValueError(f"mode must be 'curve' or 'auc', got {mode!r}")
     if int(n_points) != n_points or n_points < 2:
         raise ValueError(f"n_points must be an integer >= 2, got {n_points!r}")
-    grid = np.linspace(0.0, 1.0, int(n_points))
+    grid = _unit_grid(int(n_points))
     tp_grid = grid * roc.n_pos
     lo, hi = _tie_group(roc, tp_grid)
     recalls, precisions = [], []
@@ -646,7 +657,7 @@ def mean_pr_curve(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 
     if not rocs:
         raise ValueError("rocs must contain at least one ROC curve")
     rows = [interpolated_pr_points(r, n_points=n_points, mode="curve")[1] for r in rocs]
-    return _mean_std(np.vstack(rows), np.linspace(0.0, 1.0, n_points), ddof)
+    return _mean_std(np.vstack(rows), _unit_grid(int(n_points)), ddof)
 
 
 def pr_auc_roc_interpolated(roc: RocCurve, *, n_points: int = 101) -> float:
@@ -701,7 +712,7 @@ def linear_pr_auc(pr: PRCurve, *, n_points: int = 101) -> float:
     """
     recall = np.r_[0.0, pr.recall]
     precision = np.r_[pr.precision[0], pr.precision]
-    grid = np.linspace(0.0, 1.0, n_points)
+    grid = _unit_grid(int(n_points))
     curve = vertical_average([recall], [precision], grid)
     return trapezoid_auc(grid, curve.mean)
 
