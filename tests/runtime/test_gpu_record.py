@@ -18,6 +18,8 @@ def test_committed_gpu_session_is_reported_with_its_statuses_and_figures():
     text = gpu_record.gpu_record_markdown()
     assert "| `04a-class-distribution` | failed |" in text
     assert "`n_runs=2`" in text and "11,003" in text and "330,000,000 fits" in text
+    assert "`04a-class-distribution` failed: `RuntimeError: Cannot re-initialize CUDA in forked subprocess" in text
+    assert "`01-mil-stability` was stopped at the session's deadline" in text
 
 
 def test_without_a_recorded_session_the_page_says_so(tmp_path):

@@ -36,7 +36,14 @@ def session_runs(root: Path | None = None) -> list[dict]:
         verdicts = dict.fromkeys(VERDICTS, 0)
         for row in results.get("paper_vs_us") or []:
             verdicts[row["verdict"]] += 1
+        error = ""
+        log_file = session / "logs" / f"{chapter}.log"
+        if log_file.is_file():
+            failed = [line for line in log_file.read_text().splitlines() if line.startswith(f"chapter '{chapter}'")]
+            error = failed[-1].split(": ", 1)[-1] if failed else ""
         rows.append({
+            "error": error,
+            "stopped_at_deadline": bool(entry.get("stopped_at_deadline")),
             "chapter": chapter,
             "status": meta.get("status", "not started" if entry.get("not_started") else "no run kept"),
             "wall_s": entry.get("wall_s"),
@@ -65,14 +72,24 @@ def gpu_record_markdown(root: Path | None = None) -> str:
         "`README.md` gives the commands and commits. The `gpu` profiles are sized for a session of hours; where the "
         "lease gave minutes, repetition counts were cut (the overrides below) and every GPU-scale setting was kept.",
         "",
-        "| chapter | status | wall (s) | [Re] | [¬Re] | [~] | [n/a] | overrides of the `gpu` profile |",
-        "|---|---|---|---|---|---|---|---|",
+        "| chapter | status | wall (s) | [Re] | [¬Re] | [~] | [n/a] |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         v = r["verdicts"]
-        overrides = ", ".join(f"`{k}={json.dumps(x)}`" for k, x in r["overrides"].items()) or "none"
         lines.append(f"| `{r['chapter']}` | {r['status']} | {r['wall_s']} | {v['[Re]']} | {v['[¬Re]']} | "
-                     f"{v['[~]']} | {v['[n/a]']} | {overrides} |")
+                     f"{v['[~]']} | {v['[n/a]']} |")
+    for r in rows:
+        if r["status"] == "interrupted" and r["stopped_at_deadline"]:
+            lines += ["", f"`{r['chapter']}` was stopped at the session's deadline, still computing."]
+        elif r["status"] == "failed" and r["error"]:
+            lines += ["", f"`{r['chapter']}` failed: `{r['error']}`."]
+    if any(r["status"] != "ok" for r in rows):
+        lines += ["", "`results/gpu/README.md` says what was done about each of these."]
+    lines += ["", "Overrides of the `gpu` profile in these runs:", ""]
+    for r in rows:
+        overrides = ", ".join(f"`{k}={json.dumps(x)}`" for k, x in r["overrides"].items()) or "none"
+        lines.append(f"- `{r['chapter']}`: {overrides}")
     devices = sorted({r["device"] for r in rows if r["device"]})
     if devices:
         lines += ["", f"Device recorded by the runs: {', '.join(devices)}."]
