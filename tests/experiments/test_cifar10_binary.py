@@ -227,15 +227,16 @@ def test_runs_are_reproducible_and_trials_differ(fake_cifar):
 def test_weights_digest_keys_the_grid_and_guards_the_run(tmp_path):
     import torch
 
+    from medeval.data.manifest import file_hash
     from medeval.experiments import evaluation_measures as em
-    from medeval.experiments.cifar10_binary import cifar10_run, file_sha256
+    from medeval.experiments.cifar10_binary import cifar10_run
     from medeval.models.backbones import resnet18
 
     weights = tmp_path / "r18.pth"
     torch.save(resnet18(in_channels=3).state_dict(), weights)
     P = em.Params(cifar_weights=str(weights), cifar_model="resnet18", n_cifar_trials=2)
     grid = em.cifar10_grid(P)
-    assert {g["weights_sha256"] for g in grid} == {file_sha256(weights)}
+    assert {g["weights_sha256"] for g in grid} == {file_hash(weights)}
     assert em.cifar10_grid(em.Params())[0]["weights_sha256"] is None
     with pytest.raises(ValueError, match="changed since the run was configured"):
         cifar10_run(distribution="En", run=0, model="resnet18", weights_path=weights, weights_sha256="0" * 64)

@@ -34,6 +34,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from medeval.data import training_sets as ts
+from medeval.data.manifest import file_hash
 from medeval.data.one_vs_rest import OneVsRestSubset, biased_subset, equal_counts
 from medeval.runtime.device import limit_cpu_threads
 
@@ -131,17 +132,6 @@ def build_classifier(
     )
 
 
-def file_sha256(path) -> str:
-    """sha256 of a file's bytes (the weights' identity in grid cache keys, which otherwise see only the path)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def run_rng(seed: int, run: int, distribution: str) -> np.random.Generator:
     """The generator of one trial-model, seeded by ``(seed, run, crc32(distribution))``: runs and distributions
     get distinct, reproducible streams (subset draw, validation split, torch init, shuffling, augmentation)."""
@@ -218,7 +208,7 @@ def cifar10_run(
        positive-class softmax probability, in float32 (no mixed precision for scoring, so scores are not
        rounded to bfloat16 and do not tie artificially).
 
-    ``weights_sha256``, when given, must equal :func:`file_sha256` of ``weights_path`` (the chapter's grid passes
+    ``weights_sha256``, when given, must equal :func:`medeval.data.manifest.file_hash` of ``weights_path`` (the chapter's grid passes
     it, so cached runs are keyed by the weights' bytes, not only their path; a changed file raises ValueError).
     ``amp`` enables mixed precision for training on CUDA only (no effect on the CPU). On the CPU the run uses
     one torch thread (runs execute one per process). Raises ``ValueError`` naming the parameter for an unknown
@@ -243,7 +233,7 @@ def cifar10_run(
     if weights_sha256 is not None:
         if weights_path is None:
             raise ValueError("weights_sha256 given without weights_path")
-        if file_sha256(weights_path) != weights_sha256:
+        if file_hash(weights_path) != weights_sha256:
             raise ValueError(f"weights_path {weights_path} changed since the run was configured (sha256 differs)")
     rng = run_rng(seed, run, distribution)
     limit_cpu_threads(device)

@@ -205,9 +205,9 @@ def phantom_grid(P: Params) -> list[dict]:
 
 def cifar10_grid(P: Params) -> list[dict]:
     """En/Ep trials of the CIFAR-10 automobile-vs-rest task (``data_source=real``)."""
-    from medeval.experiments.cifar10_binary import file_sha256
+    from medeval.data.manifest import file_hash
 
-    digest = file_sha256(P.cifar_weights) if P.cifar_weights is not None else None
+    digest = file_hash(P.cifar_weights) if P.cifar_weights is not None else None
     return [{"distribution": d, "run": r, "seed": P.seed, "model": P.cifar_model, "weights_path": P.cifar_weights,
              "weights_sha256": digest,
              "max_epochs": P.cifar_max_epochs, "batch_size": P.cifar_batch_size, "lr": P.cifar_lr,

@@ -176,9 +176,9 @@ def adni_csv_path(adni_csv: str | None = None):
 def adni_csv_digest(adni_csv: str | None = None) -> str:
     """SHA-256 of the ADNI CSV's bytes: part of every unit's config, so that cached grid results are
     never reused for a changed CSV (and a worker reading a different file fails instead of mixing data)."""
-    import hashlib
+    from medeval.data.manifest import file_hash
 
-    return hashlib.sha256(adni_csv_path(adni_csv).read_bytes()).hexdigest()
+    return file_hash(adni_csv_path(adni_csv))
 
 
 def load_pool(dataset: str, *, seed: int = 0, effect_size: float = 1.5, n_features: int = 80, adni_csv: str | None = None):
