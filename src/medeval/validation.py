@@ -26,6 +26,8 @@ from typing import Literal
 import numpy as np
 from scipy.stats import rankdata
 
+from medeval.data.seeding import as_generator
+
 __all__ = [
     "METRICS",
     "CLASSIFIERS",
@@ -68,7 +70,7 @@ def check_binary_labels(labels, name: str = "labels") -> np.ndarray:
 
 
 def _as_rng(rng) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return as_generator(rng, name="rng")
 
 
 def _class_members(y: np.ndarray, pool) -> list[np.ndarray]:

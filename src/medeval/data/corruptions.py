@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from medeval.data.seeding import as_generator
 from medeval.metrics.boxes import convert_boxes
 from medeval.metrics.detection import ImageBoxes
 
@@ -50,11 +51,7 @@ __all__ = [
 
 
 def _rng(rng) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng))
-    raise ValueError(f"rng must be a numpy.random.Generator or a non-negative integer seed, got {rng!r}")
+    return as_generator(rng, name="rng", required=True)
 
 
 def _check_boxes(boxes) -> ImageBoxes:

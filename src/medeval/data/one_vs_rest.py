@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from medeval.data import training_sets as ts
+from medeval.data.seeding import as_generator
 
 __all__ = ["OneVsRestSubset", "biased_subset", "equal_counts"]
 
@@ -109,7 +110,7 @@ def biased_subset(
         )
     if unit_cap is not None and (int(unit_cap) != unit_cap or unit_cap < 1):
         raise ValueError(f"unit_cap must be a positive integer or None, got {unit_cap!r}")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed)
 
     unit = ts.unit_size({"C": int(pos_pool.size), "notC": int(y.size - pos_pool.size)})
     if unit_cap is not None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from medeval.data.seeding import as_generator
+
 __all__ = [
     "iterative_stratified_kfold",
     "later_followup_split",
@@ -21,11 +23,7 @@ __all__ = [
 
 
 def _rng(seed) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, (bool, float)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int or a numpy.random.Generator, got {seed!r}")
-    return np.random.default_rng(int(seed))
+    return as_generator(seed, required=True)
 
 
 def _int_seed(seed) -> int:

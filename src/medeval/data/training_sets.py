@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from medeval.data.seeding import as_generator
+
 __all__ = [
     "BINARY_DISTRIBUTIONS",
     "CATEGORIES",
@@ -224,7 +226,7 @@ def build_training_set(
     if shortfall not in SHORTFALL_POLICIES:
         raise ValueError(f"shortfall must be one of {SHORTFALL_POLICIES}, got {shortfall!r}")
     cats = _check_categories(categories)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed)
     available = category_counts(cats)
     requested = distribution_counts(distribution, unit, available)
     parts, taken, notes = [], {}, []
@@ -260,7 +262,7 @@ def train_validation_split(n: int, *, validation_fraction: float = 0.2, seed: in
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     if n < 2:
         raise ValueError(f"n must be >= 2 to split, got {n}")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed)
     perm = rng.permutation(n)
     n_val = max(1, int(round(validation_fraction * n)))
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])

@@ -27,6 +27,7 @@ import pandas as pd
 from pydantic import Field
 
 from medeval.data import corruptions as C
+from medeval.data.seeding import as_generator
 from medeval.metrics.detection import (
     MAP_IOU_THRESHOLDS,
     ImageBoxes,
@@ -232,7 +233,7 @@ def oracle_predictions(
     duplication → class confusion → position bias → position noise → shape, size, aspect-ratio noise →
     class over-prediction (its new boxes are added last, uncorrupted). Each step draws from ``rng``.
     """
-    g = np.random.default_rng(rng)
+    g = as_generator(rng, name="rng")
     k = len(CLASSES)
     if random_box_size is not None:
         return C.random_boxes_of_size(

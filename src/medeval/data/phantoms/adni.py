@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from medeval.data.seeding import as_generator
+
 __all__ = ["ADNI_N_HC", "ADNI_N_AD", "LOBES", "AdniPhantomModel", "AdniPool", "adni_phantom_model", "generate_adni_pool"]
 
 ADNI_N_HC = 370
@@ -72,7 +74,7 @@ class AdniPhantomModel:
         """Fresh subjects: features (n_hc + n_ad, d) (GM/ICV fractions) and labels (1 = AD), HC first."""
         if n_hc < 0 or n_ad < 0:
             raise ValueError(f"n_hc and n_ad must be >= 0, got {n_hc} and {n_ad}")
-        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        rng = as_generator(rng, name="rng")
         hc = self._draw(n_hc, self.mean_hc, 1.0, rng)
         ad = self._draw(n_ad, self.mean_ad, self.ad_sd_ratio, rng)
         labels = np.r_[np.zeros(n_hc, dtype=np.int64), np.ones(n_ad, dtype=np.int64)]
