@@ -439,6 +439,8 @@ def fit_decision_values(
     """
     from medeval.models.batched_svm import batched_linear_svm, batched_nearest_centroid
 
+    sklearn_jobs(n_jobs)  # refuse a bad n_jobs whichever engine runs
+
     if classifier not in CLASSIFIERS:
         raise ValueError(f"classifier must be one of {CLASSIFIERS}, got {classifier!r}")
     if engine not in ENGINES:

@@ -316,3 +316,5 @@ def test_sklearn_loop_on_every_core_gives_the_one_core_result():
     for bad in (0, -2, 1.5):
         with pytest.raises(ValueError, match="n_jobs"):
             sklearn_jobs(bad)
+    with pytest.raises(ValueError, match="n_jobs"):
+        fit_decision_values(X[subsets], y[subsets], mask, sidx, engine="batched", n_jobs=0)
