@@ -364,6 +364,28 @@ def test_pairwise_stability_in_threads_equals_one_thread_and_the_pair_functions(
             st.pairwise_stability(p[:, :2], n_threads=bad)
 
 
+def test_pairwise_ranks_equal_scipy_on_clipped_maps_with_signed_zeros():
+    """Saturated maps (many exact 0s and 1s, as clipped or saturated sigmoid outputs) and -0.0 next to 0.0: the
+    shared rank structure of pairwise_stability (one unstable argsort per map; ties resolved on tied positions
+    only) gives scipy's Spearman and Kendall tau-b on every (pair, bag)."""
+    rng = np.random.default_rng(12)
+    signal = rng.random((1, 60, 96))
+    p = np.clip(signal + rng.normal(0, 0.3, (3, 60, 96)), 0, 1).astype(np.float32)
+    p[0, :20, :5] = -0.0  # equal to 0.0: must tie with the clipped zeros
+    p[1, 30] = 0.0  # a constant map: NaN for both correlations
+    result = st.pairwise_stability(p, scores=["spearman", "kendall"], n_threads=2)
+    for k, (i, j) in enumerate(result.pairs):
+        for b in range(p.shape[1]):
+            x, y = p[i, b].astype(float), p[j, b].astype(float)
+            for name, ref in (("spearman", scipy.stats.spearmanr), ("kendall", scipy.stats.kendalltau)):
+                expected = ref(x, y)[0]
+                got = result.scores[name][k, b]
+                if np.isnan(expected):
+                    assert np.isnan(got), (name, i, j, b)
+                else:
+                    assert got == pytest.approx(expected, abs=1e-12), (name, i, j, b)
+
+
 def test_symmetry_and_shared_permutation_invariance():
     rng = np.random.default_rng(5)
     p = random_predictions(rng)

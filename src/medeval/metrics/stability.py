@@ -497,47 +497,86 @@ def pearson_correlation(pred_a, pred_b) -> np.ndarray:
     return _clip_correlation(np.einsum("...n,...n->...", _standardize(a), _standardize(b)))
 
 
-def _inverse_permutation(order: np.ndarray) -> np.ndarray:
-    """Row-wise inverse of permutations along the last axis (via one integer key sort)."""
-    n = order.shape[-1]
-    key = np.left_shift(order.astype(np.uint64), np.uint64(32)) | np.arange(n, dtype=np.uint64)
-    return (np.sort(key, axis=-1) & np.uint64(0xFFFFFFFF)).astype(np.int32)
+class _Ranks(NamedTuple):
+    """Rank structure of maps along the last axis, shared by Spearman and Kendall.
 
-
-def _sorted_structure(x: np.ndarray):
-    """Per-row ascending order, tie-group start/end positions in sorted order, inverse order.
-
-    Float32 maps (what networks output) are sorted through one 64-bit key holding the float's bit
-    pattern (monotone for non-negative floats) and the instance index, which is exact and several
-    times faster than an argsort; other dtypes use ``np.argsort``.
+    ``order``: each row's ascending order. In instance order: ``group_start``, the number of
+    instances strictly smaller (it labels the instance's tie group); ``double_ranks``,
+    ``2 rank - (N + 1)`` with average ranks for ties (integers); ``tied``, whether the instance
+    shares its value with another (``None`` when no row has a tie). ``tied_pairs``: per row, the
+    pairs tied with each other, ``sum_groups C(t, 2)``.
     """
-    n = x.shape[-1]
-    if x.dtype == np.float32:
-        key = np.left_shift(x.view(np.uint32).astype(np.uint64), np.uint64(32)) | np.arange(n, dtype=np.uint64)
-        key = np.sort(key, axis=-1)
-        order = (key & np.uint64(0xFFFFFFFF)).astype(np.int32)
-        xs = np.right_shift(key, np.uint64(32))
-    else:
-        order = np.argsort(x, axis=-1)
-        xs = np.sort(x, axis=-1)
-    pos = np.broadcast_to(np.arange(n, dtype=np.int32), x.shape)
-    new_group = np.ones(x.shape, dtype=bool)
-    np.not_equal(xs[..., 1:], xs[..., :-1], out=new_group[..., 1:])
-    if new_group.all():  # no ties anywhere: every group is a single instance
-        start = end = pos
-    else:
-        start = np.maximum.accumulate(np.where(new_group, pos, np.int32(0)), axis=-1)
-        last = np.ones(x.shape, dtype=bool)
-        last[..., :-1] = new_group[..., 1:]
-        end = np.minimum.accumulate(np.where(last, pos, np.int32(n))[..., ::-1], axis=-1)[..., ::-1]
-    return order, start, end, _inverse_permutation(order)
+
+    order: np.ndarray
+    group_start: np.ndarray
+    double_ranks: np.ndarray
+    tied: np.ndarray | None
+    tied_pairs: np.ndarray
+
+
+def _ranks(x: np.ndarray) -> _Ranks:
+    """The rank structure of ``(..., N)`` maps from one argsort per row.
+
+    Ties need no particular order within a row (numpy's vectorised argsort is not stable), since
+    every quantity depends on tie groups only; tie groups are resolved on the tied positions
+    alone, which are few in probability maps.
+    """
+    shape, n = x.shape, x.shape[-1]
+    rows = x.size // n if n else 0
+    order = np.argsort(x, axis=-1)
+    offset = (np.arange(rows, dtype=np.int64) * n).reshape(shape[:-1] + (1,))
+    flat_order = (order + offset).ravel()
+    values_sorted = np.take(x.ravel(), flat_order)
+    position = np.arange(rows * n, dtype=np.int64)
+    inverse = np.empty(rows * n, dtype=np.int64)  # flat sorted position of each instance
+    inverse[flat_order] = position
+    new_group = np.ones(rows * n, dtype=bool)
+    np.not_equal(values_sorted[1:], values_sorted[:-1], out=new_group[1:])
+    new_group[::n] = True
+    last = np.ones(rows * n, dtype=bool)
+    last[:-1] = new_group[1:]
+    in_row = np.broadcast_to(np.arange(n, dtype=np.int64), (rows, n)).ravel()
+    group_start = in_row.copy()
+    double_ranks = 2 * in_row - (n - 1)
+    tied_sorted = ~(new_group & last)
+    tied_pairs = np.zeros(rows, dtype=np.int64)
+    tied = None
+    if tied_sorted.any():
+        at = np.flatnonzero(tied_sorted)  # positions in groups of two or more, group by group
+        first = new_group[at]
+        group = np.cumsum(first) - 1
+        g_start, g_end = at[first], at[last[at]]
+        row_offset = at - in_row[at]
+        group_start[at] = g_start[group] - row_offset
+        double_ranks[at] = g_start[group] + g_end[group] - 2 * row_offset - (n - 1)
+        size = g_end - g_start + 1
+        tied_pairs = np.bincount(g_start // n, weights=size * (size - 1) // 2, minlength=rows).astype(np.int64)
+        tied = np.take(tied_sorted, inverse).reshape(shape)
+    return _Ranks(
+        order=order,
+        group_start=np.take(group_start, inverse).reshape(shape),
+        double_ranks=np.take(double_ranks, inverse).reshape(shape),
+        tied=tied,
+        tied_pairs=tied_pairs.reshape(shape[:-1]),
+    )
+
+
+def _standardized_ranks(r: _Ranks) -> np.ndarray:
+    """Average ranks centred and scaled to unit norm (NaN rows where every value ties).
+
+    The ranks' mean is always ``(N + 1) / 2``; centring and the squared norm are exact in integers
+    (``sum (2 rank - N - 1)^2 = (N (N^2 - 1) - sum_groups (t^3 - t)) / 3``).
+    """
+    u = r.double_ranks
+    sum_sq = np.einsum("...n,...n->...", u, u)[..., None]
+    out = np.full(u.shape, np.nan)
+    np.divide(u, np.sqrt(sum_sq, dtype=np.float64), out=out, where=sum_sq > 0)
+    return out
 
 
 def _average_ranks(x: np.ndarray) -> np.ndarray:
     """Average (fractional) ranks along the last axis, 1-based, like ``scipy.stats.rankdata``."""
-    order, start, end, inverse = _sorted_structure(x)
-    ranks_sorted = (start + end) / 2.0 + 1.0
-    return np.take_along_axis(ranks_sorted, inverse, axis=-1)
+    return (_ranks(x).double_ranks + (x.shape[-1] + 1)) / 2.0
 
 
 def spearman_correlation(pred_a, pred_b) -> np.ndarray:
@@ -555,8 +594,8 @@ def spearman_correlation(pred_a, pred_b) -> np.ndarray:
     0.8
     """
     a, b = _check_pair(pred_a, pred_b)
-    za = _standardize(_average_ranks(a))
-    zb = _standardize(_average_ranks(b))
+    za = _standardized_ranks(_ranks(a))
+    zb = _standardized_ranks(_ranks(b))
     return _clip_correlation(np.einsum("...n,...n->...", za, zb))
 
 
@@ -564,67 +603,52 @@ def spearman_correlation(pred_a, pred_b) -> np.ndarray:
 # The number of concordant pairs is sum_i |G'_i & G''_i| (each concordant pair counted once, at the
 # instance that is larger in both maps), which costs N * N / 64 word operations per pair instead of
 # N^2 / 2 comparisons, and the bitsets are built once per model and shared by all pairs.
-def _less_than_bitsets(x: np.ndarray, order, start, inverse) -> np.ndarray:
-    """``(n_words, ..., N)`` uint64 bitsets: bit j of ``[w, ..., i]`` is set iff ``x_{64 w + j} < x_i``.
+def _less_than_bitsets(r: _Ranks) -> np.ndarray:
+    """``(..., n_words * N)`` uint64 bitsets: word ``w * N + i`` of a row holds bit j iff ``x_{64 w + j} < x_i``.
 
     In sorted order the set of smaller instances grows by one instance per position; its words are
     running sums of one-hot words (the bits are disjoint, so sum = OR), read at each instance's
-    tie-group start.
+    tie-group start (prefix 0 is the empty set).
     """
-    n = x.shape[-1]
+    lead, n = r.order.shape[:-1], r.order.shape[-1]
     n_words = (n + 63) // 64
-    lead = x.shape[:-1]
     rows = int(np.prod(lead, dtype=np.int64))
-    group_start = np.take_along_axis(np.asarray(start), inverse, axis=-1).reshape(rows, n)
-    flat = (np.arange(rows, dtype=np.int64)[:, None] * n + np.maximum(group_start - 1, 0)).ravel()
-    smallest = (group_start == 0).ravel()
-    order2 = order.reshape(rows, n)
+    order = r.order.reshape(rows, n)
+    gather = (np.arange(rows, dtype=np.int64)[:, None] * (n + 1) + r.group_start.reshape(rows, n)).ravel()
     idx = np.arange(n)
-    out = np.empty((n_words, rows * n), dtype=np.uint64)
+    prefix = np.zeros((rows, n + 1), dtype=np.uint64)
+    out = np.empty((rows, n_words, n), dtype=np.uint64)
     for w in range(n_words):
-        table = np.zeros(n, dtype=np.uint64)
+        one_hot = np.zeros(n, dtype=np.uint64)
         in_word = idx // 64 == w
-        table[in_word] = np.left_shift(np.uint64(1), (idx[in_word] % 64).astype(np.uint64))
-        prefix = np.cumsum(table[order2], axis=-1, dtype=np.uint64)
-        np.take(prefix.ravel(), flat, out=out[w])
-        out[w][smallest] = 0
-    return out.reshape((n_words,) + lead + (n,))
+        one_hot[in_word] = np.left_shift(np.uint64(1), (idx[in_word] % 64).astype(np.uint64))
+        np.take(one_hot, order, out=prefix[:, 1:], mode="clip")
+        np.cumsum(prefix, axis=1, out=prefix)
+        out[:, w] = np.take(prefix.ravel(), gather, mode="clip").reshape(rows, n)
+    return out.reshape(lead + (n_words * n,))
 
 
 def _count_concordant(bits_a: np.ndarray, bits_b: np.ndarray) -> np.ndarray:
-    """``sum_i |G'_i & G''_i|`` over the last axis and the word axis (axis 0)."""
-    both = np.bitwise_and(bits_a, bits_b)
-    return np.bitwise_count(both).sum(axis=(0, -1), dtype=np.int64)
+    """``sum_i |G'_i & G''_i|`` over the last axis (words and instances)."""
+    return np.bitwise_count(np.bitwise_and(bits_a, bits_b)).sum(axis=-1, dtype=np.int64)
 
 
-def _tied_pairs(start: np.ndarray) -> np.ndarray:
-    """Number of pairs tied within a row: sum over tie groups of C(size, 2)."""
-    n = start.shape[-1]
-    return (np.arange(n) - start).sum(axis=-1)
+def _jointly_tied_pairs(row, label_a, label_b, n: int, n_rows: int) -> np.ndarray:
+    """Pairs tied in both maps, per row, from the instances tied in both (``row`` ascending).
 
-
-def _dense_ranks(x: np.ndarray, order, start, inverse) -> np.ndarray:
-    n = x.shape[-1]
-    new_group = start == np.arange(n)
-    dense_sorted = np.cumsum(new_group, axis=-1) - 1
-    return np.take_along_axis(dense_sorted, inverse, axis=-1)
-
-
-def _tied_pairs_of_sorted(xs: np.ndarray) -> np.ndarray:
-    """Pairs tied within each row of row-sorted values: sum over runs of equal values of C(run, 2)."""
-    n = xs.shape[-1]
-    pos = np.arange(n, dtype=np.int32)
-    new_group = np.ones(xs.shape, dtype=bool)
-    np.not_equal(xs[..., 1:], xs[..., :-1], out=new_group[..., 1:])
-    start = np.maximum.accumulate(np.where(new_group, pos, np.int32(0)), axis=-1)
-    return (pos - start).sum(axis=-1, dtype=np.int64)
-
-
-def _jointly_tied_pairs(dense_a: np.ndarray, dense_b: np.ndarray) -> np.ndarray:
-    """Pairs tied in both maps (rows of equal shape ``(R, N)``), from one integer key sort per row."""
-    n = dense_a.shape[-1]
-    key = dense_a.astype(np.int64) * n + dense_b
-    return _tied_pairs_of_sorted(np.sort(key, axis=-1))
+    ``label_a``/``label_b``: the instances' tie-group labels (``group_start``) in each map; the
+    pairs tied in both are those sharing both labels: sum over (label_a, label_b) groups of
+    C(size, 2), from one sort of the (usually few) instances tied in both maps.
+    """
+    key = np.sort((row.astype(np.int64) * n + label_a) * n + label_b)
+    if key.size == 0:
+        return np.zeros(n_rows, dtype=np.int64)
+    first = np.ones(key.size, dtype=bool)
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    sizes = np.diff(np.append(starts, key.size))
+    pairs = sizes * (sizes - 1) // 2
+    return np.bincount(key[starts] // (n * n), weights=pairs, minlength=n_rows).astype(np.int64)
 
 
 def _kendall_from_parts(concordant, n_pairs, untied_a, untied_b, tied_b_only, variant):
@@ -642,8 +666,8 @@ def _check_variant(variant: str) -> str:
 
 
 def _rows_per_chunk(n_instances: int, copies: int, budget_bytes: int = 4 * 2**20) -> int:
-    """Rows per block so that a block's bitsets stay near the per-core cache (4 MiB: 0.65 s against 1.25 s with
-    64 MiB on the 2-core benchmark machine, `benchmarks/bench_stability.py`)."""
+    """Rows per block so that a block's bitsets stay near the per-core cache (4 MiB; larger blocks were slower on
+    the 2-core benchmark machine, `benchmarks/bench_stability.py`)."""
     per_row = n_instances * ((n_instances + 63) // 64) * 8 * max(copies, 1)
     return max(1, budget_bytes // per_row)
 
@@ -676,19 +700,17 @@ def kendall_tau(pred_a, pred_b, *, variant: str = "b") -> np.ndarray:
 
 
 def _kendall_rows(a: np.ndarray, b: np.ndarray, variant: str) -> np.ndarray:
-    n = a.shape[-1]
-    sa, sb = _sorted_structure(a), _sorted_structure(b)
-    ga = _less_than_bitsets(a, sa[0], sa[1], sa[3])
-    gb = _less_than_bitsets(b, sb[0], sb[1], sb[3])
-    concordant = _count_concordant(ga, gb)
+    rows, n = a.shape
+    ra, rb = _ranks(a), _ranks(b)
+    concordant = _count_concordant(_less_than_bitsets(ra), _less_than_bitsets(rb))
     n_pairs = n * (n - 1) // 2
-    tied_a, tied_b = _tied_pairs(sa[1]), _tied_pairs(sb[1])
-    tied_both = np.zeros_like(tied_a)
-    both = (tied_a > 0) & (tied_b > 0)
-    if np.any(both):
-        da = _dense_ranks(a[both], sa[0][both], sa[1][both], sa[3][both])
-        db = _dense_ranks(b[both], sb[0][both], sb[1][both], sb[3][both])
-        tied_both[both] = _jointly_tied_pairs(da, db)
+    tied_a, tied_b = ra.tied_pairs, rb.tied_pairs
+    tied_both = np.zeros(rows, dtype=np.int64)
+    if ra.tied is not None and rb.tied is not None:
+        flat = np.flatnonzero(ra.tied & rb.tied)
+        tied_both = _jointly_tied_pairs(
+            flat // n, ra.group_start.ravel()[flat], rb.group_start.ravel()[flat], n, rows
+        )
     return _kendall_from_parts(
         concordant, n_pairs, n_pairs - tied_a, n_pairs - tied_b, tied_b - tied_both, variant
     )
@@ -895,15 +917,11 @@ def pairwise_stability(
         if "pearson" in names:
             out["pearson"][:, sl] = _clip_correlation(_pair_dot(_standardize(chunk), pairs))
         if "spearman" in names or "kendall" in names:
-            order, start, end, inverse = _sorted_structure(chunk)
+            ranks = _ranks(chunk)
         if "spearman" in names:
-            if start is end:  # no ties: the ranks are a permutation of 1..n, whose mean and norm are known
-                z = (inverse - (n - 1) / 2.0) / np.sqrt(n * (n * n - 1) / 12.0)
-            else:
-                z = _standardize(np.take_along_axis((start + end) / 2.0 + 1.0, inverse, axis=-1))
-            out["spearman"][:, sl] = _clip_correlation(_pair_dot(z, pairs))
+            out["spearman"][:, sl] = _clip_correlation(_pair_dot(_standardized_ranks(ranks), pairs))
         if "kendall" in names:
-            out["kendall"][:, sl] = _kendall_pairs(chunk, pairs, order, start, inverse, kendall_variant)
+            out["kendall"][:, sl] = _kendall_pairs(ranks, pairs, kendall_variant)
 
     blocks = range(0, n_bags, step)
     workers = min(len(blocks), int(n_threads) if n_threads is not None else (os.cpu_count() or 1))
@@ -917,21 +935,25 @@ def pairwise_stability(
     return PairwiseStability(pairs=pairs, bag_index=bag_index, scores=out, threshold=t)
 
 
-def _kendall_pairs(x, pairs, order, start, inverse, variant) -> np.ndarray:
-    n = x.shape[-1]
-    bits = _less_than_bitsets(x, order, start, inverse)  # (words, bags, models, n)
+def _kendall_pairs(ranks: _Ranks, pairs, variant) -> np.ndarray:
+    n_bags, n_models, n = ranks.order.shape
+    bits = _less_than_bitsets(ranks)  # (bags, models, words * n)
     i, j = pairs[:, 0], pairs[:, 1]
-    concordant = np.empty((len(pairs), x.shape[0]), dtype=np.int64)
+    concordant = np.empty((len(pairs), n_bags), dtype=np.int64)
     for k, (a, b) in enumerate(pairs):  # one pair at a time keeps the temporaries small
-        concordant[k] = _count_concordant(bits[:, :, a], bits[:, :, b])
+        concordant[k] = _count_concordant(bits[:, a], bits[:, b])
     n_pairs = n * (n - 1) // 2
-    tied = _tied_pairs(start).T  # (models, bags)
-    tied_both = np.zeros((len(pairs), x.shape[0]), dtype=np.int64)
-    both = (tied[i] > 0) & (tied[j] > 0)
-    if np.any(both):
-        dense = _dense_ranks(x, order, start, inverse)  # (bags, models, n)
-        pair_idx, bag_idx = np.nonzero(both)
-        tied_both[both] = _jointly_tied_pairs(dense[bag_idx, i[pair_idx]], dense[bag_idx, j[pair_idx]])
+    tied = ranks.tied_pairs.T  # (models, bags)
+    tied_both = np.zeros((len(pairs), n_bags), dtype=np.int64)
+    if ranks.tied is not None:
+        # instances tied in both maps of a pair, as flat indices into (bags, pairs, n)
+        flat = np.flatnonzero(ranks.tied[:, i] & ranks.tied[:, j])
+        row, instance = np.divmod(flat, n)
+        bag, k = np.divmod(row, len(pairs))
+        labels = ranks.group_start.reshape(-1)
+        label_a = labels[(bag * n_models + i[k]) * n + instance]
+        label_b = labels[(bag * n_models + j[k]) * n + instance]
+        tied_both = _jointly_tied_pairs(row, label_a, label_b, n, n_bags * len(pairs)).reshape(n_bags, -1).T
     return _kendall_from_parts(
         concordant, n_pairs, n_pairs - tied[i], n_pairs - tied[j], tied[j] - tied_both, variant
     )

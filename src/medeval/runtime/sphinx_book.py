@@ -6,6 +6,11 @@
 * An inline script written twice into a page's head (``sphinx-thebe`` and ``sphinx-togglebutton`` register their
   configuration scripts twice under jupyter-book, so every page declared ``const THEBE_JS_URL`` twice and threw a
   SyntaxError) is kept once.
+* Doctrees are stored without the build environment. Nodes that autodoc creates inside a MyST ``eval-rst`` block
+  keep a reference to the nested document MyST parsed them in, whose settings hold the whole ``BuildEnvironment``;
+  every API page's pickled doctree therefore carried a copy of it (2.4 MB for a 25-line module), and loading those
+  pickles was a fifth of the book's render time. The references are dropped once a page is read: a node without
+  its own document uses its parent's.
 """
 
 from __future__ import annotations
@@ -72,7 +77,16 @@ def dedupe_scripts(app, exception) -> None:
             page.write_text(fixed, encoding="utf-8")
 
 
+def detach_nested_documents(app, doctree) -> None:
+    """Let every node of ``doctree`` resolve its document through its parent (docutils' ``Node.document``), so that
+    no node keeps a nested parse's document, and with it the build environment, alive in the pickled doctree."""
+    for node in doctree.findall():
+        if getattr(node, "_document", None) is not None and node._document is not doctree:
+            node._document = None
+
+
 def setup(app):
+    app.connect("doctree-read", detach_nested_documents)
     app.config.mathjax_path = "mathjax/tex-chtml.js"
     app.connect("build-finished", dedupe_scripts)
     app.connect("build-finished", copy_mathjax)
