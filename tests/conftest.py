@@ -1,23 +1,76 @@
-"""Shared fixtures. ``run_chapter_smoke(id)`` executes a chapter once per session under the smoke profile.
+"""Shared fixtures and the suite's layout on pytest-xdist workers.
 
-Executions are cached under ``_runs/smoke`` by their content key (notebook, parameters, src/medeval, manifest
-entries, installed versions), so a re-run of the suite with nothing changed reuses them; any change re-executes.
+``run_chapter_smoke(id)`` executes a chapter once per session under the smoke profile. Executions are cached under
+``_runs/smoke`` by their content key (notebook, parameters, src/medeval, manifest entries, installed versions), so a
+re-run of the suite with nothing changed reuses them; any change re-executes. The suite runs on one xdist worker per
+core (``-n auto`` in pyproject.toml): a chapter is executed under a lock shared by the workers, so two workers never
+execute the same chapter at once; the second finds the first's run in the cache.
+
+Each test module is one xdist work unit (its module-scoped fixtures are built once). The smoke book is built once
+per session in a folder the workers share; a worker that needs it while another builds it waits for it. Units that take a minute or more go first, so
+that no worker starts one when the others are about to finish.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+from filelock import FileLock
 
 from medeval.runtime.execution import run_chapter
 
 _executed: dict = {}
 
+# Work units that take a minute or more on a 2-core machine, scheduled before everything else in this order: the
+# smoke book first, the units that read it (student edition, browser) once it is likely to be there.
+LONG_UNITS = ("book", "tests/notebooks/test_exercises.py", "tests/runtime/test_runs.py",
+              "tests/runtime/test_execution.py", "tests/runtime/test_teaching.py",
+              "tests/book/test_student_edition.py", "tests/book/test_browser.py")
+BOOK_UNIT = ("tests/book/test_book.py", "tests/book/test_bibliography.py")
+
 
 @pytest.fixture(scope="session")
-def run_chapter_smoke():
+def shared_tmp(tmp_path_factory) -> Path:
+    """A folder that every xdist worker of this session sees (the parent of the workers' own temporary folders);
+    the session's temporary folder when the suite runs in one process."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def work_unit(nodeid: str) -> str:
+    """The xdist work unit of a test: its module; the book's build and bibliography tests are one unit."""
+    path = nodeid.split("::", 1)[0]
+    return "book" if path in BOOK_UNIT else path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Work units per :func:`work_unit`, handed out in collection order (xdist's ``loadgroup`` cannot be used: with
+    pytest 9 it no longer tags the test ids with their groups)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    config.option.loadscopereorder = False  # keep the order set in pytest_collection_modifyitems
+    return ModuleScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONG_UNITS)}
+    items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(LONG_UNITS)))  # stable otherwise
+
+
+@pytest.fixture(scope="session")
+def run_chapter_smoke(shared_tmp):
+    locks = shared_tmp
+
     def run(chapter_id: str):
         if chapter_id not in _executed:
-            _executed[chapter_id] = run_chapter(chapter_id, "smoke")
+            with FileLock(locks / f"smoke-{chapter_id}.lock"):
+                _executed[chapter_id] = run_chapter(chapter_id, "smoke")
         return _executed[chapter_id]
 
     return run

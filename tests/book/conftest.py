@@ -1,13 +1,27 @@
+import json
+from pathlib import Path
+
 import pytest
+from filelock import FileLock
 
 from medeval.runtime.execution import build_book, run_chapter
+from medeval.runtime.params import chapters
 
 
 @pytest.fixture(scope="session")
-def smoke_book(tmp_path_factory):
-    """The whole book built from the smoke-profile notebooks into a temporary folder."""
-    out = tmp_path_factory.mktemp("book")
-    logs: list[str] = []
-    rerun = run_chapter("A2-rerun", "smoke", {"n_repeats": 5}, log=logs.append)  # shown in the Re-runs part
-    html = build_book("smoke", out_dir=out, log=logs.append, reruns=[rerun.meta["run_id"]])
-    return html, out, logs
+def smoke_book(shared_tmp, run_chapter_smoke):
+    """The whole book built from the smoke-profile notebooks, once per test session: ``(html, out, logs)``.
+
+    Under pytest-xdist the first worker that needs it builds it in the folder the workers share; the others wait
+    for that build and read it."""
+    out, done = shared_tmp / "smoke-book", shared_tmp / "smoke-book.json"
+    with FileLock(shared_tmp / "smoke-book.lock"):
+        if not done.exists():
+            for chapter_id in chapters():  # under the chapters' shared locks: a chapter another worker runs is waited for
+                run_chapter_smoke(chapter_id)
+            logs: list[str] = []
+            rerun = run_chapter("A2-rerun", "smoke", {"n_repeats": 5}, log=logs.append)  # shown in the Re-runs part
+            html = build_book("smoke", out_dir=out, log=logs.append, reruns=[rerun.meta["run_id"]])
+            done.write_text(json.dumps({"html": str(html), "logs": logs}))
+    built = json.loads(done.read_text())
+    return Path(built["html"]), out, built["logs"]

@@ -116,34 +116,6 @@ def test_for_teachers_page_has_the_course_plan_and_every_objective(smoke_book):
     assert "creativecommons.org/licenses/by/4.0" in footer and "CC BY 4.0" in footer
 
 
-@pytest.fixture(scope="module")
-def student_book(smoke_book, tmp_path_factory):
-    """The student edition of the smoke book: the same executed notebooks, rendered without solutions."""
-    out = tmp_path_factory.mktemp("student-book")
-    return build_book("smoke", out_dir=out, log=lambda _: None, solutions=False)
-
-
-def test_student_edition_leaves_every_solution_out(smoke_book, student_book):
-    from medeval.runtime.teaching import read_exercises
-
-    html = student_book
-    for cid, ch in chapters().items():
-        text = (html / ch.part / f"{cid}.html").read_text()
-        exercises = read_exercises(cid).exercises
-        for e in exercises:
-            assert f'id="{e.label}"' in text, f"{cid}: exercise {e.label} lost"
-            first_line = e.explanation.strip().splitlines()[0][:40] if e.explanation.strip() else ""
-            if len(first_line) > 20:
-                assert first_line not in text, f"{cid}: the explanation of {e.label} is in the student edition"
-            for code in e.solution_cells:
-                longest = max(code.splitlines(), key=len).strip()
-                if len(longest) > 25:
-                    assert longest not in text, f"{cid}: solution code of {e.label} is in the student edition"
-        assert not re.search(r'class="[^"]*\bsolution\b', text), f"{cid}: a solution element is left"
-        teacher = (smoke_book[0] / ch.part / f"{cid}.html").read_text()
-        assert re.search(r'class="[^"]*\bsolution\b', teacher)
-
-
 def test_a_kept_run_appears_in_the_re_runs_part_with_its_parameters(smoke_book):
     html, out, _ = smoke_book
     pages = list((html / "reruns").glob("*.html"))

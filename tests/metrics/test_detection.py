@@ -761,3 +761,12 @@ def test_per_image_lists_and_flat_arrays_give_the_same_rodeo():
     np.testing.assert_array_equal(fast.image_ids, slow.image_ids)
     with pytest.raises(ValueError, match=r"boxes\[1\] must have shape"):
         ImageBoxes.from_per_image([per_image[0], np.zeros((2, 4))], box_format="xywh")
+    with pytest.raises(ValueError, match=r"boxes\[1\] must have shape"):  # one box as a 1-D row
+        ImageBoxes.from_per_image([per_image[0], np.array([1.0, 1.0, 2.0, 2.0, 0.0])], box_format="xywh")
+    with pytest.raises(ValueError, match="same number of columns"):
+        ImageBoxes.from_per_image([per_image[0], np.ones((1, 6))], box_format="xywh")
+    scored = [np.column_stack([a, rng.random(len(a))]) for a in per_image]  # 6 columns: the scores survive
+    fast = ImageBoxes.from_per_image(scored, box_format="xywh")
+    slow = ImageBoxes.from_per_image([a if len(a) else [] for a in scored], box_format="xywh")
+    np.testing.assert_array_equal(fast.scores, slow.scores)
+    np.testing.assert_array_equal(fast.image_ids, slow.image_ids)

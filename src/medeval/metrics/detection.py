@@ -241,24 +241,28 @@ class ImageBoxes:
 
     @classmethod
     def _from_uniform_arrays(cls, per_image, box_format: str, name: str) -> ImageBoxes | None:
-        """The common case in one ``np.concatenate``: every image a 2-D numpy array with the same 5 or 6 columns
-        (empty images as ``(0, 5)`` arrays). ``None`` for anything else, which the checked loop handles."""
-        shapes = [a.shape if type(a) is np.ndarray else () for a in per_image]
-        if not shapes or len(set(map(len, shapes))) != 1 or len(shapes[0]) != 2:
+        """The common case in one ``np.concatenate``: every image a 2-D numpy array with the same 5 or 6 numeric
+        columns (empty images as ``(0, 5)`` arrays). ``None`` for anything else, which the checked loop handles.
+
+        numpy's concatenation itself refuses arrays of different dimensions or column counts, so the per-image
+        test is only that every item is an array."""
+        if not per_image or not all(type(a) is np.ndarray for a in per_image):
             return None
-        rows, columns = zip(*shapes, strict=True)
-        n_cols = columns[0]
-        if n_cols not in (5, 6) or columns.count(n_cols) != len(columns):
+        try:
+            flat = np.concatenate(per_image, axis=0)
+        except ValueError:
             return None
-        flat = np.concatenate(per_image, axis=0).astype(np.float64, copy=False)
-        counts = np.array(rows, dtype=np.int64)
+        if flat.ndim != 2 or flat.shape[1] not in (5, 6) or not np.issubdtype(flat.dtype, np.number):
+            return None
+        flat = flat.astype(np.float64, copy=False)
+        counts = np.fromiter(map(len, per_image), dtype=np.int64, count=len(per_image))
         return cls.from_arrays(
             flat[:, :4],
             flat[:, 4],
             np.repeat(np.arange(len(per_image)), counts),
             box_format=box_format,
             n_images=len(per_image),
-            scores=flat[:, 5] if n_cols == 6 else None,
+            scores=flat[:, 5] if flat.shape[1] == 6 else None,
             name=name,
         )
 
