@@ -3,7 +3,7 @@
 10,000 images × 8 classes, targets with 0-3 boxes per image, predictions = targets with position and size
 noise, 30% class flips, 20% drops and 0-2 random extra boxes (so the matching has work to do). Both
 implementations get identical per-image (M, 5) arrays (top-left xywh + class id). rodeometric runs with the
-compatibility patch of spec ch2 §3.3 (scikit-learn >= 1.7). Values are compared key by key (global and per
+compatibility patch for scikit-learn >= 1.7 (its matthews_corrcoef on empty inputs). Values are compared key by key (global and per
 class), then each is timed (best of ``--repeats``) and the speed ratio printed.
 
     .venv/bin/python benchmarks/bench_rodeo.py [--images 10000] [--repeats 3] [--out benchmarks/results/rodeo.md]
@@ -134,9 +134,10 @@ def main(argv=None) -> int:
         f"Best of {args.repeats} runs. Machine: {platform.processor() or platform.machine()}, "
         f"{__import__('os').cpu_count()} cores (shared), Python {platform.python_version()}, numpy {np.__version__}, "
         f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, medeval {medeval.__version__}, rodeometric 0.0.1 "
-        "(+ spec §3.3 patch).",
+        "(+ the matthews_corrcoef patch above).",
         "",
-        "Command: `.venv/bin/python benchmarks/bench_rodeo.py --out benchmarks/results/rodeo.md`",
+        f"Command: `.venv/bin/python benchmarks/bench_rodeo.py --images {args.images} --repeats {args.repeats} "
+        "--out benchmarks/results/rodeo.md`",
         "",
         "| per class | rodeometric (s) | medeval, per-image lists (s) | speed-up | medeval, ImageBoxes (s) | speed-up | max abs diff |",
         "|---|---|---|---|---|---|---|",

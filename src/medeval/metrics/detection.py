@@ -244,13 +244,14 @@ class ImageBoxes:
         """The common case in one ``np.concatenate``: every image a 2-D numpy array with the same 5 or 6 numeric
         columns (empty images as ``(0, 5)`` arrays). ``None`` for anything else, which the checked loop handles.
 
-        numpy's concatenation itself refuses arrays of different dimensions or column counts, so the per-image
-        test is only that every item is an array."""
-        if not per_image or not all(type(a) is np.ndarray for a in per_image):
+        numpy's concatenation itself refuses items of different dimensions or column counts (an empty ``[]`` is
+        1-D) and objects it cannot convert (a CUDA tensor, a tensor that requires grad), so no item is inspected
+        one by one."""
+        if not per_image:
             return None
         try:
             flat = np.concatenate(per_image, axis=0)
-        except ValueError:
+        except (ValueError, TypeError, RuntimeError):
             return None
         if flat.ndim != 2 or flat.shape[1] not in (5, 6) or not np.issubdtype(flat.dtype, np.number):
             return None
@@ -452,11 +453,14 @@ def _class_weight(preds: ImageBoxes, targs: ImageBoxes, k: int) -> float:
     n = preds.n_images
     if n == 0:
         return 0.0
-    p_cells = np.unique(preds.image_ids * k + preds.labels)
-    t_cells = np.unique(targs.image_ids * k + targs.labels)
-    tp = np.intersect1d(p_cells, t_cells, assume_unique=True).size
-    fp = p_cells.size - tp
-    fn = t_cells.size - tp
+    # the (image, class) cells holding a predicted / a target box, as flags over all n * k cells
+    predicted = np.zeros(n * k, dtype=bool)
+    predicted[preds.image_ids * k + preds.labels] = True
+    present = np.zeros(n * k, dtype=bool)
+    present[targs.image_ids * k + targs.labels] = True
+    tp = int(np.count_nonzero(predicted & present))
+    fp = int(np.count_nonzero(predicted)) - tp
+    fn = int(np.count_nonzero(present)) - tp
     tn = n * k - tp - fp - fn
     return max(0.0, float(binary_mcc_from_counts(tp, fp, fn, tn)))
 
@@ -578,7 +582,8 @@ def _hungarian(preds: ImageBoxes, targs: ImageBoxes, class_weight: float):
         vals = cost[idx]
         seg_min = np.minimum.reduceat(vals, np.cumsum(seg_sizes) - seg_sizes)
         is_min = vals == seg_min[seg_id]
-        first = np.unique(seg_id[is_min], return_index=True)[1]
+        minima = seg_id[is_min]  # non-decreasing: each segment's first minimum is where the segment id changes
+        first = np.flatnonzero(np.r_[True, minima[1:] != minima[:-1]])
         best = idx[np.flatnonzero(is_min)[first]]
         matched_p.append(pair_p[best])
         matched_t.append(pair_t[best])
