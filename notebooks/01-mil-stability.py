@@ -188,7 +188,7 @@ notebook.parameters_table()
 # $$ (eq-mil-binarize)
 #
 # with $T(\text{binary}) = 0.5$ as in the paper (parameter `threshold`). Implemented by
-# {func}`medeval.metrics.stability.binarize`. The two binary maps of a bag are summarised by the counts of
+# {func}`medeval.metrics.stability.binarize_instances`. The two binary maps of a bag are summarised by the counts of
 # Sec. II-C and III-A,
 #
 # $$
@@ -560,7 +560,7 @@ notebook.show_table(sizes_frame, caption="Bags per dataset (cxr@c: the X-Ray ana
 
 # %% [markdown]
 # **Did the models train?** The chapter compares only operators whose models train: mean CV bag AUC above the
-# floor below (the criterion of the chapter's spec; the paper's own models all reach AUC ≥ 0.82). The phantom
+# floor below (our criterion, set below the paper's own models, which all reach AUC ≥ 0.82). The phantom
 # difficulty and the training (batch size, epochs) are calibrated so that the default models land off the ceiling
 # (roughly AUC 0.75–0.95); the band they reached is recorded here.
 

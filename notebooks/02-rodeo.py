@@ -257,7 +257,7 @@ notebook.show_table(
 # \mathrm{mAP} = \frac{1}{7} \sum_{t \in \{0.1, 0.2, \dots, 0.7\}} \mathrm{AP@}t .
 # $$ (eq-rodeo-map)
 #
-# Implemented by {func}`medeval.metrics.detection.mean_average_precision`.
+# Implemented by {func}`medeval.metrics.detection.detection_mean_average_precision`.
 #
 # ### RoDeO
 #

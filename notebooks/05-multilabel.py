@@ -96,8 +96,8 @@ from medeval.experiments import multilabel_cxr14 as ex
 from medeval.experiments import multilabel_cxr14_claims as claims
 from medeval.experiments.claims import explain as explain_claims
 from medeval.metrics import multilabel as ml
+from medeval.models.device import resolve_device
 from medeval.runtime import notebook
-from medeval.runtime.device import resolve_device
 
 warnings.filterwarnings("ignore", category=ml.UndefinedMetricWarning)  # counts are reported in the tables
 P = notebook.setup("05-multilabel", globals())
@@ -455,7 +455,7 @@ display(Markdown(f"**{N:,} images of {n_patients:,} patients, K = {K} labels.**"
 # statistics close to zero is better. Implemented by {func}`medeval.metrics.split_quality.folds_missing_a_label`,
 # {func}`medeval.metrics.split_quality.fold_label_zeros` and {func}`medeval.metrics.split_quality.fold_label_pair_zeros`
 # (`variant="code"` gives the thesis code's proportion); all at once by
-# {func}`medeval.metrics.split_quality.split_quality`.
+# {func}`medeval.metrics.split_quality.split_quality_measures`.
 #
 # ### Uncertainty of a test-set metric
 #

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.stats import rankdata
 
 from medeval.data.seeding import as_generator
+from medeval.metrics.curves import roc_auc
 
 __all__ = [
     "METRICS",
@@ -284,8 +284,8 @@ def strategy_fold_ids(subset_labels, strategy: Strategy | str, rng=None) -> tupl
 def score_decisions(decision, labels, mask, metric: str) -> np.ndarray:
     """A metric of each row (last axis = points) over the points where ``mask`` is true.
 
-    accuracy = mean(1[f > 0] == y); sensitivity = TP/P; specificity = TN/N; AUC = the Mann-Whitney
-    statistic with average ranks for ties (equal to ``sklearn.metrics.roc_auc_score``). A row without
+    accuracy = mean(1[f > 0] == y); sensitivity = TP/P; specificity = TN/N; AUC = :func:`medeval.metrics.curves.roc_auc` (ties count 1/2, as in
+    ``sklearn.metrics.roc_auc_score``). A row without
     points (or, for sensitivity/specificity/AUC, without the class it needs) gives NaN.
     """
     if metric not in METRICS:
@@ -303,9 +303,8 @@ def score_decisions(decision, labels, mask, metric: str) -> np.ndarray:
             return (pred & y & mask).sum(-1) / n_pos
         if metric == "specificity":
             return (~pred & ~y & mask).sum(-1) / n_neg
-        ranks = rankdata(np.where(mask, f, np.inf), axis=-1)
-        rank_sum = np.where(mask & y, ranks, 0.0).sum(-1)
-        return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+        # points outside the mask may hold anything (NaN where no decision was made): they take no part
+        return np.asarray(roc_auc(y, np.where(mask, f, 0.0), sample_mask=mask, undefined=np.nan))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from medeval.data import camelyon16 as c
 from medeval.data.manifest import DatasetUnavailableError
 from medeval.data.phantoms.formats import mask_runs_to_asap_xml, write_camelyon16_like, write_pyramidal_tiff
 from medeval.data.readers import SlideReader, rasterize_asap_annotations, read_asap_annotations
+from medeval.experiments.histology import camelyon16_test_patch_table
 
 GEOMETRY = c.PatchGeometry(level=2, patch_size=24, stride=8, central_size=8)
 
@@ -22,7 +23,7 @@ def testset(tmp_path_factory):
 @pytest.fixture(scope="module")
 def table(testset):
     root, _ = testset
-    return c.camelyon16_test_patch_table(root, GEOMETRY, max_workers=1)
+    return camelyon16_test_patch_table(root, GEOMETRY, max_workers=1)
 
 
 # ---------------------------------------------------------------------------------------------- Otsu
@@ -214,25 +215,25 @@ def test_streamed_patches_equal_crops(testset, table):
 def test_table_is_cached_and_restricted(testset, table, tmp_path):
     root, _ = testset
     tab, _ = table
-    one, summary = c.camelyon16_test_patch_table(root, GEOMETRY, slides=["test_002"], max_workers=1,
+    one, summary = camelyon16_test_patch_table(root, GEOMETRY, slides=["test_002"], max_workers=1,
                                                  cache_dir=tmp_path / "cache")
     assert set(one["slide"].astype(str)) == {"test_002"} and len(summary) == 1
     pd.testing.assert_frame_equal(one.reset_index(drop=True).assign(slide=one.slide.astype(str)),
                                   tab[tab.slide == "test_002"].reset_index(drop=True).assign(slide="test_002"))
     assert len(list((tmp_path / "cache").glob("*.json"))) == 1 and not list((tmp_path / "cache").glob("*.pkl"))
-    again, _ = c.camelyon16_test_patch_table(root, GEOMETRY, slides=["test_002"], max_workers=1,
+    again, _ = camelyon16_test_patch_table(root, GEOMETRY, slides=["test_002"], max_workers=1,
                                              cache_dir=tmp_path / "cache")
     pd.testing.assert_frame_equal(one, again)
     with pytest.raises(ValueError, match="test_999"):
-        c.camelyon16_test_patch_table(root, GEOMETRY, slides=["test_999"])
+        camelyon16_test_patch_table(root, GEOMETRY, slides=["test_999"])
     with pytest.raises(ValueError, match="at least one slide"):
-        c.camelyon16_test_patch_table(root, GEOMETRY, slides=[])
+        camelyon16_test_patch_table(root, GEOMETRY, slides=[])
 
 
 def test_errors_name_what_is_missing(tmp_path, monkeypatch, testset):
     monkeypatch.setenv("MEDEVAL_DATA", str(tmp_path))
     with pytest.raises(DatasetUnavailableError, match="camelyon16"):
-        c.camelyon16_test_patch_table()
+        camelyon16_test_patch_table()
     with pytest.raises(FileNotFoundError, match="testing/images"):
         c.camelyon16_test_slides(tmp_path)
     _, info = testset

@@ -1,4 +1,5 @@
-"""ChestX-ray14 label table and box list: structure, reference counts (spec ch5 B.2), checksum policy."""
+"""ChestX-ray14 label table and box list: structure, reference counts (NIH Data_Entry_2017_v2020.csv),
+checksum policy."""
 
 import gzip
 import shutil
@@ -12,8 +13,8 @@ from medeval.data import chestxray14 as cx
 from medeval.data import manifest as m
 from medeval.metrics.boxes import convert_boxes
 
-# counts from spec ch5 B.2 ("computed from Data_Entry_2017_v2020.csv.gz"), independent of our parser
-SPEC_COUNTS = {
+# per-label counts computed by us from the NIH label file Data_Entry_2017_v2020.csv, independent of our parser
+NIH_COUNTS = {
     "Infiltration": 19894,
     "Effusion": 13317,
     "Atelectasis": 11559,
@@ -64,7 +65,7 @@ def test_label_table_columns_and_types(labels):
 def test_label_table_reference_numbers(labels):
     assert len(labels) == 112_120
     assert labels["patient_id"].nunique() == 30_805
-    assert labels[list(cx.LABELS)].sum().to_dict() == SPEC_COUNTS
+    assert labels[list(cx.LABELS)].sum().to_dict() == NIH_COUNTS
     n_labels = labels[list(cx.LABELS)].sum(axis=1)
     assert int((n_labels == 0).sum()) == 60_361  # "No Finding"
     assert int(n_labels.max()) == 9 and int((n_labels == 9).sum()) == 2

@@ -1,5 +1,6 @@
 """Real-format readers, each on a tiny fixture written in that format inside the test."""
 
+import os
 import pickle
 
 import h5py
@@ -398,6 +399,33 @@ def test_cifar10_rejects_other_pickles(tmp_path):
     with open(p, "wb") as fh:
         pickle.dump([1, 2], fh)
     with pytest.raises(ValueError, match="not a CIFAR-10"):
+        r.read_cifar10_batch(p)
+
+
+class _RunsCode:
+    def __reduce__(self):
+        return (os.makedirs, (str(_RunsCode.target),))
+
+
+def test_cifar10_reader_never_runs_code_from_the_file(tmp_path):
+    """A pickle that would call os.makedirs when unpickled is refused by name, and the call never happens; a batch
+    written the way the original CIFAR-10 files were (numpy 1's numpy.core.multiarray) still reads; a truncated
+    batch names the file and the remedy."""
+    _RunsCode.target = tmp_path / "made-by-the-pickle"
+    p = tmp_path / "data_batch_1"
+    p.write_bytes(pickle.dumps({b"data": _RunsCode(), b"labels": [0]}))
+    with pytest.raises(ValueError, match=r"os\.makedirs is not allowed in a CIFAR-10 batch"):
+        r.read_cifar10_batch(p)
+    assert not _RunsCode.target.exists()
+    data = np.arange(2 * 3072, dtype=np.uint8).reshape(2, 3072)
+    blob = pickle.dumps({b"data": data, b"labels": [3, 7]}, protocol=2).replace(b"numpy._core.multiarray",
+                                                                             b"numpy.core.multiarray")
+    assert b"numpy.core.multiarray" in blob
+    p.write_bytes(blob)
+    x, y = r.read_cifar10_batch(p)
+    assert y.tolist() == [3, 7] and x.shape == (2, 32, 32, 3)
+    p.write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(ValueError, match=r"data_batch_1: not a readable CIFAR-10 python batch.*--force"):
         r.read_cifar10_batch(p)
 
 

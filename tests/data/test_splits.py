@@ -69,7 +69,8 @@ def _fold_class_counts(folds, y):
 
 
 def test_libsvm_fold_composition_25_per_class_k10():
-    # spec ch3 A.3: 25 per class, K=10 -> 2 or 3 per class, alternating; folds of 4 or 6
+    # LIBSVM's rule (svm.cpp, svm_cross_validation; the paper's CV, Sec. 3, ref. [10]), worked out here:
+    # 25 per class, K=10 -> 2 or 3 per class, alternating; folds of 4 or 6
     y = np.r_[np.zeros(25, int), np.ones(25, int)]
     folds = s.libsvm_stratified_kfold(y, 10, seed=0)
     _check_partition(folds, 50, 10)

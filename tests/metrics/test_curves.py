@@ -346,3 +346,76 @@ def test_threshold_grid_is_exact_and_a_score_at_a_threshold_counts_as_positive()
         score = i / 100  # the positive sits exactly on threshold i
         curve = pr_t_curve([0, 1], [0.0, score], normalize=False)
         assert curve.recall[i] == 1.0 and curve.recall[i + 1] == 0.0, i
+
+
+# --------------------------------------------------------------------------------------------------
+# the one AUC: tie policies, masks, rows, the undefined case
+
+
+def _pair_count_auc(y, s, tie_credit):
+    pos, neg = s[y == 1], s[y == 0]
+    return np.mean([[1.0 if u > v else tie_credit if u == v else 0.0 for v in neg] for u in pos])
+
+
+def test_roc_auc_tie_policies_masks_and_rows_against_pair_counting_and_sklearn():
+    rng = np.random.default_rng(21)
+    checked = 0
+    for _ in range(150):
+        n = int(rng.integers(2, 30))
+        y = rng.integers(0, 2, n)
+        s = np.round(rng.random(n), 1)  # many ties
+        if y.min() == y.max():
+            continue
+        assert C.roc_auc(y, s) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+        for ties, credit in (("half", 0.5), ("correct", 1.0), ("incorrect", 0.0)):
+            assert C.roc_auc(y, s, ties=ties) == pytest.approx(_pair_count_auc(y, s, credit), abs=1e-12)
+        keep = rng.random(n) < 0.6
+        if 0 < y[keep].sum() < keep.sum():
+            assert C.roc_auc(y, s, sample_mask=keep) == pytest.approx(roc_auc_score(y[keep], s[keep]), abs=1e-12)
+            checked += 1
+    assert checked > 50
+    Y, S = rng.integers(0, 2, (6, 40)), rng.random((6, 40))
+    Y[2] = 1  # a row without negatives
+    rows = C.roc_auc(Y, S, undefined=np.nan)
+    assert np.isnan(rows[2]) and rows.shape == (6,)
+    for i in (0, 1, 3, 4, 5):
+        assert rows[i] == pytest.approx(roc_auc_score(Y[i], S[i]), abs=1e-12)
+
+
+def test_roc_auc_undefined_policy_and_bad_arguments():
+    with pytest.raises(ValueError, match=r"y_true must contain both classes.*pos=3, neg=0"):
+        C.roc_auc([1, 1, 1], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"in row 1"):
+        C.roc_auc([[0, 1], [1, 1]], [[0.1, 0.2], [0.3, 0.4]])
+    assert np.isnan(C.roc_auc([0, 0], [0.1, 0.2], undefined=np.nan))
+    assert C.roc_auc([0, 0], [0.1, 0.2], undefined=0.5) == 0.5
+    assert np.isnan(C.roc_auc([0, 1, 1], [0.1, 0.2, 0.3], sample_mask=[True, False, False], undefined=np.nan))
+    with pytest.raises(ValueError, match="ties must be one of"):
+        C.roc_auc([0, 1], [0.1, 0.2], ties="average")
+    with pytest.raises(ValueError, match="undefined must be 'raise' or a number"):
+        C.roc_auc([0, 1], [0.1, 0.2], undefined="nan please")
+    with pytest.raises(ValueError, match="y_score must be finite"):
+        C.roc_auc([0, 1], [0.1, np.nan])
+
+
+def test_one_auc_implementation_in_the_package():
+    """Every AUC of src/medeval is medeval.metrics.curves.roc_auc or its core (medeval.metrics._ranks, which
+    the multi-label report calls on a sort it shares with average precision); scikit-learn's roc_auc_score is
+    imported only where chapter 3 cross-checks chapter 5's macro-AUC against it."""
+    import ast
+    from pathlib import Path
+
+    import medeval
+
+    package = Path(medeval.__file__).parent
+    imports_sklearn_auc, uses_core = set(), set()
+    for path in package.rglob("*.py"):
+        rel = path.relative_to(package).as_posix()
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "roc_auc_score" for a in node.names):
+                imports_sklearn_auc.add(rel)
+            if isinstance(node, ast.ImportFrom) and node.module == "medeval.metrics._ranks":
+                uses_core.add(rel)
+    assert imports_sklearn_auc == {"experiments/eve.py"}, imports_sklearn_auc
+    assert uses_core == {"metrics/curves.py", "metrics/multilabel.py"}, uses_core

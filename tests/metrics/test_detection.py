@@ -1,8 +1,9 @@
 """Tests of medeval.metrics.detection (RoDeO, acc@IoU, AP@IoU, mAP) and medeval.metrics.box_overlap.
 
-Oracle: rodeometric 0.0.1 (import name ``rodeo``), with the compatibility patch of spec ch2 §3.3
+Oracle: rodeometric 0.0.1 (import name ``rodeo``), with our compatibility patch
 applied by a fixture (scikit-learn >= 1.7 returns a Python float from ``matthews_corrcoef``, which
-rodeometric 0.0.1 then calls ``.clip`` on). Golden values: spec ch2 §3.2 / §4.3 (oracle output).
+rodeometric 0.0.1 then calls ``.clip`` on). Golden values: rodeometric 0.0.1 output (the FeliMe/RoDeO
+README example and our own cases).
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from medeval.metrics.detection import (
     accuracy_at_iou,
     average_precision_at_iou,
     class_weight_for_matching,
+    detection_mean_average_precision,
     hungarian_box_matching,
     iou_threshold_counts,
     localization_similarity,
-    mean_average_precision,
     robust_detection_outcome,
     rodeo_harmonic_mean,
 )
@@ -46,7 +47,7 @@ SUBS = ("localization", "shape_matching", "classification", "total")
 
 @pytest.fixture(scope="module")
 def rodeo_oracle():
-    """rodeometric with the §3.3 patch; returns a function (preds, targets, class_names, **kw) -> dict."""
+    """rodeometric with our compatibility patch; returns a function (preds, targets, class_names, **kw) -> dict."""
     rodeo = pytest.importorskip("rodeo")
     import rodeo.rodeo as rr
     import sklearn.metrics
@@ -186,7 +187,7 @@ def test_class_weight_matches_oracle_matching(rodeo_oracle):
 
 
 # --------------------------------------------------------------------------------------------------
-# golden vectors (spec §3.2, §4.3)
+# golden vectors (rodeometric 0.0.1 output: FeliMe/RoDeO README example; G2-G4 our own cases)
 # --------------------------------------------------------------------------------------------------
 
 README_PRED = [[[0.1, 0.1, 0.2, 0.1, 0], [0, 0.3, 0.1, 0.1, 1], [0.2, 0.2, 0.1, 0.1, 0]]]
@@ -270,7 +271,7 @@ def test_g4_swapped_classes():
 
 
 # --------------------------------------------------------------------------------------------------
-# analytic properties (spec §4.2)
+# analytic properties (derived here from Eqs. 2-6 and App. E; cls from rodeometric's binary MCC)
 # --------------------------------------------------------------------------------------------------
 
 T0 = np.array([[0.3, 0.4, 0.2, 0.1]])  # a non-square target (xywh)
@@ -713,7 +714,7 @@ def test_ap_without_scores_is_precision_times_recall_and_map_geometry():
         )
         assert ap50.per_class[0] == (1.0 if iou >= 0.5 else 0.0) and np.isnan(ap50.per_class[1])
         assert ap50.n_undefined == 1 and ap50.mean == ap50.per_class[0]
-        m = mean_average_precision([p], [t], box_format="xywh", class_names=["a", "b"])
+        m = detection_mean_average_precision([p], [t], box_format="xywh", class_names=["a", "b"])
         assert m.mean == pytest.approx(np.mean([iou >= th for th in MAP_IOU_THRESHOLDS]))
     # two targets, three predictions (one TP at 0.5): precision 1/3, recall 1/2
     t2 = np.array([[0, 0, 1, 1, 0], [5, 5, 1, 1, 0]])

@@ -50,9 +50,9 @@ def test_example_distribution():
 def test_fold_formats_are_equivalent():
     assignment = np.array([0, 0, 0, 1, 1, 1])
     pairs = [(np.array([3, 4, 5]), np.array([0, 1, 2])), (np.array([0, 1, 2]), np.array([3, 4, 5]))]
-    ref = sq.split_quality(Y, FOLDS)
-    assert sq.split_quality(Y, assignment) == ref
-    assert sq.split_quality(Y, pairs) == ref
+    ref = sq.split_quality_measures(Y, FOLDS)
+    assert sq.split_quality_measures(Y, assignment) == ref
+    assert sq.split_quality_measures(Y, pairs) == ref
     assert ref["FZ"] == 1 and ref["ED"] == 0.0
 
 

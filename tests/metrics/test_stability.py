@@ -245,7 +245,7 @@ def test_edge_cases():
 
 def test_complement_invariance_and_apj_is_a_monotone_function_of_kappa():
     """Complementing both maps swaps n00 <-> n11 and n01 <-> n10. Both closed forms are invariant to it
-    (the spec expected APJ not to be: Eq. 18's numerator N n11 - n1* n*1 = n11 n00 - n01 n10 is
+    (one might expect APJ not to be: Eq. 18's numerator N n11 - n1* n*1 = n11 n00 - n01 n10 is
     symmetric). In fact S_APJ = S_AJ / (2 - S_AJ), the Jaccard-Dice relation, on every table."""
     t = TABLES_30
     n00, n01, n10, n11 = t.T

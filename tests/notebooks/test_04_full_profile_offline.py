@@ -8,8 +8,9 @@ import math
 
 import pytest
 
-from medeval.data.camelyon16 import PatchGeometry, camelyon16_test_patch_table
+from medeval.data.camelyon16 import PatchGeometry
 from medeval.data.phantoms.formats import write_camelyon16_like, write_cifar10_like, write_pcam_like
+from medeval.experiments.histology import camelyon16_test_patch_table
 from medeval.runtime.execution import run_chapter
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]

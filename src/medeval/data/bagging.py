@@ -1,4 +1,4 @@
-"""Images as multiple-instance-learning bags: a P x P grid of instances (chapter 1, spec §2.3).
+"""Images as multiple-instance-learning bags: a P x P grid of instances (chapter 1, Eq. 11, Table IV).
 
 In the chapter-1 paper (Romanova et al.) a bag is an image and an instance is one cell of the backbone's
 final P x P feature grid (P = 16 for a 512-px input to ResNet-50: 256 instances per bag). Instance labels
@@ -13,9 +13,10 @@ makes the rule explicit:
   ``min_fraction`` of the cell's pixels. Default ``min_fraction = 0.5`` ("the cell is mostly lesion"). A
   lesion smaller than half a cell can give a positive bag without positive instances; lower
   ``min_fraction`` (any value in (0, 1]; a tiny value means "any overlap") if that matters.
-* ``rule="authors_code"`` (boxes only): the convention of the authors' public code (spec ch1 §2.3): box
+* ``rule="authors_code"`` (boxes only): the convention of the authors' public code (romanovar/evaluation_MIL,
+  cnn/preprocessor/load_data.py: ``translate_on_patches``, ``make_label_matrix_localization_v2``): box
   corners are mapped to grid indices by ``round(coordinate / image_size * P)`` and the cells
-  ``[y_min : y_max + 1, x_min : x_max + 1]`` (inclusive) are positive. This is the chapter-1 spec's choice
+  ``[y_min : y_max + 1, x_min : x_max + 1]`` (inclusive) are positive. This is our choice
   for reproducing the paper's numbers; along each axis it includes a cell when the box covers at least half
   of it at the start, and, by the inclusive upper index, one more cell at the end. Indices past the grid
   are truncated as numpy slicing truncates them, so a narrow box whose start rounds to P (e.g. x >= 992

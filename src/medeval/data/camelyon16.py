@@ -20,15 +20,15 @@ The procedure here, one slide at a time and in bands, so memory stays bounded fo
    (:func:`medeval.data.readers.rasterize_asap_annotations` with ``origin``; exclusion groups cleared); a patch
    is C when its central region holds a tumour pixel. Slides without an annotation file are tumour-free.
 
-:func:`extract_slide_patches` returns the kept patches of one slide; :func:`camelyon16_test_patch_table` runs it
-over the test set (optionally in parallel and cached) and :func:`iter_patch_batches` streams the patch pixels
-back for inference.
+:func:`extract_slide_patches` returns the kept patches of one slide (the experiment layer runs it over the test
+set, in parallel and cached: :func:`medeval.experiments.histology.camelyon16_test_patch_table`) and
+:func:`iter_patch_batches` streams the patch pixels back for inference.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +39,6 @@ from medeval.data.readers import SlideReader, rasterize_asap_annotations, read_a
 __all__ = [
     "PatchGeometry",
     "SlidePatches",
-    "camelyon16_test_patch_table",
     "camelyon16_test_slides",
     "extract_slide_patches",
     "iter_patch_batches",
@@ -298,48 +297,6 @@ def extract_slide_patch_arrays(*, slide_path: str, annotation_path: str | None, 
     sp = extract_slide_patches(slide_path, annotation_path, PatchGeometry(**geometry))
     return {"slide": sp.slide, "level_size": sp.level_size, "otsu": sp.otsu, "n_positions": sp.n_positions,
             "x": sp.x, "y": sp.y, "label": sp.label, "tissue_fraction": sp.tissue_fraction}
-
-
-def camelyon16_test_patch_table(root=None, geometry: PatchGeometry | None = None, *, slides=None,
-                                cache_dir=None, scheduler=None, max_workers: int | None = None):
-    """Every kept test patch of CAMELYON16: a DataFrame (slide, x, y, label, tissue_fraction) in slide order,
-    and a per-slide summary (slide, path, annotation, level_size, otsu, positions, patches, positives).
-
-    ``root`` defaults to the data layer's ``camelyon16`` folder (``DatasetUnavailableError`` naming it when
-    absent); ``slides`` restricts to some slide names; one grid run per slide (``cache_dir`` makes it resumable).
-    """
-    from medeval.runtime.grid import run_grid
-
-    if root is None:
-        from medeval.data.manifest import require
-
-        root = require("camelyon16")
-    g = geometry or PatchGeometry()
-    listing = camelyon16_test_slides(root)
-    if slides is not None:
-        if not len(slides):
-            raise ValueError("slides: give at least one slide name, or None for every test slide")
-        unknown = sorted(set(slides) - set(listing["slide"]))
-        if unknown:
-            raise ValueError(f"slides: {unknown} are not in {root}/testing/images")
-        listing = listing[listing["slide"].isin(list(slides))].reset_index(drop=True)
-    grid = [{"slide_path": r.path, "annotation_path": r.annotation if isinstance(r.annotation, str) else None,
-             "geometry": asdict(g)}
-            for r in listing.itertuples()]
-    results = run_grid(extract_slide_patch_arrays, grid, cache_dir=cache_dir, scheduler=scheduler,
-                       max_workers=max_workers, desc="CAMELYON16 test slides")
-    table = pd.concat(
-        [pd.DataFrame({"slide": res["slide"], "x": res["x"], "y": res["y"], "label": res["label"],
-                       "tissue_fraction": res["tissue_fraction"]}) for res in results],
-        ignore_index=True,
-    )
-    table["slide"] = table["slide"].astype("category")
-    summary = listing.assign(
-        level_size=[tuple(res["level_size"]) for res in results], otsu=[res["otsu"] for res in results],
-        positions=[res["n_positions"] for res in results], patches=[int(res["x"].size) for res in results],
-        positives=[int(res["label"].sum()) for res in results],
-    )
-    return table, summary
 
 
 def iter_patch_batches(table: pd.DataFrame, slide_paths: dict, geometry: PatchGeometry | None = None,

@@ -25,7 +25,7 @@ most t N, together at least t N, possible only when t N >= 1, i.e. for patches o
 to the class with more pixels (``"mixed"`` on a tie). ``rule="literal"`` applies Table 4.1 word for word and
 returns ``"unassigned"`` where no rule applies. For patches under 100,000 pixels (e.g. the 32 x 32 patches
 of the scaled-down reproduction) t N < 1 and both readings reduce to: O = all O; C = any C and no ¬C;
-notC = any ¬C and no C; mixed = both (spec ch4 §2.2).
+notC = any ¬C and no C; mixed = both (our reading of Table 4.1).
 
 Binary data sets (PCam, CAMELYON16): a patch is C iff its central region holds a C pixel, see
 :func:`central_region_labels`.

@@ -751,16 +751,45 @@ def rasterize_asap_annotations(path_or_polygons, level_size, downsample: float, 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 
+class _CifarBatchUnpickler(pickle.Unpickler):
+    """Unpickles only what a CIFAR-10 python batch holds: builtins (dict, list, bytes, int, str) and numpy arrays.
+
+    Any other global a file names (``os.system``, a class of any package) is refused before it is looked up, so
+    a file that is not a CIFAR-10 batch cannot run code when it is read."""
+
+    ALLOWED = {
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "scalar"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("_codecs", "encode"),  # how pickle protocols < 3 store bytes (a pure function)
+    }
+
+    def find_class(self, module: str, name: str):
+        if module == "numpy.core.multiarray":  # the batches were written by numpy 1 (numpy 2 moved the module)
+            module = "numpy._core.multiarray"
+        if (module, name) not in self.ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a CIFAR-10 batch")
+        return super().find_class(module, name)
+
+
 def read_cifar10_batch(path) -> tuple[np.ndarray, np.ndarray]:
     """One CIFAR-10 python batch: images (N, 32, 32, 3) uint8 (HWC) and labels (N,) int64.
 
     The pickle holds a dict with ``b"data"`` (N, 3072) uint8, channel-major (1024 R, 1024 G, 1024 B,
-    each row-major), and ``b"labels"`` (N ints in 0..9). ValueError naming the file otherwise.
-    Only open batches from a trusted source: unpickling executes code.
+    each row-major), and ``b"labels"`` (N ints in 0..9). It is read with an unpickler that admits only
+    builtins and numpy arrays (a file naming any other global is refused without running it). ValueError
+    naming the file otherwise.
     """
     p = _existing(path, "CIFAR-10 batch")
     with open(p, "rb") as fh:
-        batch = pickle.load(fh, encoding="bytes")
+        try:
+            batch = _CifarBatchUnpickler(fh, encoding="bytes").load()
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError) as exc:
+            raise ValueError(
+                f"{p}: not a readable CIFAR-10 python batch ({exc}); `medeval data fetch cifar10 --force` "
+                "downloads the batches again"
+            ) from None
     if not isinstance(batch, dict) or b"data" not in batch or b"labels" not in batch:
         raise ValueError(f"{p}: not a CIFAR-10 python batch (need a dict with b'data' and b'labels')")
     data = np.asarray(batch[b"data"])

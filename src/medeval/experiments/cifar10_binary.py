@@ -1,6 +1,6 @@
 """Chapter 4b, CIFAR-10 "automobile vs rest": the En / Ep trial-models of thesis chapter 5 (Reshma 2021).
 
-Thesis §5.5.1-5.5.4 (spec ch4 §2.5, §3.3):
+Thesis §5.5.1-5.5.4 and Table 5.3:
 
 * data: CIFAR-10 (Krizhevsky 2009), 50,000 training and 10,000 test images of 32x32 pixels; "automobile"
   (label 1) is the positive class, the nine others the negative class, so both sets are 1:9;
@@ -36,7 +36,7 @@ from torch.nn import functional as F
 from medeval.data import training_sets as ts
 from medeval.data.manifest import file_hash
 from medeval.data.one_vs_rest import OneVsRestSubset, biased_subset, equal_counts
-from medeval.runtime.device import limit_cpu_threads
+from medeval.models.device import limit_cpu_threads
 
 __all__ = [
     "IMAGENET_MEAN",

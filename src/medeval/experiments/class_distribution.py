@@ -29,7 +29,7 @@ from medeval.data import training_sets as ts
 from medeval.experiments import class_distribution_claims as cdc
 from medeval.experiments import histology as H
 from medeval.metrics import curves as C
-from medeval.runtime.device import limit_cpu_threads
+from medeval.models.device import limit_cpu_threads
 from medeval.runtime.params import ChapterParams
 
 HYPOTHESIS_NAMES = tuple(ts.HYPOTHESIS_DISTRIBUTIONS)
@@ -355,7 +355,7 @@ def run_metrics(y_true, score, argmax_positive, n_thresholds: int = 101) -> dict
     auc = C.pr_t_auc(prt)
     return {
         "roc": roc, "prt": prt,
-        "roc_auc": C.trapezoid_auc(roc.fpr, roc.tpr),
+        "roc_auc": C.roc_auc(y_true, score),
         "pr_auc": C.pr_auc_roc_interpolated(roc),
         "precision_auc": auc.precision, "recall_auc": auc.recall, "fpr_auc": auc.fpr,
         "argmax_precision": H.argmax_precision(y_true, argmax_positive),
@@ -619,13 +619,14 @@ def attach_camelyon16(runs: list[dict], P, cache_dir=None, batch_size: int = 512
     those patches each run's ``imbalanced`` test set (``imbalanced_source = "camelyon16"``).
 
     Returns ``(runs, table, summary)``: new run dicts, the patch table (slide, x, y, label, tissue_fraction) and
-    the per-slide summary of :func:`medeval.data.camelyon16.camelyon16_test_patch_table`. With ``cache_dir`` the
+    the per-slide summary of :func:`medeval.experiments.histology.camelyon16_test_patch_table`. With ``cache_dir`` the
     per-slide extraction and the score matrix (float32, runs x patches) are cached, keyed by the weights, the
     geometry and the table.
     """
     from pathlib import Path
 
-    from medeval.data.camelyon16 import camelyon16_test_patch_table, iter_patch_batches
+    from medeval.data.camelyon16 import iter_patch_batches
+    from medeval.experiments.histology import camelyon16_test_patch_table
 
     geometry = camelyon16_geometry(P)
     cache = Path(cache_dir) if cache_dir is not None else None

@@ -637,9 +637,10 @@ def table_checks(t52: pd.DataFrame, ties: pd.DataFrame) -> list[dict]:
 
 
 def pr_t_checks(runs: list[dict], key: str = "imbalanced", n_thresholds: int = 101, task: str = "") -> list[dict]:
-    """PR-T identities on every trial-model of a task (spec §7.1.3): recall(0) = 1 and precision(0) = prevalence;
-    recall non-increasing; recall-AUC = mean min-max-normalised positive score within ``1/(|T| − 1)``;
-    recall(t) > precision(t) ⇔ FP(t) > FN(t); our average precision = scikit-learn's."""
+    """PR-T identities on every trial-model of a task (derived here from thesis Algs. 1-2; the FP/FN rule is
+    stated in §5.4.4): recall(0) = 1 and precision(0) = prevalence; recall non-increasing; recall-AUC = mean
+    min-max-normalised positive score within ``1/(|T| − 1)``; recall(t) > precision(t) ⇔ FP(t) > FN(t); our
+    average precision = scikit-learn's."""
     from sklearn.metrics import average_precision_score
 
     ok = {"start": True, "monotone": True, "auc": True, "fp_fn": True, "ap": True}

@@ -22,6 +22,7 @@ Pipeline (thesis §3.2, §4.5.1.2), scaled down to the CPU:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import zlib
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from torch.utils.data import Dataset as _TorchDataset
 from medeval.data import training_sets as ts
 from medeval.metrics.curves import confusion_rates
 from medeval.metrics.segmentation import central_region_class_max, patch_based_evaluation
-from medeval.runtime.device import limit_cpu_threads
+from medeval.models.device import limit_cpu_threads
 
 CLASS_INDEX = {"O": 0, "notC": 1, "C": 2}
 CLASS_NAMES = ("O", "notC", "C")
@@ -409,11 +410,11 @@ def score_patch_stream(models: list, batches, n: int, device: str = "auto", amp:
     ``batches`` yields ``(positions (B,), images (B, H, W, 3) uint8)`` (e.g.
     :func:`medeval.data.camelyon16.iter_patch_batches`); returns float32 ``(len(models), n)`` with row ``k`` the
     softmax probability of class 1 under ``models[k]``. Reading runs ``prefetch_batches`` ahead in a background
-    thread (:func:`medeval.runtime.device.prefetch`). Raises if a position is never scored.
+    thread (:func:`medeval.models.device.prefetch`). Raises if a position is never scored.
     """
     import torch
 
-    from medeval.runtime.device import autocast, prefetch, prepare_batch, prepare_model, resolve_device
+    from medeval.models.device import autocast, prefetch, prepare_batch, prepare_model, resolve_device
 
     dev = resolve_device(device)
     nets = [prepare_model(m, dev).eval() for m in models]
@@ -427,3 +428,50 @@ def score_patch_stream(models: list, batches, n: int, device: str = "auto", amp:
     if np.isnan(out).any():
         raise RuntimeError(f"{int(np.isnan(out[0]).sum())} of {n} patches were never streamed")
     return out
+
+
+def camelyon16_test_patch_table(root=None, geometry=None, *, slides=None, cache_dir=None, scheduler=None,
+                                max_workers: int | None = None):
+    """Every kept test patch of CAMELYON16: a DataFrame (slide, x, y, label, tissue_fraction) in slide order,
+    and a per-slide summary (slide, path, annotation, level_size, otsu, positions, patches, positives).
+
+    ``geometry`` is a :class:`medeval.data.camelyon16.PatchGeometry` (default: PCam's). Each slide is one grid run of
+    the data layer's extraction (:func:`medeval.data.camelyon16.extract_slide_patches`, returned as arrays).
+    ``root`` defaults to the data layer's ``camelyon16`` folder (``DatasetUnavailableError`` naming it when
+    absent); ``slides`` restricts to some slide names; one grid run per slide (``cache_dir`` makes it resumable).
+    """
+    from medeval.data.camelyon16 import PatchGeometry, camelyon16_test_slides, extract_slide_patch_arrays
+    from medeval.runtime.grid import run_grid
+
+    if root is None:
+        from medeval.data.manifest import require
+
+        root = require("camelyon16")
+    g = geometry or PatchGeometry()
+    listing = camelyon16_test_slides(root)
+    if slides is not None:
+        if not len(slides):
+            raise ValueError("slides: give at least one slide name, or None for every test slide")
+        unknown = sorted(set(slides) - set(listing["slide"]))
+        if unknown:
+            raise ValueError(f"slides: {unknown} are not in {root}/testing/images")
+        listing = listing[listing["slide"].isin(list(slides))].reset_index(drop=True)
+    grid = [{"slide_path": r.path, "annotation_path": r.annotation if isinstance(r.annotation, str) else None,
+             "geometry": dataclasses.asdict(g)}
+            for r in listing.itertuples()]
+    results = run_grid(extract_slide_patch_arrays, grid, cache_dir=cache_dir, scheduler=scheduler,
+                       max_workers=max_workers, desc="CAMELYON16 test slides")
+    import pandas as pd
+
+    table = pd.concat(
+        [pd.DataFrame({"slide": res["slide"], "x": res["x"], "y": res["y"], "label": res["label"],
+                       "tissue_fraction": res["tissue_fraction"]}) for res in results],
+        ignore_index=True,
+    )
+    table["slide"] = table["slide"].astype("category")
+    summary = listing.assign(
+        level_size=[tuple(res["level_size"]) for res in results], otsu=[res["otsu"] for res in results],
+        positions=[res["n_positions"] for res in results], patches=[int(res["x"].size) for res in results],
+        positives=[int(res["label"].sum()) for res in results],
+    )
+    return table, summary

@@ -5,8 +5,8 @@ Pure functions of (parameters, seed) returning tidy DataFrames or small dataclas
 
 Protocol (Sec. IV-D/E, Fig. 4): a fixed patient-level train/test split; for each pooling operator,
 ``n_models`` networks are trained on random ``subset_fraction`` (95 %) subsets of the training set, each
-with its own subset seed and its own initialisation seed (the paper names only the subsets; the spec
-advises varying the initialisation too); their instance probabilities on the fixed test set give the
+with its own subset seed and its own initialisation seed (the paper names only the subsets; we vary
+the initialisation too); their instance probabilities on the fixed test set give the
 pairwise stability scores. Separately, patient-grouped K-fold CV gives bag AUC, DICE, Jaccard and
 localization accuracy (T = 0.5, T_J = 0.1; the authors' code used 5 random 80/20 group-shuffle splits,
 we use disjoint folds). All trainings of a chapter run through :func:`medeval.runtime.grid.run_grid`.
@@ -34,6 +34,7 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from medeval.metrics import stability as st
+from medeval.metrics.curves import roc_auc
 from medeval.runtime.params import ChapterParams
 
 # "noisy_or" is Eq. 5 evaluated exactly in log space; the Li et al. 0.98-normalised form (the authors' code) is
@@ -47,7 +48,8 @@ OPERATORS: dict[str, tuple[str, float | None]] = {
     "max": ("max", None),
 }
 OPERATOR_LABELS = {"noisy_or": "NOR", "noisy_or_li": "NOR (Li 0.98)", "mean": "Mean", "lse_r0.1": "LSE, r=0.1", "lse_r1": "LSE, r=1", "max": "Max"}
-#: Subset seeds of the authors' code (spec §2.5), extended deterministically beyond 5 models.
+#: Subset seeds of the authors' code (``subset_seeds`` in cnn/subsets_training.py of romanovar/evaluation_MIL),
+#: extended deterministically beyond 5 models.
 SUBSET_SEEDS = (1234, 5678, 9012, 3456, 7890)
 OperatorName = Literal["noisy_or", "noisy_or_li", "mean", "lse_r0.1", "lse_r1", "max"]
 
@@ -501,9 +503,9 @@ def train_and_predict(*, dataset: dict, operator: str, kind: str, index: int, pa
     """
     import torch
 
+    from medeval.models.device import limit_cpu_threads
     from medeval.models.mil import bag_ranking_score, build_mil_model, mil_bag_loss
     from medeval.models.training import predict, train_model
-    from medeval.runtime.device import limit_cpu_threads
 
     P = Params(**params)
     if operator not in OPERATORS:
@@ -580,9 +582,8 @@ def localization_metrics(probs: np.ndarray, data: MILData, idx: np.ndarray, thre
 
 
 def _auc(labels, scores) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    return float(roc_auc_score(labels, scores)) if len(np.unique(labels)) == 2 else float("nan")
+    """Bag-level ROC-AUC; NaN for a fold whose bags all share one label."""
+    return roc_auc(labels, scores, undefined=np.nan)
 
 
 def collect_protocol(P: Params, spec: dict, operators, results: list[dict], *, cv: bool = True) -> ProtocolResult:

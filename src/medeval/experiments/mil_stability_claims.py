@@ -12,7 +12,7 @@ themselves use their replicates: the ``cv_folds`` CV folds (the quality floor, T
 subset models (the ranges of Table VII).
 
 Quality floor. The chapter compares only operators that train: mean CV bag AUC > :data:`QUALITY_FLOOR`
-(0.7, the criterion of the chapter's spec; the paper's own models all have AUC >= 0.82). Below it a
+(0.7, our criterion, set below the paper's own models, which all have AUC >= 0.82). Below it a
 comparison is [n/a] "did not train", and each row's ``ours`` names the quality figure of the models it uses.
 """
 

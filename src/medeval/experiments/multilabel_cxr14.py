@@ -100,7 +100,7 @@ class Params(ChapterParams):
 # ------------------------------------------------------------------------------------------------
 #: Per-label test AUC published for ChestX-ray14: Wang et al. 2017 (arXiv:1705.02315), Yao et al. 2017
 #: (arXiv:1710.10501), Rajpurkar et al. 2017 "CheXNet" (arXiv:1711.05225); as tabulated in the
-#: arnoweng/CheXNet README (specs/anchors.md, section 6). The three used different random splits.
+#: arnoweng/CheXNet README (https://github.com/arnoweng/CheXNet). The three used different random splits.
 PUBLISHED_AUC = pd.DataFrame(
     {
         "Wang 2017": [0.716, 0.807, 0.708, 0.835, 0.784, 0.815, 0.769, 0.767, 0.609, 0.706, 0.671, 0.708, 0.633, 0.806],
@@ -245,7 +245,7 @@ def split_statistics(Y, folds) -> dict[str, float]:
     """LD, LPD (text and thesis-code normalisation), ED, FZ, FLZ, FLPZ (text and code) of one split."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ml.UndefinedMetricWarning)
-        text = sq.split_quality(Y, folds)
+        text = sq.split_quality_measures(Y, folds)
         code_lpd = sq.label_pair_distribution(Y, folds, normalisation="labels")
     return {
         "LD": text["LD"],
@@ -734,7 +734,7 @@ def run_real_cnn(params: Params, seed: int, protocol: Literal["holdout_70_10_20"
     from medeval.data.chestxray14 import LABELS, load_labels
     from medeval.data.readers import ChestXray14Images
     from medeval.data.splits import later_followup_split, patient_kfold
-    from medeval.runtime.device import resolve_device
+    from medeval.models.device import resolve_device
 
     resolve_device(params.device)
     root = require_real_images()

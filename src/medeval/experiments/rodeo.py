@@ -406,7 +406,7 @@ def summarise_runs(rows: list[dict] | pd.DataFrame, by: list[str]) -> pd.DataFra
 
 
 def analytic_curves(x: np.ndarray) -> dict[str, np.ndarray]:
-    """Closed forms for one box per pair (spec §4.4, derived from Eqs. 2-5):
+    """Closed forms for one box per pair (derived here from Eqs. 2-5 and the App. A corruption models):
 
     * position noise σ: E[loc] = 1 / (1 + 2 ln2 σ²) (d² ~ σ² χ²₂);
     * position bias ``|Δp|``: ``loc = 2^(−|Δp|²)``;
@@ -773,11 +773,11 @@ def train_cam_detector(params: Params, seed: int) -> dict:
     :func:`phantom_detection_data` / :func:`chestxray14_detection_data`).
     """
     import torch
-    from sklearn.metrics import roc_auc_score
 
+    from medeval.metrics.curves import roc_auc
+    from medeval.models.device import resolve_device
     from medeval.models.multilabel_cnn import MultiLabelCNN
     from medeval.models.training import predict, train_model
-    from medeval.runtime.device import resolve_device
 
     device = resolve_device(params.device)  # before loading: a bad device fails at once, naming `device`
     if params.detector_data == "phantoms":
@@ -807,12 +807,7 @@ def train_cam_detector(params: Params, seed: int) -> dict:
     preds = cam_boxes(cams, params.cam_thresholds, scores=probs, min_score=params.cam_min_probability)
     present = np.zeros((targets.n_images, len(CLASSES)))
     present[targets.image_ids, targets.labels] = 1
-    auc = {
-        c: float(roc_auc_score(present[:, j], probs[:, j]))
-        if 0 < present[:, j].sum() < len(present)
-        else float("nan")
-        for j, c in enumerate(CLASSES)
-    }
+    auc = dict(zip(CLASSES, roc_auc(present.T, probs.T, undefined=np.nan).tolist(), strict=True))
     return {
         "predictions": preds,
         "targets": targets,
@@ -827,14 +822,14 @@ def detector_table(predictions: ImageBoxes, targets: ImageBoxes) -> pd.DataFrame
     """Table 1 columns per class and Total (%): RoDeO cls, loc, shape, total (pooled over images), acc@30
     and mAP (0.1-0.7; Total = mean over classes, as in the paper), plus the box counts of RoDeO's matching and
     acc@30's confusion counts ``tp@30, fp@30, fn@30, tn@30`` (TN: (image, class) cells without any box)."""
-    from medeval.metrics.detection import mean_average_precision
+    from medeval.metrics.detection import detection_mean_average_precision
 
     fmt = targets.box_format
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         r = robust_detection_outcome(predictions, targets, box_format=fmt, class_names=CLASSES)
     acc = accuracy_at_iou(predictions, targets, box_format=fmt, class_names=CLASSES, iou_threshold=0.3)
-    m_ap = mean_average_precision(predictions, targets, box_format=fmt, class_names=CLASSES)
+    m_ap = detection_mean_average_precision(predictions, targets, box_format=fmt, class_names=CLASSES)
     table = pd.DataFrame(r.per_class_records())
     table["acc@30"] = np.r_[acc.per_class, acc.mean]
     table["mAP"] = np.r_[m_ap.per_class, m_ap.mean]

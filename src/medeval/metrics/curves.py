@@ -25,7 +25,7 @@ Edge-case policy
   positives, precision with no predicted positives, FPR with no negatives); the F-measure is ``0`` when
   precision and recall are both defined and both ``0``, and ``NaN`` when either is undefined.
 
-This module imports nothing from medeval (numpy and scipy only).
+This module imports nothing from medeval outside ``medeval.metrics`` (numpy and scipy otherwise).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+from medeval.metrics._ranks import auc_from_stats, tie_group_stats
 
 __all__ = [
     "ConfusionRates",
@@ -57,6 +59,7 @@ __all__ = [
     "pr_curve",
     "pr_t_auc",
     "pr_t_curve",
+    "AUC_TIES",
     "roc_auc",
     "roc_curve",
     "trapezoid_auc",
@@ -68,6 +71,17 @@ __all__ = [
 # input validation
 
 
+def _binary_labels_and_scores(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Labels as booleans (0/1 or bool accepted) and finite float scores, or ``ValueError`` naming the argument."""
+    if y.dtype != bool:
+        if y.size and not np.isin(y, (0, 1)).all():
+            raise ValueError("y_true must hold binary labels (0/1 or bool)")
+        y = y.astype(bool)
+    if not np.isfinite(s).all():
+        raise ValueError("y_score must be finite (no NaN or inf)")
+    return y, s
+
+
 def _check_binary_problem(y_true, y_score) -> tuple[np.ndarray, np.ndarray]:
     y = np.asarray(y_true)
     s = np.asarray(y_score, dtype=np.float64)
@@ -75,12 +89,7 @@ def _check_binary_problem(y_true, y_score) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"y_true and y_score must be 1-D, got shapes {y.shape} and {s.shape}")
     if y.shape != s.shape:
         raise ValueError(f"y_true and y_score must have the same length, got {y.shape[0]} and {s.shape[0]}")
-    if y.dtype != bool:
-        if y.size and not np.isin(y, (0, 1)).all():
-            raise ValueError("y_true must hold binary labels (0/1 or bool)")
-        y = y.astype(bool)
-    if not np.isfinite(s).all():
-        raise ValueError("y_score must be finite (no NaN or inf)")
+    y, s = _binary_labels_and_scores(y, s)
     n_pos = int(y.sum())
     n_neg = int(y.size - n_pos)
     if n_pos == 0 or n_neg == 0:
@@ -227,10 +236,24 @@ def trapezoid_auc(x, y) -> float:
     return float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2.0))
 
 
-def roc_auc(y_true, y_score) -> float:
-    """ROC-AUC: trapezoid area under :func:`roc_curve` (thesis Eqs. 2.5 and 2.10).
+AUC_TIES = ("half", "correct", "incorrect")
 
-    Equals ``sklearn.metrics.roc_auc_score`` (ties scored 1/2). Raises ``ValueError`` when a class is absent.
+
+def roc_auc(y_true, y_score, *, ties: str = "half", undefined="raise", sample_mask=None):
+    """ROC-AUC: the probability that a positive outscores a negative (thesis Eqs. 2.5 and 2.10).
+
+    ``AUC = (1 / (pos neg)) sum_{u: y_u = 1} sum_{v: y_v = 0} c(s_u, s_v)`` with ``c = 1`` when ``s_u > s_v`` and,
+    for a tie ``s_u = s_v``, ``c = 1/2`` (``ties="half"``, the default: the trapezoid area under
+    :func:`roc_curve`, the Mann-Whitney statistic and ``sklearn.metrics.roc_auc_score``), ``c = 1``
+    (``"correct"``: the indicator ``I(p_u >= p_v)`` of the multi-label chapter) or ``c = 0`` (``"incorrect"``).
+    This is the one AUC of the package: :mod:`medeval.metrics.multilabel`, the EVE scores and every experiment
+    call it.
+
+    Vectorised: ``y_true`` and ``y_score`` of shape ``(..., n)`` give one AUC per row (a float for 1-D input).
+    ``sample_mask`` (boolean, broadcast to that shape) keeps only the marked examples of each row.
+
+    Undefined when a row has no positive or no negative example: ``undefined="raise"`` (default) raises
+    ``ValueError`` naming ``y_true``; a number (e.g. ``np.nan``) is returned for such rows instead.
 
     Examples
     --------
@@ -239,9 +262,41 @@ def roc_auc(y_true, y_score) -> float:
     >>> s = [0.1, 0.4, 0.35, 0.8]
     >>> round(roc_auc(y, s), 4)
     0.75
+    >>> roc_auc([0, 1, 1], [0.5, 0.5, 0.9], ties="correct"), roc_auc([0, 1, 1], [0.5, 0.5, 0.9])
+    (1.0, 0.75)
     """
-    roc = roc_curve(y_true, y_score)
-    return trapezoid_auc(roc.fpr, roc.tpr)
+    if ties not in AUC_TIES:
+        raise ValueError(f"ties must be one of {AUC_TIES}, got {ties!r}")
+    if not (isinstance(undefined, str) and undefined == "raise"):
+        try:
+            undefined = float(undefined)
+        except (TypeError, ValueError):
+            raise ValueError(f"undefined must be 'raise' or a number (e.g. np.nan), got {undefined!r}") from None
+    y = np.asarray(y_true)
+    s = np.asarray(y_score, dtype=np.float64)
+    if y.shape != s.shape or y.ndim == 0:
+        raise ValueError(f"y_true and y_score must have the same shape (..., n), got {y.shape} and {s.shape}")
+    y, s = _binary_labels_and_scores(y, s)
+    mask = None if sample_mask is None else np.broadcast_to(np.asarray(sample_mask, dtype=bool), y.shape)
+    if y.shape[-1] == 0:
+        value, undefined_rows = np.full(y.shape[:-1], np.nan), np.ones(y.shape[:-1], dtype=bool)
+        ranks = {"n_pos": np.zeros(y.shape[:-1], dtype=np.int64), "n_neg": np.zeros(y.shape[:-1], dtype=np.int64)}
+    else:
+        ranks = tie_group_stats(y, s, mask)
+        value, undefined_rows = auc_from_stats(ranks, ties)
+    pos, neg = ranks["n_pos"], ranks["n_neg"]
+    defined = ~undefined_rows
+    if not np.all(defined):
+        if isinstance(undefined, str):
+            bad = tuple(int(i) for i in np.argwhere(~np.asarray(defined))[0])  # () for one row
+            where = f" in row {bad[0] if len(bad) == 1 else bad}" if bad else ""
+            raise ValueError(
+                f"y_true must contain both classes for an AUC (pos > 0 and neg > 0, thesis Algorithm 1){where}, "
+                f"got pos={int(np.asarray(pos)[bad])}, neg={int(np.asarray(neg)[bad])}; pass undefined=np.nan "
+                "to get NaN for such rows"
+            )
+        value = np.where(defined, value, undefined)
+    return float(value) if y.ndim == 1 else np.asarray(value, dtype=np.float64)
 
 
 @dataclass(frozen=True)

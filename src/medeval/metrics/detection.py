@@ -76,7 +76,7 @@ remaining targets FN, and a TN is an (image, class) with neither predictions nor
   column all share one confidence, so the curve has a single point and AP = precision × recall
   (all-point). A class without targets has undefined AP (NaN, excluded from the class mean and
   counted in ``n_undefined``).
-* :func:`mean_average_precision` — mean of AP@IoU over ``t = 0.1, 0.2, …, 0.7`` (the paper's mAP,
+* :func:`detection_mean_average_precision` — mean of AP@IoU over ``t = 0.1, 0.2, …, 0.7`` (the paper's mAP,
   Table 1 and Fig. 2; not COCO's 0.5:0.95); the summary is the mean over classes.
 
 This module imports nothing from medeval except other ``medeval.metrics`` modules.
@@ -110,7 +110,7 @@ __all__ = [
     "hungarian_box_matching",
     "iou_threshold_counts",
     "localization_similarity",
-    "mean_average_precision",
+    "detection_mean_average_precision",
     "rodeo_harmonic_mean",
     "robust_detection_outcome",
 ]
@@ -1115,7 +1115,7 @@ def average_precision_at_iou(
     return PerClassScore(ap, mean, names, n_undef)
 
 
-def mean_average_precision(
+def detection_mean_average_precision(
     predictions,
     targets,
     *,
@@ -1130,10 +1130,10 @@ def mean_average_precision(
 
     Examples
     --------
-    >>> from medeval.metrics.detection import mean_average_precision
+    >>> from medeval.metrics.detection import detection_mean_average_precision
     >>> targets = [np.array([[0, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1]])]
     >>> preds = [np.array([[2, 0, 10, 10, 0]]), np.array([[20, 20, 10, 10, 1], [0, 0, 5, 5, 0]])]
-    >>> m = mean_average_precision(preds, targets, box_format="xywh", class_names=["a", "b"])
+    >>> m = detection_mean_average_precision(preds, targets, box_format="xywh", class_names=["a", "b"])
     >>> np.round(m.per_class, 4).tolist(), round(m.mean, 4)
     ([0.4286, 1.0], 0.7143)
     """

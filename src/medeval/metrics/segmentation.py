@@ -16,7 +16,7 @@ Method 2 (single- and multi-threshold metrics): for each inference patch the cla
 restricted to its central ``r x r`` region and reduced by a class-wise maximum to one score per class; the
 argmax of that vector is the patch label and the class-``k`` entry is the patch score for ROC/PR/PR-T.
 
-Edge-case policy (the thesis does not state one; see spec ambiguity 11):
+Edge-case policy (the thesis does not state one; these are our choices):
 
 * Partial edge tiles: when ``H`` or ``W`` is not a multiple of ``e`` the last row/column of tiles is smaller
   and still counts as one tile (the whole image is covered, nothing is dropped).

@@ -42,7 +42,7 @@ __all__ = [
     "folds_missing_a_label",
     "fold_label_zeros",
     "fold_label_pair_zeros",
-    "split_quality",
+    "split_quality_measures",
 ]
 
 
@@ -285,7 +285,7 @@ def fold_label_pair_zeros(
     return float((np.count_nonzero(s == 0) - np.count_nonzero(total < threshold)) / (total.size * n_folds))
 
 
-def split_quality(
+def split_quality_measures(
     Y,
     folds,
     *,
@@ -296,10 +296,10 @@ def split_quality(
 
     Examples
     --------
-    >>> from medeval.metrics.split_quality import split_quality
+    >>> from medeval.metrics.split_quality import split_quality_measures
     >>> Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [0, 1], [1, 0]])
     >>> folds = np.array([0, 0, 0, 1, 1, 1])  # fold number of each example
-    >>> q = split_quality(Y, folds)
+    >>> q = split_quality_measures(Y, folds)
     >>> {k: round(float(q[k]), 4) for k in ("LD", "LPD", "ED", "FZ", "FLZ", "FLPZ")}
     {'LD': 0.75, 'LPD': 0.25, 'ED': 0.0, 'FZ': 0.0, 'FLZ': 0.0, 'FLPZ': 0.0}
     """

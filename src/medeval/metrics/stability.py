@@ -62,7 +62,7 @@ __all__ = [
     "agreement_counts",
     "aggregate_over_pairs",
     "annotated_bag_mask",
-    "binarize",
+    "binarize_instances",
     "heuristic_adjusted_positive_jaccard",
     "instance_dice",
     "instance_jaccard",
@@ -204,18 +204,19 @@ class AgreementCounts(NamedTuple):
     n11: np.ndarray
 
 
-def binarize(predictions, threshold: float = 0.5, *, strict: bool = False) -> np.ndarray:
+def binarize_instances(predictions, threshold: float = 0.5, *, strict: bool = False) -> np.ndarray:
     """Binary instance predictions of Eq. 10: ``y = 1 iff f(x) >= T``.
 
     ``strict=True`` uses ``f(x) > T`` as the authors' stability code does. Probabilities must lie
-    in [0, 1] (else ``ValueError``); boolean maps pass through unchanged.
+    in [0, 1] (else ``ValueError``); boolean maps pass through unchanged. (The multi-label chapter's
+    thresholding, :func:`medeval.metrics.multilabel.binarize`, is ``>`` by default: a different paper's rule.)
 
     Examples
     --------
-    >>> from medeval.metrics.stability import binarize
-    >>> binarize([0.2, 0.5, 0.7]).tolist()
+    >>> from medeval.metrics.stability import binarize_instances
+    >>> binarize_instances([0.2, 0.5, 0.7]).tolist()
     [False, True, True]
-    >>> binarize([0.2, 0.5, 0.7], strict=True).tolist()
+    >>> binarize_instances([0.2, 0.5, 0.7], strict=True).tolist()
     [False, False, True]
     """
     p = _check_probabilities(predictions, "predictions")
@@ -226,7 +227,7 @@ def binarize(predictions, threshold: float = 0.5, *, strict: bool = False) -> np
 def agreement_counts(pred_a, pred_b, *, threshold: float = 0.5, strict: bool = False) -> AgreementCounts:
     """Agreement table ``(n00, n01, n10, n11)`` of two prediction maps of shape ``(..., N)``.
 
-    The maps are binarised with Eq. 10 at ``threshold`` (see :func:`binarize`); the counts have
+    The maps are binarised with Eq. 10 at ``threshold`` (see :func:`binarize_instances`); the counts have
     the leading shape ``(...)``. ``n01`` counts instances negative for ``pred_a`` (f') and positive
     for ``pred_b`` (f''), as in Eq. 7.
 
@@ -1031,7 +1032,7 @@ def positive_votes(predictions, *, threshold: float = 0.5, strict: bool = False)
     [[3, 1, 1, 0]]
     """
     p = _check_predictions(predictions)
-    y = binarize(p, threshold, strict=strict)
+    y = binarize_instances(p, threshold, strict=strict)
     return y.sum(axis=0)
 
 
@@ -1072,7 +1073,7 @@ def _localization_counts(predictions, instance_labels, threshold, strict):
         raise ValueError(f"instance_labels must have n_instances = {p.shape[-1]} on the last axis, got {labels.shape}")
     if not np.all(np.isin(labels, (0, 1))):
         raise ValueError("instance_labels must be 0/1")
-    y = binarize(p, threshold, strict=strict)
+    y = binarize_instances(p, threshold, strict=strict)
     truth = labels.astype(bool)
     tp = np.count_nonzero(y & truth, axis=-1)
     fp = np.count_nonzero(y & ~truth, axis=-1)

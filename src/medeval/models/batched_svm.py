@@ -37,10 +37,10 @@ __all__ = [
 
 
 def resolve_torch_device(device: str | torch.device | None) -> torch.device:
-    """``medeval.runtime.device.resolve_device`` ("auto" → CUDA when present, else CPU)."""
+    """``medeval.models.device.resolve_device`` ("auto" → CUDA when present, else CPU)."""
     if isinstance(device, torch.device):
         return device
-    from medeval.runtime.device import resolve_device
+    from medeval.models.device import resolve_device
 
     return torch.device(resolve_device("auto" if device is None else device))
 
@@ -126,7 +126,7 @@ def batched_linear_svm(
     tol : stopping tolerance on the maximal KKT violation (LIBSVM's ``eps``; scikit-learn's ``tol``).
     max_iter : SMO iterations per problem (default max(100 000, 100 m)); problems that hit it are
         reported in ``converged`` (never silently accepted as converged).
-    device : "cpu", "cuda", "auto" or a torch.device (via ``medeval.runtime.device``).
+    device : "cpu", "cuda", "auto" or a torch.device (via ``medeval.models.device``).
     chunk_size : problems solved together (bounds memory at ~chunk_size·m numbers besides K). ``None``: 65,536
         on CUDA, 4,096 on the CPU (on an H200, 65,536 ran 4.4x faster than 4,096 at 25 + 25 subjects and 2.2x at
         60 + 60; ``benchmarks/bench_gpu.py``).

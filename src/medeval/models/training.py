@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
-from medeval.runtime.device import (
+from medeval.models.device import (
     autocast,
     dataloader_kwargs,
     grad_scaler,

@@ -1,6 +1,6 @@
 """Whole-slide phantoms: H&E-like lymph-node tissue with exact three-class masks (chapter 4's stand-in).
 
-MLNTO, the thesis's multi-class lymph-node data set, is private (spec ch4 §2.1), so chapter 4 runs on these
+MLNTO, the thesis's multi-class lymph-node data set, is private (thesis §2.4.1), so chapter 4 runs on these
 phantoms by default. A slide has the three pixel classes of the thesis:
 
 * **C** (2, tumour / metastasis): dense, dark-purple tissue with large, pleomorphic nuclei. One
@@ -13,7 +13,7 @@ phantoms by default. A slide has the three pixel classes of the thesis:
   pink fibrous capsule.
 
 Small "common structures" (red vessel/fibrin spots) appear in O tissue, C and ¬C alike and keep the label of
-the region around them, as annotations at superpixel level would (spec ch4 §6.1 a).
+the region around them, as annotations at superpixel level would (thesis §2.4.1, §4.5.3.1.1, Figs. 4.5, 4.7).
 
 The natural prior of MLNTO (Table 2.2: 78-79 % O, 11-14 % C, 7-11 % ¬C) is the default:
 ``tissue_fraction = 0.22`` of the slide is lymph node (C + ¬C) and ``tumour_fraction = 0.11`` is C; the

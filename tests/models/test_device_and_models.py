@@ -3,9 +3,7 @@ import pytest
 import torch
 
 from medeval.models.backbones import BACKBONES, build_backbone
-from medeval.models.multilabel_cnn import MultiLabelCNN
-from medeval.models.training import predict, train_model
-from medeval.runtime.device import (
+from medeval.models.device import (
     autocast,
     dataloader_kwargs,
     grad_scaler,
@@ -13,6 +11,8 @@ from medeval.runtime.device import (
     prepare_model,
     resolve_device,
 )
+from medeval.models.multilabel_cnn import MultiLabelCNN
+from medeval.models.training import predict, train_model
 
 
 def test_auto_device_and_clear_error_without_cuda():
@@ -92,7 +92,7 @@ def test_training_loop_learns_and_is_reproducible_on_cpu():
 
 
 def test_prefetch_keeps_order_and_reraises():
-    from medeval.runtime.device import prefetch
+    from medeval.models.device import prefetch
 
     assert list(prefetch(iter(range(50)), 3)) == list(range(50))
     assert list(prefetch(range(5), 0)) == list(range(5))
@@ -116,7 +116,7 @@ def test_prefetch_keeps_order_and_reraises():
 def test_limit_cpu_threads_sets_one_thread_on_the_cpu():
     import torch
 
-    from medeval.runtime.device import limit_cpu_threads
+    from medeval.models.device import limit_cpu_threads
 
     before = torch.get_num_threads()
     try:
