@@ -7,8 +7,8 @@ core (``-n auto`` in pyproject.toml): a chapter is executed under a lock shared 
 execute the same chapter at once; the second finds the first's run in the cache.
 
 Each test module is one xdist work unit (its module-scoped fixtures are built once). The smoke book is built once
-per session in a folder the workers share; a worker that needs it while another builds it waits for it. Units that take a minute or more go first, so
-that no worker starts one when the others are about to finish.
+per session in a folder the workers share; a worker that needs it while another builds it waits for it. Units that
+take a minute or more go first, so that no worker starts one when the others are about to finish.
 """
 
 from __future__ import annotations

@@ -57,5 +57,6 @@ def test_layer_imports_only_what_is_below_it(layer):
 
 def test_the_check_sees_late_and_package_imports(tmp_path):
     sample = tmp_path / "m.py"
-    sample.write_text("import numpy\nfrom medeval import plots\n\ndef f():\n    from medeval.runtime.grid import run_grid\n")
+    sample.write_text("import numpy\nfrom medeval import plots\n\n"
+                      "def f():\n    from medeval.runtime.grid import run_grid\n")
     assert medeval_imports(sample) == [(2, "medeval.plots"), (5, "medeval.runtime.grid")]

@@ -17,7 +17,7 @@ def smoke_book(shared_tmp, run_chapter_smoke):
     out, done = shared_tmp / "smoke-book", shared_tmp / "smoke-book.json"
     with FileLock(shared_tmp / "smoke-book.lock"):
         if not done.exists():
-            for chapter_id in chapters():  # under the chapters' shared locks: a chapter another worker runs is waited for
+            for chapter_id in chapters():  # under the shared locks: a chapter another worker runs is waited for
                 run_chapter_smoke(chapter_id)
             logs: list[str] = []
             rerun = run_chapter("A2-rerun", "smoke", {"n_repeats": 5}, log=logs.append)  # shown in the Re-runs part

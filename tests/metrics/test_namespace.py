@@ -18,7 +18,7 @@ def test_every_metric_module_is_in_the_flat_namespace():
     for module in metrics.SUBMODULES:
         for name in module.__all__:
             assert name in metrics.__all__, f"{module.__name__}.{name} is not exported by medeval.metrics"
-            assert getattr(metrics, name) is getattr(module, name), f"medeval.metrics.{name} is not {module.__name__}.{name}"
+            assert getattr(metrics, name) is getattr(module, name), f"{name} is not {module.__name__}.{name}"
 
 
 def test_no_name_is_defined_twice_or_hides_a_module():

@@ -64,15 +64,14 @@ def test_full_profile_reads_the_three_real_datasets(full_run):
         assert 0 < s["positive test bags"] < s["test bags"] < n, name
 
 
-def test_full_profile_stability_and_performance_tables(full_run):
+def test_full_profile_stability_and_performance_tables(full_run, in_range):
     res, _ = full_run
     ops = SMALL["operators"]
     t7 = res["table_vii"]
     assert sorted((r["dataset"], r["op"]) for r in t7) == sorted((d, o) for d in DATASETS for o in ops)
+    in_range((r["S_S"] for r in t7), -1.0, 1.0)  # the instance maps are not constant: every S_S is defined
+    in_range((r["S_APJ"] for r in t7), -1.0, 1.0, finite_share=0.5)
     for r in t7:
-        for key in ("S_APJ", "S_S"):
-            assert r[key] is None or -1 <= r[key] <= 1, r
-        assert r["S_S"] is not None, r  # the instance maps are not constant
         assert 0 <= r["bag_auc"] <= 1 and 0 <= r["split_bag_auc"] <= 1, r
         if r["dataset"] == "mura":  # no instance labels: no localization metrics
             assert r["dice"] is None and r["accuracy"] is None and r["split_dice"] is None
