@@ -37,3 +37,17 @@ def test_the_flat_names_are_the_documented_functions():
     assert metrics.roc_auc([0, 1], [0.2, 0.8]) == 1.0
     assert metrics.roc_auc is importlib.import_module("medeval.metrics.curves").roc_auc
     assert metrics.pairwise_stability.__module__ == "medeval.metrics.stability"
+
+
+def test_the_api_reference_lists_the_flat_names_once_and_documents_them_in_their_modules():
+    """The book's page for medeval.metrics is a table of every function and class, each linked to its module's
+    page, not a second copy of the 158 objects; an ordinary module keeps its full autodoc page."""
+    from medeval.runtime.execution import _flat_namespace_page, api_pages
+
+    page = _flat_namespace_page("medeval.metrics")
+    assert ":no-members:" in page and ".. autosummary::" in page
+    listed = [line.strip() for line in page.splitlines() if line.startswith("   ") and "." in line]
+    assert "curves.roc_auc" in listed and "stability.pairwise_stability" in listed
+    assert len(listed) == len(set(listed)) >= 100
+    assert _flat_namespace_page("medeval.metrics.curves") is None
+    assert ":members:" in api_pages()["api/medeval.metrics.curves.md"]

@@ -579,6 +579,23 @@ def api_modules(packages=API_PACKAGES) -> dict[str, list[str]]:
     return found
 
 
+def _flat_namespace_page(module_name: str) -> str | None:
+    """A package that re-exports its submodules' names (``medeval.metrics``): its docstring and one table of every
+    name, each linked to where it is documented, instead of documenting every object a second time."""
+    import importlib
+    import inspect
+
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None)
+    if not hasattr(module, "__path__") or not names:
+        return None
+    targets = [f"{obj.__module__}.{name}".removeprefix(module_name + ".") for name in names  # relative to the page
+               if (inspect.isfunction(obj := getattr(module, name)) or inspect.isclass(obj)) and obj.__doc__]
+    return "\n".join([f"# `{module_name}`", "", "```{eval-rst}", f".. automodule:: {module_name}", "   :no-members:",
+                      "```", "", "## Every name", "", "```{eval-rst}", ".. autosummary::", "",
+                      *[f"   {t}" for t in targets], "```", ""])
+
+
 def api_pages() -> dict[str, str]:
     """The API reference as MyST pages (``api/<module>.md`` and ``api/index.md``): Sphinx autodoc renders each
     module from its docstrings (formulas and sources included), viewcode links every object to its source, and the
@@ -592,7 +609,7 @@ def api_pages() -> dict[str, str]:
         index += [f"## {API_TITLES.get(package, package)}", "", "```{eval-rst}", ".. autosummary::", ""]
         index += [f"   {m}" for m in modules] + ["```", ""]
         for m in modules:
-            pages[f"api/{m}.md"] = "\n".join([
+            pages[f"api/{m}.md"] = _flat_namespace_page(m) or "\n".join([
                 f"# `{m}`", "", "```{eval-rst}", f".. automodule:: {m}", "   :members:", "   :show-inheritance:",
                 "```", ""])
     pages["api/index.md"] = "\n".join(index)
