@@ -396,6 +396,12 @@ def test_roc_auc_undefined_policy_and_bad_arguments():
         C.roc_auc([0, 1], [0.1, 0.2], undefined="nan please")
     with pytest.raises(ValueError, match="y_score must be finite"):
         C.roc_auc([0, 1], [0.1, np.nan])
+    with pytest.raises(ValueError, match="sample_mask must be boolean"):
+        C.roc_auc([0, 1, 1], [0.1, 0.2, 0.3], sample_mask=[1, 0, 1])
+    with pytest.raises(ValueError, match=r"sample_mask of shape \(2,\) does not broadcast"):
+        C.roc_auc([0, 1, 1], [0.1, 0.2, 0.3], sample_mask=[True, False])
+    with pytest.raises(ValueError, match="undefined must be"):
+        C.roc_auc([0, 1], [0.1, 0.2], undefined=True)
 
 
 def test_one_auc_implementation_in_the_package():

@@ -267,6 +267,8 @@ def roc_auc(y_true, y_score, *, ties: str = "half", undefined="raise", sample_ma
     """
     if ties not in AUC_TIES:
         raise ValueError(f"ties must be one of {AUC_TIES}, got {ties!r}")
+    if isinstance(undefined, bool):
+        raise ValueError(f"undefined must be 'raise' or a number (e.g. np.nan), got {undefined!r}")
     if not (isinstance(undefined, str) and undefined == "raise"):
         try:
             undefined = float(undefined)
@@ -277,7 +279,15 @@ def roc_auc(y_true, y_score, *, ties: str = "half", undefined="raise", sample_ma
     if y.shape != s.shape or y.ndim == 0:
         raise ValueError(f"y_true and y_score must have the same shape (..., n), got {y.shape} and {s.shape}")
     y, s = _binary_labels_and_scores(y, s)
-    mask = None if sample_mask is None else np.broadcast_to(np.asarray(sample_mask, dtype=bool), y.shape)
+    mask = None
+    if sample_mask is not None:
+        mask = np.asarray(sample_mask)
+        if mask.dtype != bool:
+            raise ValueError(f"sample_mask must be boolean, got dtype {mask.dtype}")
+        try:
+            mask = np.broadcast_to(mask, y.shape)
+        except ValueError:
+            raise ValueError(f"sample_mask of shape {mask.shape} does not broadcast to y_true's {y.shape}") from None
     if y.shape[-1] == 0:
         value, undefined_rows = np.full(y.shape[:-1], np.nan), np.ones(y.shape[:-1], dtype=bool)
         ranks = {"n_pos": np.zeros(y.shape[:-1], dtype=np.int64), "n_neg": np.zeros(y.shape[:-1], dtype=np.int64)}
