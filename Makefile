@@ -12,7 +12,7 @@ USER_ID ?= $(shell id -u)
 LAB_ROOT := $(if $(filter 0,$(USER_ID)),--allow-root,)
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: book test lab student clean distclean env
+.PHONY: book test fuzz lab student clean distclean env
 
 $(BIN)/medeval: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ book: env
 
 test: env
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The executed parameter fuzz: FUZZ_EXAMPLES draws per chapter from the `fuzz:` bounds of params/*.yaml, each run
+# under the smoke profile (refused before compute, or run to completion); statistics in _build/fuzz/<chapter>.json.
+FUZZ_EXAMPLES ?= 8
+fuzz: env
+	MEDEVAL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -p no:cacheprovider -q \
+		tests/runtime/test_param_fuzz.py -k bounded $(PYTEST_ARGS)
 
 # The chapters' jupytext sources (notebooks/*.py) open as notebooks with a double click (config/jupyterlab-overrides.json),
 # paired with an .ipynb that keeps their outputs (notebooks/jupytext.toml); student notebooks open as usual.

@@ -19,7 +19,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["MEDEVAL_RUNS"] = str(Path(tmp) / "runs")
-        from medeval.runtime.execution import build_book
+        from medeval.runtime.book import build_book
 
         out = Path(tmp) / "book"
         t0 = time.perf_counter()

@@ -18,8 +18,9 @@ import numpy as np
 import torch
 
 from medeval.data.phantoms.adni import generate_adni_pool
+from medeval.data.splits import draw_balanced_subsets, libsvm_fold_ids
 from medeval.models.batched_svm import batched_linear_svm, resolve_torch_device
-from medeval.validation import draw_balanced_subsets, fit_decision_values, libsvm_fold_ids
+from medeval.models.linear_svm import fit_decision_values
 
 
 def main() -> None:

@@ -151,8 +151,9 @@ def eve(per_class: int, n_subsets: int, n_sklearn: int, n_sklearn_parallel: int,
     from joblib import Parallel, delayed
 
     from medeval.data.phantoms.adni import generate_adni_pool
+    from medeval.data.splits import draw_balanced_subsets, libsvm_fold_ids
     from medeval.models.batched_svm import batched_linear_svm
-    from medeval.validation import draw_balanced_subsets, fit_decision_values, libsvm_fold_ids
+    from medeval.models.linear_svm import fit_decision_values
 
     pool = generate_adni_pool(seed=0)
     X, y = pool.model.standardize(pool.features), pool.labels

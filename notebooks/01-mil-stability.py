@@ -109,7 +109,6 @@ from medeval import plots
 from medeval.experiments import mil_stability as ms
 from medeval.experiments import mil_stability_claims as msc
 from medeval.experiments.claims import explain as explain_claims
-from medeval.metrics import stability as st
 from medeval.runtime import notebook
 
 P = notebook.setup("01-mil-stability", globals())
@@ -540,7 +539,7 @@ display(Markdown(
 # All trainings run through the grid executor (cached).
 
 # %%
-results = ms.run_chapter(P, cache_dir=notebook.cache_dir("mil-runs"))
+results = ms.run_experiments(P, cache_dir=notebook.cache_dir("mil-runs"))
 main_names = [n for n in results if "@" not in n]
 
 # %% tags=["hide-input"]
@@ -612,9 +611,7 @@ notebook.show_table(
 # The binary scores depend on $T(\text{binary})$ of {eq}`eq-mil-binarize`; the paper sweeps it from 0.1 to 0.9.
 
 # %%
-ref = results[reference]
-positive = st.positive_bag_mask(ref.data.bag_labels[ref.test_idx])
-sweep = ms.threshold_sweep(ref.predictions[base_op], P.thresholds, bag_mask=positive)
+sweep = ms.positive_bags_threshold_sweep(results[reference], base_op, P.thresholds)
 apj_sweep = sweep[sweep["score"] == "adjusted_positive_jaccard"].reset_index(drop=True)
 
 # %% tags=["hide-input"]

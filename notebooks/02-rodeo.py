@@ -779,7 +779,7 @@ plots.glue_figure("fig-rodeo-confusion", fig)
 # ## A weakly supervised detector (the paper's Table 1)
 #
 # A multi-label CNN (backbone → global average pooling → linear head) is trained with image-level labels only, on
-# CXR phantoms of the 8 classes (`detector_data="phantoms"`; the `full` profile trains on `n_train` real
+# CXR phantoms of the 8 classes (`detector_data="phantom"`; the `full` profile trains on `n_train` real
 # ChestX-ray14 images {cite:p}`wang2017chestxray8` of patients without any boxed image and evaluates on the boxed
 # images of the oracle test part, their NIH boxes rescaled to `image_size`). Boxes come from its class activation
 # maps as in App. B, following {cite:t}`wang2017chestxray8`: per image, the 8 maps are normalised jointly to

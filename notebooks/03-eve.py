@@ -111,7 +111,6 @@ from medeval import plots
 from medeval.experiments import eve, eve_claims
 from medeval.experiments.claims import explain as explain_claims
 from medeval.experiments.claims import verdict_counts
-from medeval.metrics import variance
 from medeval.runtime import notebook
 from medeval.runtime.params import resolve_params
 
@@ -155,7 +154,6 @@ notebook.parameters_table()
 # %%
 X_main, y_main, _ = eve.load_pool(P.dataset, seed=P.seed, effect_size=P.effect_size,
                                   n_features=P.n_features, adni_csv=P.adni_csv)
-eve.check_pool_fits(P, y_main)  # refuses sizes the pool cannot hold
 
 # %% tags=["hide-input"]
 notebook.record("pool", {"dataset": P.dataset, "n_negative": int((y_main == 0).sum()), "n_positive": int((y_main == 1).sum()),
@@ -167,12 +165,12 @@ display(Markdown(
 # %% [markdown]
 # The classifier is a linear SVM with C large enough to be in the hard-margin limit. On the CPU every problem
 # with at most d training points (all the small-sample work of this chapter) is solved exactly by a batched
-# primal–dual active-set method ({func}`medeval.validation.active_set_linear_svm`); larger problems go to
-# scikit-learn's LIBSVM loop {cite:p}`chang2011libsvm,pedregosa2011sklearn`, and on a GPU our batched SMO
-# (`medeval.models.batched_svm`) fits them all. The *Checks* table compares the engine with LIBSVM run to a tight
-# tolerance. CV is LIBSVM's stratified K-fold: class c gives fold i its elements
-# $[\lfloor i n_c/K\rfloor, \lfloor (i+1)n_c/K\rfloor)$ ({func}`medeval.validation.libsvm_fold_ids`). The paper
-# checks the hard-margin limit by raising C until the solutions stop changing; we do the same (factor
+# primal–dual active-set method ({func}`medeval.models.linear_svm.active_set_linear_svm`); larger problems go
+# to scikit-learn's LIBSVM loop {cite:p}`chang2011libsvm,pedregosa2011sklearn`, and on a GPU our batched SMO
+# (`medeval.models.batched_svm`) fits them all. The *Checks* table compares the engine with LIBSVM run to a
+# tight tolerance. CV is LIBSVM's stratified K-fold: class c gives fold i its elements
+# $[\lfloor i n_c/K\rfloor, \lfloor (i+1)n_c/K\rfloor)$ ({func}`medeval.data.splits.libsvm_fold_ids`). The
+# paper checks the hard-margin limit by raising C until the solutions stop changing; we do the same (factor
 # `hard_margin_factor`).
 #
 # (eve-method)=
@@ -194,8 +192,8 @@ display(Markdown(
 #
 # with $n_{+}$, $n_{-}$ the positives and negatives tested and TP, TN the correct decisions among them; the AUC is
 # the Mann–Whitney statistic of the pooled decision values ({eq}`eq-em-roc-auc`). Leave-one-out is K = $2n_c$,
-# M = 1. Implemented by {func}`medeval.validation.run_validation` with the measures of
-# {func}`medeval.validation.score_decisions`.
+# M = 1. Implemented by {func}`medeval.experiments.eve.run_validation` with the measures of
+# {func}`medeval.metrics.decision_values.decision_value_scores`.
 #
 # **The empirical variance estimator.** Draw R pairs of disjoint subsets of the same size, run the strategy on
 # both members of pair r to get $x_r^{(1)}$ and $x_r^{(2)}$, and average the unbiased two-sample variances (the
@@ -329,7 +327,7 @@ display(Markdown(
 # `hard_margin_factor` change any held-out prediction?
 
 # %%
-results = eve.run_chapter(P, cache_dir=notebook.cache_dir("grid"))
+results = eve.run_experiments(P, cache_dir=notebook.cache_dir("grid"))
 hard_margin = results["hard_margin"]
 band = eve_claims.quality_band(results)
 
@@ -619,13 +617,11 @@ notebook.show_table(
 # difference gives the z-test {eq}`eq-eve-paired` (the normal-theory test the paper alludes to, written out by us).
 
 # %%
-# (R, 2) scores of each learner on the same pairs and folds
+# (R, 2) scores of each learner on the same pairs and folds -> EVE intervals (½V, 95 %) and the paired test
 scores = results["comparison"]["scores"]
-svm, centroid = np.asarray(scores["svm"]), np.asarray(scores["nearest_centroid"])
-centre, low, high = variance.eve_confidence_interval(svm[:, 0], svm[:, 1])  # ½V, 95 %
-paired = variance.paired_comparison(svm[:, 0], svm[:, 1],
-                                    centroid[:, 0], centroid[:, 1])
-pc = paired.to_dict()
+statistics = eve.comparison_statistics(scores, subset_size=results["comparison"]["subset_size"], level=0.95)
+centre = statistics["ci_svm"]["centre"]
+pc = statistics["paired"]
 
 # %% tags=["hide-input"]
 comp = dict(results["comparison"])

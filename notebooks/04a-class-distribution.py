@@ -109,8 +109,6 @@ noninferiority_margin = None
 roc_margin = None
 
 # %% tags=["remove-input"]
-import tempfile
-
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
@@ -118,10 +116,6 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from medeval import plots
-from medeval.data import camelyon16 as c16
-from medeval.data import training_sets as ts
-from medeval.data.phantoms.formats import write_camelyon16_like
-from medeval.data.readers import open_slide
 from medeval.experiments import class_distribution as cd
 from medeval.experiments import histology as H
 from medeval.experiments.claims import explain as explain_claims
@@ -129,7 +123,6 @@ from medeval.experiments.claims import verdict_counts
 from medeval.runtime import notebook
 
 P = notebook.setup("04a-class-distribution", globals())
-cd.validate(P)
 
 # %% [markdown]
 # ## Time to run
@@ -162,7 +155,7 @@ def dist_color(name):
 def weights_text(dist):
     """O:C:¬C:C&¬C ratio weights in units U, or the categories a Table 4.3 set takes whole."""
     if dist.uses_unit:
-        return ":".join(f"{dist.weights.get(k, 0):g}" for k in ts.CATEGORIES)
+        return ":".join(f"{dist.weights.get(k, 0):g}" for k in cd.CATEGORIES)
     return "all of " + ", ".join(CLASS_NAMES[k] for k in dist.weights)
 
 
@@ -195,8 +188,9 @@ AUC_COLUMNS = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC", "precision_auc": "A_pre
 # difficulty: the profiles calibrate them so that the models sit below the ceiling, and the quality band reached
 # is measured and shown below. The `full` profile trains the classification study on the real PCam HDF5 files
 # {cite:p}`veeling2018pcam` (`medeval data fetch pcam`) and tests it on the CAMELYON16 test slides
-# {cite:p}`bejnordi2017camelyon16` when they are in `$MEDEVAL_DATA/camelyon16` (`medeval data list` says how to
-# get them).
+# {cite:p}`bejnordi2017camelyon16` in `$MEDEVAL_DATA/camelyon16`: every slide, every tumour slide's annotation
+# XML and the reference standard `testing/reference.csv` that says which slides hold tumour (`medeval data list`
+# says how to get them; a partial copy is refused before any compute, naming what is missing).
 #
 # Training patches of side `patch_size` are extracted with stride `patch_size / 2` from every training slide
 # and sorted into the categories of {eq}`eq-cd-categories` (thesis Table 4.1).
@@ -300,18 +294,11 @@ notebook.show_table(categories.assign(share=categories["patches"] / categories["
 # {eq}`eq-cd-ratio` to this run's patch counts.
 
 # %%
-available = categories.set_index("category")["patches"].to_dict()
-U = categories.attrs["unit_used"]
-rows = []
-for name, dist in (ts.PRELIMINARY_DISTRIBUTIONS | ts.HYPOTHESIS_DISTRIBUTIONS).items():
-    # w_k U patches per category (Eq. cd-ratio), or every available patch (Eq. cd-prelim)
-    n = ts.distribution_counts(dist, unit=U if dist.uses_unit else None,
-                               available=available)
-    total = sum(n.values())
-    rows.append({"distribution": name, "thesis table": dist.table,
-                 "weights": weights_text(dist), "size": total,
-                 **{f"π {CLASS_NAMES[k]}": n.get(k, 0) / total for k in ts.CATEGORIES}})
-proportions = pd.DataFrame(rows)
+# w_k U patches per category (Eq. cd-ratio), or every available patch (Eq. cd-prelim)
+proportions = cd.distribution_proportions(categories)
+proportions.insert(2, "weights", [weights_text(cd.TRAINING_DISTRIBUTIONS[name])
+                                  for name in proportions["distribution"]])
+proportions = proportions.rename(columns={f"π {k}": f"π {CLASS_NAMES[k]}" for k in cd.CATEGORIES})
 
 # %% tags=["remove-input"]
 notebook.show_table(proportions.assign(distribution=proportions["distribution"].map(dist_label)),
@@ -499,7 +486,7 @@ t44 = cd.table_4_4(prelim, P.evaluation_tile)
 def wide_t44(frame):
     """Table 4.4 layout: one row per distribution, R / P / F for each class."""
     out = frame.pivot(index="distribution", columns="class", values=["R", "P", "F"])
-    out = out.reindex(index=list(ts.PRELIMINARY_DISTRIBUTIONS))
+    out = out.reindex(index=list(cd.PRELIMINARY_DISTRIBUTIONS))
     out.columns = [f"{CLASS_NAMES[c]}: {m}" for m, c in out.columns]
     out = out[[f"{CLASS_NAMES[c]}: {m}" for c in ("C", "notC", "O") for m in ("R", "P", "F")]]
     out.index = out.index.map(dist_label)
@@ -513,7 +500,7 @@ display(notebook.show_table(wide_t44(t44), caption=f"Ours: method 1, e = {P.eval
 notebook.show_table(wide_t44(cd.table_4_4_paper()), caption="Thesis Table 4.4 (MLNTO, e = 500 px), for reference")
 
 # %% tags=["hide-input"]
-order = list(ts.PRELIMINARY_DISTRIBUTIONS)
+order = list(cd.PRELIMINARY_DISTRIBUTIONS)
 fig, axes = plots.new_axes(3, 1, width=2.7, height=2.9, sharey=True)
 width = 0.8 / len(order)
 for ax, cls in zip(axes, ["C", "notC", "O"], strict=True):
@@ -692,31 +679,24 @@ plots.glue_figure("fig-cd-heatmaps", fig)
 # ({numref}`fig-cd-c16-demo`).
 
 # %%
-demo_geometry = c16.PatchGeometry(level=2, patch_size=24, stride=8, central_size=8)
-with tempfile.TemporaryDirectory() as tmp:
-    demo = write_camelyon16_like(tmp, n_slides=1, height=1024, width=1536,
-                                 seed=P.seed)[0]
-    # Otsu threshold (Eq. cd-otsu), patch grid, central-region labels
-    demo_patches = c16.extract_slide_patches(demo["path"], demo["annotation"],
-                                             demo_geometry)
-    with open_slide(demo["path"]) as slide:
-        demo_level = slide.read_level(demo_geometry.level)
-demo_grey = c16.tissue_channel(demo_level, demo_geometry.tissue_channel)
+# one slide phantom in the CAMELYON16 format: Otsu threshold (Eq. cd-otsu), patch grid, central-region labels
+demo = H.camelyon16_extraction_demo(P.seed, height=1024, width=1536, level=2, patch_size=24, stride=8,
+                                    central_size=8)
+demo_patches = demo["patches"]
 
 # %% tags=["hide-input"]
 notebook.record("camelyon16_demo", {"positions": demo_patches.n_positions, "kept": int(demo_patches.x.size),
                                      "tumour": int(demo_patches.label.sum()), "otsu": demo_patches.otsu})
 fig, axes = plots.new_axes(3, 1, width=2.65, height=2.5)
-axes[0].imshow(demo_level)
+axes[0].imshow(demo["level"])
 axes[0].set_title("level 2 of the slide")
-axes[1].hist(demo_grey.ravel(), bins=64, color=plots.NEUTRAL)
+axes[1].hist(demo["grey"].ravel(), bins=64, color=plots.NEUTRAL)
 axes[1].axvline(demo_patches.otsu, color=plots.OKABE_ITO["vermillion"], label=f"Otsu k* = {demo_patches.otsu}")
 axes[1].set_yscale("log")
 axes[1].set_xlabel("inverted grey level")
 axes[1].set_ylabel("pixels")
 axes[1].legend(loc="upper right", frameon=False)
-axes[2].imshow(c16.patch_score_map(demo_patches.x, demo_patches.y, demo_patches.label.astype(float),
-                                   demo_patches.level_size, demo_geometry.stride), cmap="coolwarm", vmin=0, vmax=1)
+axes[2].imshow(demo["label_map"], cmap="coolwarm", vmin=0, vmax=1)
 axes[2].set_title("kept patches")
 for ax in (axes[0], axes[2]):
     ax.axis("off")
@@ -743,8 +723,11 @@ display(Markdown(f"{demo_patches.x.size:,} of {demo_patches.n_positions:,} patch
 # the central region holds a $\mathbb{C}$ pixel, {eq}`eq-cd-patch-score`) and evaluated on a balanced test set
 # (like PCam's {cite:p}`veeling2018pcam`) and on a large imbalanced one with $\mathbb{C}:\neg\mathbb{C}$ =
 # 1:`imbalance` (like the CAMELYON16 test patches). With `data_source=real` the classifier is trained on PCam,
-# tested on the PCam test split and — when the CAMELYON16 test slides are present — on every test patch of those
-# slides, extracted as above; all runs are scored in one pass over the slides.
+# tested on the PCam test split and on every test patch of the CAMELYON16 test slides, extracted as above; all
+# runs are scored in one pass over the slides. A partial CAMELYON16 test set (a slide, an annotation file or the
+# reference standard missing) is refused before any compute, naming what is missing, unless
+# `cls_imbalanced_test` asks for a 1:`imbalance` subsample of the PCam test split instead (`pcam_subsample`, or
+# `auto`: only where CAMELYON16 is incomplete); the page then says below what stood in and why.
 
 # %%
 cls_runs, imbalanced_source = study["classification"], study["imbalanced_source"]
@@ -752,6 +735,9 @@ c16_table, c16_summary = study["c16_table"], study["c16_summary"]
 
 # %% tags=["hide-input"]
 notebook.record("classification_imbalanced_test", imbalanced_source)
+notebook.record("classification_imbalanced_note", study["imbalanced_note"])
+if study["imbalanced_note"]:
+    display(Markdown(f"**What stood in:** {study['imbalanced_note']}"))
 imb_y = cls_runs[0]["imbalanced"]["y_true"]
 imb_ratio = float((~imb_y).sum() / max(int(imb_y.sum()), 1))
 notebook.record("classification_imbalanced_ratio", imb_ratio)
@@ -766,15 +752,12 @@ if c16_table is not None:
                                 caption="CAMELYON16 test slides: Otsu threshold and patches kept per slide",
                                 labels={"level_size": "level size", "otsu": "Otsu k*"}))
     # Fig. 3.4 for classification: the stitched C-probability of the slide with most tumour patches
-    best = c16_summary.sort_values("positives").iloc[-1]
-    on_slide = (c16_table["slide"] == best.slide).to_numpy()
-    geometry = cd.camelyon16_geometry(P)
+    maps = cd.camelyon16_most_tumour_slide_maps(c16_table, c16_summary, cls_runs[0]["imbalanced"]["score_c"],
+                                                P)
     fig, axes = plots.new_axes(2, 1, width=3.8, height=3.4)
-    for ax, (title, values) in zip(axes, [("ground truth", c16_table["label"].to_numpy()[on_slide]),
-                                          (f"{cls_runs[0]['distribution']} run 0: P(C)",
-                                           cls_runs[0]["imbalanced"]["score_c"][on_slide])], strict=True):
-        ax.imshow(c16.patch_score_map(c16_table["x"][on_slide], c16_table["y"][on_slide], values, best.level_size,
-                                      geometry.stride), vmin=0, vmax=1, cmap="magma")
+    panels = [("ground truth", maps["truth"]), (f"{cls_runs[0]['distribution']} run 0: P(C)", maps["score"])]
+    for ax, (title, image) in zip(axes, panels, strict=True):
+        ax.imshow(image, vmin=0, vmax=1, cmap="magma")
         ax.set_title(title)
         ax.axis("off")
     plots.glue_figure("fig-cd-c16-slide", fig)
@@ -782,8 +765,9 @@ if c16_table is not None:
         "```{glue:figure} fig-cd-c16-slide\n:name: fig-cd-c16-slide\n"
         ":alt: Two maps of one CAMELYON16 test slide at patch resolution: left the central-region tumour labels, "
         "right the predicted cancer probability of the first classifier run (dark = 0, bright = 1).\n\n"
-        f"CAMELYON16 test slide {best.slide} (the one with most tumour patches): central-region labels and the "
-        "stitched patch C-probability of the first classifier run (thesis Fig. 3.4 for classification).\n```"))
+        f"CAMELYON16 test slide {maps['slide']} (the one with most tumour patches): central-region labels "
+        "and the stitched patch C-probability of the first classifier run (thesis Fig. 3.4 for "
+        "classification).\n```"))
 
 # %%
 cls_aucs = []
@@ -833,7 +817,7 @@ mean_sd_table(cls_aucs, AUC_COLUMNS, "Classification: areas and argmax precision
 
 # %%
 claims = cd.chapter_claims(tables, P, imbalanced=imbalanced_label,
-                           category_counts=available)
+                           category_counts=categories.set_index("category")["patches"].to_dict())
 
 # %% tags=["hide-input"]
 counts = verdict_counts(claims.claims)
@@ -889,8 +873,10 @@ notebook.errata_display([e.row() for e in claims.errata])
 # * **Mean curves.** Mean ROC by vertical averaging; mean PR with the thesis's own Chapter 5 algorithm (Alg. 3)
 #   rather than the linear interpolation its Chapter 4 used (which Chapter 5 calls incorrect).
 # * **Classification.** A small CNN replaces the G-CNN. With `data_source=real` it trains on PCam; the large
-#   imbalanced test set is the CAMELYON16 test-patch set when the slides are present ({mod}`medeval.data.camelyon16`),
-#   else a 1:`imbalance` subsample of the PCam test split. The thesis names neither the Otsu channel nor how much
+#   imbalanced test set is the CAMELYON16 test-patch set ({mod}`medeval.data.camelyon16`), or, only where
+#   `cls_imbalanced_test` asks for it, a 1:`imbalance` subsample of the PCam test split (stated above when used).
+#   A tumour slide counts as tumour-free only where the reference standard (`testing/reference.csv`) says so,
+#   never for want of its annotation file. The thesis names neither the Otsu channel nor how much
 #   tissue a kept patch needs: we threshold inverted grey (`c16_tissue_channel`) and keep patches whose central
 #   region is at least half tissue (`c16_min_tissue_fraction`), so our patch count will differ somewhat from its
 #   10,487,709.

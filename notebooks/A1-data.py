@@ -78,8 +78,8 @@ notebook.time_to_run_table()
 # %% [markdown]
 # ## Parameters
 #
-# The sample sizes of the comparisons and the image sizes of the phantoms; {class}`medeval.experiments.data_appendix.Params`
-# holds their ranges.
+# The sample sizes of the comparisons and the image sizes of the phantoms;
+# {class}`medeval.experiments.data_appendix_params.Params` holds their ranges.
 
 # %% tags=["remove-input"]
 notebook.parameters_table()
@@ -124,7 +124,8 @@ notebook.show_table(manifest[["id", "licence", "stand_in"]],
 # %% tags=["hide-input"]
 if P.check_local_data:
     display(notebook.show_table(data_appendix.local_status_table(),
-                                caption="Datasets present on this machine (medeval data verify).",
+                                caption="Datasets present on this machine (medeval data verify --quick: sizes; "
+                                "medeval data verify also compares hashes).",
                                 labels={"dataset_id": "dataset id"}))
 else:
     display(Markdown("Run `medeval data verify` (or this page with `--set check_local_data=true`) to see "

@@ -68,7 +68,7 @@ notebook.time_to_run_table()
 #
 # The page's parameters are declared in a hidden cell at its top. `None` means "take the profile's value"; the
 # profiles live in `params/A2-rerun.yaml` and the schema, with ranges and help, in
-# {class}`medeval.experiments.rerun_demo.Params`. Three equivalent ways to change a value:
+# {class}`medeval.experiments.rerun_demo_params.Params`. Three equivalent ways to change a value:
 #
 # ```bash
 # medeval run A2-rerun --set n_repeats=100 --set "test_sizes=[10, 50, 250]"
@@ -82,13 +82,14 @@ notebook.time_to_run_table()
 notebook.parameters_table()
 
 # %% [markdown]
-# A value outside its range is refused before anything runs, with the parameter's name and allowed range:
+# A value outside its range, or a list with a repeated entry, is refused before anything runs, with the
+# parameter's name and what it allows (every problem at once):
 
 # %%
 from medeval.runtime.params import ParameterError, resolve_params
 
 try:
-    resolve_params("A2-rerun", "default", {"n_repeats": 1})
+    resolve_params("A2-rerun", "default", {"n_repeats": 1, "test_sizes": [20, 20, 80]})
 except ParameterError as err:
     print(err)
 

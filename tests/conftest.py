@@ -77,6 +77,45 @@ def run_chapter_smoke(shared_tmp):
 
 
 @pytest.fixture(scope="session")
+def estimate_within():
+    """``estimate_within(results, factor=2)``: the peak memory a chapter run measured (kernel and grid workers
+    together, :class:`medeval.runtime.notebook.PeakMemory`) lies within ``factor`` of the resource estimate its
+    parameters gave before the run (:meth:`medeval.runtime.params.ChapterParams.resource_estimate`)."""
+
+    def check(results: dict, factor: float = 2.0) -> float:
+        measured, estimated = results["peak_memory_bytes"], results["resource_estimate"]["peak_bytes"]
+        ratio = measured / estimated
+        assert 1 / factor <= ratio <= factor, (
+            f"measured peak {measured / 2**20:.0f} MiB vs estimate {estimated / 2**20:.0f} MiB (ratio {ratio:.2f}); "
+            f"terms {results['resource_estimate']['terms']}")
+        return ratio
+
+    return check
+
+
+@pytest.fixture(scope="session")
+def peak_growth():
+    """``peak_growth(work, setup="")``: bytes by which a fresh interpreter's peak resident memory grows while it
+    runs the Python source ``work`` (after ``setup``, whose imports and data do not count). The high-water mark is
+    Linux's VmHWM, which starts afresh with the new program; not ``ru_maxrss``, which a child keeps from the (large)
+    test process it was forked from. What a resource estimate's data term is checked against."""
+    import subprocess
+    import sys
+
+    prelude = ("def _peak():\n"
+               "    status = open('/proc/self/status').read().splitlines()\n"
+               "    return int(next(x for x in status if x.startswith('VmHWM:')).split()[1]) * 1024\n")
+
+    def run(work: str, setup: str = "") -> int:
+        code = f"{prelude}{setup}\n_before = _peak()\n{work}\nprint(_peak() - _before)\n"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return int(out.stdout.strip().splitlines()[-1])
+
+    return run
+
+
+@pytest.fixture(scope="session")
 def in_range():
     """``in_range(values, lo, hi, finite_share)``: every finite value lies in ``[lo, hi]`` and at least
     ``finite_share`` of the values are finite (None and NaN count as not finite), so a table of NaNs cannot pass."""

@@ -1,11 +1,20 @@
-"""Command line: ``medeval book | run | runs | compare | params | chapters | data | cache | student | grade``."""
+"""Command line: ``medeval book | run | runs | compare | params | chapters | new-chapter | data | cache | student
+| grade``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from medeval.runtime.params import PROFILES, ParameterError, chapters, describe_schema, parse_assignment
+from medeval.runtime.params import (
+    PROFILES,
+    ParameterError,
+    chapters,
+    describe_schema,
+    parse_assignment,
+    preflight,
+    resolve_params,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,7 +50,15 @@ def _parser() -> argparse.ArgumentParser:
     params = sub.add_parser("params", help="print a chapter's parameter schema: ranges, defaults, help")
     params.add_argument("chapter")
 
-    sub.add_parser("chapters", help="list the chapters")
+    chapters_p = sub.add_parser("chapters", help="list the chapters")
+    chapters_p.add_argument("--write-tables", action="store_true",
+                            help="rewrite the chapter tables of README.md and book/intro.md from params/*.yaml")
+
+    new = sub.add_parser("new-chapter", help="write a new chapter from the chapter template (runs as generated)")
+    new.add_argument("chapter", metavar="ID", help="e.g. 06-my-paper (appendix pages: A3-...)")
+    new.add_argument("--title", required=True)
+    new.add_argument("--part", default="chapters", choices=["chapters", "appendix"])
+    new.add_argument("--module", default=None, help="experiments module name (default: from the id)")
 
     student = sub.add_parser("student", help="write student notebooks (solutions removed) and the teacher's checks")
     student.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
@@ -74,8 +91,23 @@ def main(argv: list[str] | None = None) -> int:
 
             return data_main(args.rest)
         if args.command == "chapters":
+            if args.write_tables:
+                from medeval.runtime.params import write_chapter_tables
+
+                changed = write_chapter_tables()
+                print("\n".join(f"rewrote {p}" for p in changed) or "the chapter tables are up to date")
+                return 0
             for cid, ch in chapters().items():
                 print(f"{cid:28s} {ch.part:9s} {ch.title}")
+            return 0
+        if args.command == "new-chapter":
+            from medeval.runtime.scaffold import new_chapter
+
+            made = new_chapter(args.chapter, args.title, part=args.part, module=args.module)
+            print(f"wrote chapter {made.chapter_id} (module {made.module}):")
+            print("\n".join(f"  {p}" for p in made.files))
+            print(f"next: .venv/bin/medeval run {made.chapter_id} --profile smoke; "
+                  f".venv/bin/python -m pytest tests/notebooks/test_{made.chapter_id}.py")
             return 0
         if args.command == "cache":
             return _cache(args)
@@ -86,13 +118,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "params":
             print(describe_schema(args.chapter))
             return 0
-        from medeval.runtime.execution import ChapterExecutionError, build_book, run_chapter
+        if args.command == "run":  # refuse bad parameters and what this machine cannot run before heavy imports
+            if args.profile not in PROFILES:
+                raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+            overrides = dict(parse_assignment(a) for a in args.assignments)
+            preflight(args.chapter, resolve_params(args.chapter, args.profile, overrides))
+        from medeval.runtime.book import build_book
+        from medeval.runtime.execution import ChapterExecutionError, run_chapter
 
         _terminate_as_interrupt()
 
         try:
             if args.command == "run":
-                overrides = dict(parse_assignment(a) for a in args.assignments)
                 res = run_chapter(args.chapter, args.profile, overrides, force=args.force)
                 print(res.notebook)
                 return 0

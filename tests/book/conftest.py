@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from medeval.runtime.execution import build_book, run_chapter
+from medeval.runtime.book import build_book
+from medeval.runtime.execution import run_chapter
 from medeval.runtime.params import chapters
 
 

@@ -22,7 +22,7 @@ NO_LINK = {
 
 def cited_keys() -> dict[str, list[str]]:
     sources = [*ROOT.joinpath("notebooks").glob("*.py"), *ROOT.joinpath("book").glob("*.md"),
-               ROOT / "src" / "medeval" / "runtime" / "execution.py"]
+               ROOT / "src" / "medeval" / "runtime" / "book.py"]
     found: dict[str, list[str]] = {}
     for path in sources:
         for match in CITE.finditer(path.read_text()):

@@ -6,7 +6,7 @@ import re
 import nbformat
 import pytest
 
-from medeval.runtime.execution import build_book
+from medeval.runtime.book import build_book
 from medeval.runtime.params import chapters
 
 pytestmark = [pytest.mark.book, pytest.mark.slow]

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from medeval.runtime.execution import build_book
+from medeval.runtime.book import build_book
 from medeval.runtime.params import chapters
 
 pytestmark = [pytest.mark.book, pytest.mark.slow]

@@ -1,10 +1,13 @@
 """CAMELYON16 test-patch extraction (Otsu, grid, labels, streaming) on a phantom test set in the real layout."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from medeval.data import camelyon16 as c
+from medeval.data import camelyon16_layout as layout
 from medeval.data.manifest import DatasetUnavailableError
 from medeval.data.phantoms.formats import mask_runs_to_asap_xml, write_camelyon16_like, write_pyramidal_tiff
 from medeval.data.readers import SlideReader, rasterize_asap_annotations, read_asap_annotations
@@ -224,7 +227,7 @@ def test_table_is_cached_and_restricted(testset, table, tmp_path):
     again, _ = camelyon16_test_patch_table(root, GEOMETRY, slides=["test_002"], max_workers=1,
                                              cache_dir=tmp_path / "cache")
     pd.testing.assert_frame_equal(one, again)
-    with pytest.raises(ValueError, match="test_999"):
+    with pytest.raises(c.IncompleteTestSetError, match="test_999"):
         camelyon16_test_patch_table(root, GEOMETRY, slides=["test_999"])
     with pytest.raises(ValueError, match="at least one slide"):
         camelyon16_test_patch_table(root, GEOMETRY, slides=[])
@@ -234,7 +237,7 @@ def test_errors_name_what_is_missing(tmp_path, monkeypatch, testset):
     monkeypatch.setenv("MEDEVAL_DATA", str(tmp_path))
     with pytest.raises(DatasetUnavailableError, match="camelyon16"):
         camelyon16_test_patch_table()
-    with pytest.raises(FileNotFoundError, match="testing/images"):
+    with pytest.raises(c.IncompleteTestSetError, match="testing/images"):
         c.camelyon16_test_slides(tmp_path)
     _, info = testset
     with pytest.raises(ValueError, match="band_patch_rows"):
@@ -269,3 +272,76 @@ def test_asap_xml_from_mask_runs_round_trips(tmp_path):
     xml = tmp_path / "m.xml"
     xml.write_text(mask_runs_to_asap_xml(mask))
     np.testing.assert_array_equal(rasterize_asap_annotations(str(xml), (30, 20), 1.0), mask)
+
+
+# ---------------------------------------------------------------------------------------------- completeness
+
+
+def _partial_copy(root, dst, drop=()):
+    """A copy of the test set under ``dst`` (files linked) without the relative paths in ``drop``."""
+    import os
+
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if path.is_dir() or any(rel == Path(d) or Path(d) in rel.parents for d in drop):
+            continue
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(path, dst / rel)
+    return dst
+
+
+def test_a_complete_test_set_lists_every_slide_with_its_class(testset):
+    root, info = testset
+    listing = c.camelyon16_test_slides(root)
+    assert list(listing["slide"]) == ["test_001", "test_002", "test_003"]
+    assert list(listing["tumour"]) == [i["annotation"] is not None for i in info] == [True, True, False]
+    assert listing["annotation"].isna().tolist() == [False, False, True]
+    assert layout.test_set_layout(root).complete
+
+
+@pytest.mark.parametrize(("drop", "named"), [
+    (["testing/lesion_annotations/test_002.xml"], ["1 tumour slides", "test_002.xml"]),
+    (["testing/lesion_annotations"], ["annotation folder", "lesion_annotations"]),
+    (["testing/images/test_003.tif"], ["1 of the 3", "test_003"]),
+    (["testing/reference.csv"], ["reference standard", "reference.csv"]),
+])
+def test_a_partial_test_set_is_refused_naming_what_is_missing(testset, tmp_path, drop, named):
+    root, _ = testset
+    partial = _partial_copy(root, tmp_path / "c16", drop)
+    problems = layout.test_set_layout(partial).problems
+    assert problems and all(any(n in p for p in problems) for n in named), problems
+    with pytest.raises(c.IncompleteTestSetError) as err:
+        c.camelyon16_test_slides(partial)
+    assert all(n in str(err.value) for n in named)
+    with pytest.raises(c.IncompleteTestSetError):
+        camelyon16_test_patch_table(partial, GEOMETRY, max_workers=1)
+
+
+def test_a_selection_needs_only_its_own_slides(testset, tmp_path):
+    root, _ = testset
+    partial = _partial_copy(root, tmp_path / "c16", ["testing/lesion_annotations/test_002.xml"])
+    assert list(c.camelyon16_test_slides(partial, ["test_001", "test_003"])["slide"]) == ["test_001", "test_003"]
+    with pytest.raises(c.IncompleteTestSetError, match="test_002.xml"):
+        c.camelyon16_test_slides(partial, ["test_002"])
+
+
+def test_reference_and_annotations_must_agree(testset, tmp_path):
+    root, _ = testset
+    partial = _partial_copy(root, tmp_path / "c16", ["testing/reference.csv"])
+    layout.write_reference(partial, {"test_001": True, "test_002": True})  # test_003 unlisted
+    assert any("not in the reference standard" in p and "test_003" in p
+               for p in layout.test_set_layout(partial).problems)
+    layout.write_reference(partial, {"test_001": False, "test_002": True, "test_003": False})
+    assert any("Normal" in p and "test_001" in p for p in layout.test_set_layout(partial).problems)
+    (partial / "testing" / "reference.csv").write_text("image,class\ntest_001,Tumor\ntest_002,Tumor\n"
+                                                        "test_003,Normal\ntest_114,Tumor\n")
+    assert layout.test_set_layout(partial).complete  # header skipped; the withdrawn test_114 may be absent
+    (partial / "testing" / "reference.csv").write_text("test_001,Tumor\ntest_002,maybe\n")
+    assert any("line 2" in p for p in layout.test_set_layout(partial).problems)
+
+
+def test_a_tumour_slide_is_never_labelled_without_its_annotation(testset):
+    _, info = testset
+    with pytest.raises(c.IncompleteTestSetError, match="test_001"):
+        c.extract_slide_patches(info[0]["path"], None, GEOMETRY, has_tumour=True)
+    assert not c.extract_slide_patches(info[2]["path"], None, GEOMETRY, has_tumour=False).label.any()

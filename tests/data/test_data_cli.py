@@ -186,9 +186,14 @@ def test_verify_names_corrupt_and_missing_files_with_expected_checksum(offline_r
     assert "MISSING" in out and f"sha256:{expected}" in out and "x.h5.gz" in out
 
 
-def test_file_without_published_hash_is_stamped_at_fetch(offline_repo, capsys):
+def test_file_without_published_hash_is_recorded_at_fetch(offline_repo, capsys):
     assert cli.main(["fetch", "nohash", "--no-progress"]) == 0
     statuses = m.verify(["nohash"])
     assert [s.status for s in statuses] == ["ok"] and "fetch-time" in statuses[0].detail
+    record = m.read_content_record(offline_repo / "cache" / "nohash")
+    assert record["files"]["plain.csv"]["size"] == len(b"a,b\n1,2\n")
     (offline_repo / "cache" / "nohash" / "plain.csv").write_bytes(b"x")
+    assert [s.status for s in m.verify(["nohash"])] == ["truncated"]
+    (offline_repo / "cache" / "nohash" / "plain.csv").write_bytes(b"a,b\n1,3\n")  # same size, other bytes
     assert [s.status for s in m.verify(["nohash"])] == ["corrupt"]
+    assert [s.status for s in m.verify(["nohash"], quick=True)] == ["ok"]  # --quick compares sizes only

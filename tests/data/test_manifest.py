@@ -213,3 +213,25 @@ def test_verify_file_error_names_file_and_expected(tmp_path):
 def test_repo_manifest_is_loaded_from_checkout():
     assert m.manifest_path().name == "data_manifest.yaml"
     assert m.manifest_path().is_file()
+
+
+def test_shipped_file_sizes_are_checked_by_require_and_verify(fake_repo):
+    """A truncated shipped table is TRUNCATED (not CORRUPT) and require refuses it, naming the remedy."""
+    path = fake_repo / "data" / "t.csv"
+    path.write_bytes(b"a,b\n")
+    s = {s.dataset_id: s for s in m.verify(["tab"], quick=True)}["tab"]
+    assert s.status == "truncated" and s.expected_size == 8 and s.detail == "4 of 8 bytes (50%)"
+    with pytest.raises(m.DatasetCorruptError, match=r"dataset 'tab'.*t\.csv TRUNCATED.*restore the file"):
+        m.require("tab")
+    assert issubclass(m.DatasetCorruptError, m.DatasetUnavailableError)
+    assert issubclass(m.DatasetCorruptError, ValueError)
+
+
+def test_manual_file_without_record_is_unchecked(fake_repo, tmp_path):
+    (tmp_path / "cache" / "man").mkdir(parents=True)
+    (tmp_path / "cache" / "man" / "thing.csv").write_text("x")
+    [s] = m.verify(["man"])
+    assert s.status == "unchecked" and "medeval data verify man --record" in s.remedy
+    result = m.record_content("man")
+    assert (result.n_files, result.n_bytes, result.added) == (1, 1, ("thing.csv",))
+    assert [s.status for s in m.verify(["man"])] == ["ok"]

@@ -202,6 +202,15 @@ def test_pcam_lazy_reads(tmp_path):
     ds.close()
 
 
+def test_pcam_damaged_file_outside_a_dataset_names_the_file(tmp_path):
+    _write_pcam(tmp_path)
+    x_path = tmp_path / "camelyonpatch_level_2_split_valid_x.h5"
+    x_path.write_bytes(x_path.read_bytes()[: x_path.stat().st_size // 2])
+    with pytest.raises(ValueError, match=r"valid_x\.h5: HDF5 cannot open it .*truncated") as info:
+        len(r.PCamH5.from_dir(tmp_path, "valid"))
+    assert not isinstance(info.value, FileNotFoundError)  # no dataset to name: a plain ValueError
+
+
 def test_pcam_rejects_wrong_shapes(tmp_path):
     with h5py.File(tmp_path / "bad_x.h5", "w") as f:
         f.create_dataset("x", data=np.zeros((2, 32, 32, 3), np.uint8))

@@ -116,3 +116,106 @@ def test_f_measure_is_zero_when_the_class_is_never_found():
     assert cd.f_measure_of({"recall": 0.0, "precision": float("nan"), "f_measure": float("nan")}) == 0.0
     assert np.isnan(cd.f_measure_of({"recall": float("nan"), "precision": float("nan"), "f_measure": float("nan")}))
     assert cd.f_measure_of({"recall": 0.5, "precision": 0.5, "f_measure": 0.5}) == 0.5
+
+
+# ---------------------------------------------------------------------------------------------- the schema (#17)
+
+CHAPTER = "04a-class-distribution"
+
+
+@pytest.mark.parametrize(("overrides", "named"), [
+    ({"patch_size": 18, "slide_size": 126, "depth": 1}, ["patch_size=18, depth=1", "multiple of 4"]),
+    ({"patch_size": 20, "slide_size": 120, "depth": 3}, ["patch_size=20, depth=3", "multiple of 8"]),
+    ({"slide_size": 100}, ["slide_size=100, patch_size=16", "multiple of patch_size / 2"]),
+    ({"patch_size": 256}, ["patch_size=256, slide_size=128", "<= slide_size"]),
+    ({"evaluation_tile": 3}, ["evaluation_tile=3", "must be one of tile_sizes"]),
+    ({"tile_sizes": [1, 4, 256]}, ["tile_sizes=[1, 4, 256], slide_size=128", "too large: [256]"]),
+    ({"tile_sizes": [1, 4, 4]}, ["'tile_sizes'", "repeated: [4]"]),
+    ({"hypothesis_experiments": ["E1.a", "E1.a"]}, ["'hypothesis_experiments'", "repeated: ['E1.a']"]),
+    ({"hypothesis_experiments": ["E1.a", "E9"]}, ["'hypothesis_experiments'", "entry 1", "'E4.c'"]),
+    ({"cls_central_size": 9}, ["cls_central_size=9, patch_size=16", "even difference"]),
+    ({"data_source": "real", "patch_size": 64}, ["data_source='real', patch_size=64", "96 px"]),
+    ({"c16_slides": ["test_001"]}, ["c16_slides=['test_001'], data_source='phantom'", "needs data_source=real"]),
+    ({"c16_slides": ["test_001", "test_001"]}, ["'c16_slides'", "repeated: ['test_001']"]),
+    ({"cls_imbalanced_test": "auto"}, ["cls_imbalanced_test='auto'", "needs data_source=real"]),
+    ({"imbalance": 1000}, ["imbalance=1000", "4 x (imbalance + 1)) = 4004"]),
+    ({"cls_test_stride": 32, "slide_size": 96}, ["cls_test_stride=32, slide_size=96", "27 patches"]),
+    ({"n_train_slides": 1}, ["n_train_slides=1, slide_size=128, patch_size=16", "225 patches"]),
+    ({"preliminary_fraction": 0.005}, ["preliminary_fraction=0.005", "= 4; at least 60"]),
+])
+def test_rules_across_fields_refuse_before_any_compute_naming_the_fields(overrides, named):
+    from medeval.runtime.params import ParameterError, resolve_params
+
+    with pytest.raises(ParameterError) as err:
+        resolve_params(CHAPTER, "smoke", overrides)
+    assert all(n in str(err.value) for n in named), str(err.value)
+
+
+def test_the_light_schema_module_agrees_with_the_data_layer():
+    from medeval.data import training_sets as ts
+    from medeval.experiments import class_distribution_params as cdp
+
+    assert cd.Params is cdp.Params and cd.HistologyParams is cdp.HistologyParams
+    assert cdp.HYPOTHESIS_UNITS == {k: d.total_units for k, d in ts.HYPOTHESIS_DISTRIBUTIONS.items()}
+    assert cdp.PRELIMINARY_NAMES == tuple(ts.PRELIMINARY_DISTRIBUTIONS)
+
+
+def test_an_estimate_above_24_gib_is_refused_naming_its_drivers():
+    from medeval.runtime.params import GIB, PreflightError, preflight, resolve_params
+
+    P = resolve_params(CHAPTER, "smoke", {"slide_size": 8192, "n_train_slides": 40, "preliminary_fraction": 1.0})
+    estimate = P.resource_estimate()
+    assert estimate.peak_bytes > 24 * GIB
+    with pytest.raises(PreflightError) as err:
+        preflight(CHAPTER, P, available=24 * GIB)
+    message = str(err.value)
+    assert "exceeds the 24.00 GiB available" in message
+    for name in ("slide_size", "n_train_slides", "preliminary_fraction"):
+        assert f"{name}=" in message and name in estimate.drivers
+    # the default and smoke profiles fit a laptop
+    assert resolve_params(CHAPTER, "default").resource_estimate().peak_bytes < 4 * GIB
+
+
+def test_the_slide_and_patch_table_terms_match_a_measurement(peak_growth):
+    """The kernel's data terms (slides and patch tables, built before the pool forks) against the peak resident
+    memory a fresh process adds while it builds them, at a size where they dominate."""
+    overrides = {"slide_size": 1536, "n_train_slides": 2, "n_test_slides": 1, "cls_extra_test_slides": 1,
+                 "patch_size": 32, "cls_central_size": 16, "max_workers": 1}
+    measured = peak_growth(
+        "data = cd.data_config(P)\n"
+        "H.train_test_slides(data); H.training_patches(data); H.classification_test_sets(data, cd.cls_config(P))",
+        setup="from medeval.runtime.params import resolve_params\n"
+              "from medeval.experiments import class_distribution as cd, histology as H\n"
+              f"P = resolve_params({CHAPTER!r}, 'smoke', {overrides!r})")
+    from medeval.runtime.params import resolve_params
+
+    terms = resolve_params(CHAPTER, "smoke", overrides).resource_estimate().terms
+    estimated = terms["slides"] + terms["training_patch_table"] + terms["cls_test_patch_table"]
+    assert 0.5 <= measured / estimated <= 2, (measured / 2**20, estimated / 2**20)
+
+
+def test_distribution_proportions_apply_every_distribution_to_the_patch_counts():
+    categories = pd.DataFrame({"category": ["O", "C", "notC", "mixed"], "patches": [800, 60, 90, 40]})
+    categories.attrs["unit_used"] = 20
+    t = cd.distribution_proportions(categories).set_index("distribution")
+    assert list(t.index) == list(cd.TRAINING_DISTRIBUTIONS) == [*cd.PRELIMINARY_DISTRIBUTIONS,
+                                                                *cd.HYPOTHESIS_DISTRIBUTIONS]
+    shares = [f"π {k}" for k in cd.CATEGORIES]
+    np.testing.assert_allclose(t[shares].sum(axis=1), 1)
+    assert t.loc["E1.a", "size"] == 9 * 20 and t.loc["E1.a", "π O"] == pytest.approx(1 / 3)
+    assert t.loc["E2.b", "π notC"] == pytest.approx(0.75) and t.loc["E2.b", "thesis table"] == "4.6"
+    assert t.loc["Natural", "size"] == 990 and t.loc["Natural", "π O"] == pytest.approx(800 / 990)
+    assert t.loc["C-biased", "size"] == 100 and t.loc["C-biased", "π O"] == 0
+
+
+def test_camelyon16_most_tumour_slide_maps_stitch_the_slide_with_most_tumour_patches():
+    P = cd.Params()
+    stride = cd.camelyon16_geometry(P).stride
+    table = pd.DataFrame({"slide": ["a", "a", "b", "b", "b"], "x": np.array([0, 1, 0, 2, 1]) * stride,
+                          "y": np.array([0, 0, 1, 1, 0]) * stride, "label": [1, 0, 1, 1, 0]})
+    summary = pd.DataFrame({"slide": ["a", "b"], "level_size": [(3 * stride, 2 * stride)] * 2,
+                            "positives": [1, 2]})
+    maps = cd.camelyon16_most_tumour_slide_maps(table, summary, np.array([0.1, 0.2, 0.3, 0.4, 0.5]), P)
+    assert maps["slide"] == "b"
+    np.testing.assert_array_equal(maps["truth"], [[np.nan, 0, np.nan], [1, np.nan, 1]])
+    np.testing.assert_allclose(maps["score"], [[np.nan, 0.5, np.nan], [0.3, np.nan, 0.4]])

@@ -109,3 +109,79 @@ def test_computed_checks_pass():
     assert not any("Small ΔPrec" in r["check"] for r in rows)  # an erratum, not a check
     rows = em.pr_t_checks(_runs(), task="synthetic")
     assert len(rows) == 5 and all(r["passed"] for r in rows)
+
+
+# ---------------------------------------------------------------------------------------------- the schema (#17)
+
+CHAPTER = "04b-evaluation-measures"
+
+
+@pytest.mark.parametrize(("overrides", "named"), [
+    ({"cifar_weights": "/tmp/w.pt", "cifar_model": "small_cnn"}, ["cifar_weights='/tmp/w.pt', cifar_model=",
+                                                                  "resnet50 or resnet18"]),
+    ({"slide_size": 100}, ["slide_size=100, patch_size=16", "multiple of patch_size / 2"]),
+    ({"cls_central_size": 9}, ["cls_central_size=9, patch_size=16", "even difference"]),
+    ({"imbalance": 1000}, ["imbalance=1000", "4 x (imbalance + 1)"]),
+    ({"data_source": "real", "patch_size": 64}, ["data_source='real', patch_size=64", "96 px"]),
+])
+def test_rules_across_fields_refuse_before_any_compute_naming_the_fields(overrides, named):
+    from medeval.runtime.params import ParameterError, resolve_params
+
+    with pytest.raises(ParameterError) as err:
+        resolve_params(CHAPTER, "smoke", overrides)
+    assert all(n in str(err.value) for n in named), str(err.value)
+
+
+def test_an_odd_patch_size_needs_no_u_net_here():
+    """4b trains no U-Net, so chapter 4a's multiple-of-4 rule does not apply (the data configuration is 4a's)."""
+    from medeval.runtime.params import resolve_params
+
+    P = resolve_params(CHAPTER, "smoke", {"patch_size": 18, "slide_size": 126, "cls_central_size": 8})
+    data, cls = em.phantom_configs(P)
+    assert data["patch_size"] == 18 and cls["central_size"] == 8 and "slide_layout" not in data
+
+
+def test_an_estimate_above_24_gib_is_refused_naming_its_drivers():
+    from medeval.runtime.params import GIB, PreflightError, preflight, resolve_params
+
+    P = resolve_params(CHAPTER, "smoke", {"slide_size": 8192, "n_train_slides": 30, "cls_test_stride": 4})
+    estimate = P.resource_estimate()
+    assert estimate.peak_bytes > 24 * GIB
+    with pytest.raises(PreflightError) as err:
+        preflight(CHAPTER, P, available=24 * GIB)
+    for name in ("slide_size", "n_train_slides", "cls_test_stride"):
+        assert f"{name}=" in str(err.value) and name in estimate.drivers
+    assert resolve_params(CHAPTER, "default").resource_estimate().peak_bytes < 4 * GIB
+
+
+def test_the_per_process_data_terms_match_a_measurement(peak_growth):
+    """Each process that runs histology trials builds its slides, patch tables and degraded copies: the estimate's
+    terms against the peak resident memory a fresh process adds while it builds them, where they dominate."""
+    overrides = {"slide_size": 1536, "n_train_slides": 2, "n_test_slides": 1, "cls_extra_test_slides": 1,
+                 "patch_size": 32, "cls_central_size": 16, "cls_test_stride": 16, "max_workers": 1}
+    measured = peak_growth(
+        "keys = [json.dumps(v, sort_keys=True) for v in (*em.phantom_configs(P), em.degradation_config(P))]\n"
+        "em._degraded('train', *keys); em._degraded('test', *keys)",
+        setup="import json\nfrom medeval.runtime.params import resolve_params\n"
+              "from medeval.experiments import evaluation_measures as em\n"
+              f"P = resolve_params({CHAPTER!r}, 'smoke', {overrides!r})")
+    from medeval.runtime.params import resolve_params
+
+    terms = resolve_params(CHAPTER, "smoke", overrides).resource_estimate().terms
+    estimated = terms["slides"] + terms["patch_tables"] + terms["degraded_patches"]
+    assert 0.5 <= measured / estimated <= 2, (measured / 2**20, estimated / 2**20)
+
+
+def test_tie_case_curves_are_the_curves_of_the_tie_table():
+    table = em.tie_cases(101).set_index("case")
+    for name in em.TIE_CASES:
+        curves = em.tie_case_curves(name, 101)
+        assert curves["recall"].size == curves["precision"].size == 101
+        assert curves["precision"][0] == pytest.approx(table.loc[name, "prec at recall 0 (Alg. 3)"])
+        assert curves["precision"][-1] == pytest.approx(table.loc[name, "prec at recall 1 (Alg. 3)"])
+        assert curves["pr"].precision[-1] == pytest.approx(table.loc[name, "plain PR endpoint"])
+        assert (curves["roc"].fpr[-1], curves["roc"].tpr[-1]) == (1, 1)
+    roc = em.tie_case_curves("Example 1, model 1", 5)["roc"]
+    recall, precision = em.algorithm3_pr_points(roc, 5)
+    assert recall.tolist() == [0, 0.25, 0.5, 0.75, 1] and precision[-1] == pytest.approx(2 / 3)
+    np.testing.assert_array_equal(precision, C.interpolated_pr_points(roc, n_points=5)[1])

@@ -6,19 +6,19 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from medeval.data.phantoms.adni import ADNI_N_AD, ADNI_N_HC, adni_phantom_model, generate_adni_pool
-from medeval.data.splits import libsvm_stratified_kfold
-from medeval.experiments import eve
-from medeval.validation import (
+from medeval.data.splits import (
     draw_balanced_subsets,
     draw_disjoint_subset_pairs,
     draw_parent,
     libsvm_fold_ids,
+    libsvm_stratified_kfold,
     max_disjoint_subset_size,
     parse_strategy,
-    run_validation,
-    score_decisions,
     strategy_fold_ids,
 )
+from medeval.experiments import eve
+from medeval.experiments.eve import run_validation
+from medeval.metrics.decision_values import decision_value_scores
 
 Y = np.r_[np.zeros(370, int), np.ones(252, int)]
 
@@ -116,22 +116,22 @@ def test_batched_engine_matches_sklearn_loop():
     assert np.max(np.abs(a.scores["auc"] - b.scores["auc"])) < 0.05
 
 
-def test_score_decisions_against_sklearn():
+def test_decision_value_scores_against_sklearn():
     rng = np.random.default_rng(0)
     f = rng.normal(size=(5, 30)).round(1)  # ties included
     y = rng.integers(0, 2, size=(5, 30))
     mask = rng.random((5, 30)) < 0.8
-    auc = score_decisions(f, y, mask, "auc")
-    acc = score_decisions(f, y, mask, "accuracy")
-    sens = score_decisions(f, y, mask, "sensitivity")
-    spec = score_decisions(f, y, mask, "specificity")
+    auc = decision_value_scores(f, y, mask, "auc")
+    acc = decision_value_scores(f, y, mask, "accuracy")
+    sens = decision_value_scores(f, y, mask, "sensitivity")
+    spec = decision_value_scores(f, y, mask, "specificity")
     for r in range(5):
         m = mask[r]
         assert auc[r] == pytest.approx(roc_auc_score(y[r, m], f[r, m]))
         assert acc[r] == pytest.approx(np.mean((f[r, m] > 0) == y[r, m]))
         assert sens[r] == pytest.approx(np.mean(f[r, m][y[r, m] == 1] > 0))
         assert spec[r] == pytest.approx(np.mean(f[r, m][y[r, m] == 0] <= 0))
-    assert np.isnan(score_decisions(f[:1], np.ones((1, 30)), mask[:1], "auc")[0])
+    assert np.isnan(decision_value_scores(f[:1], np.ones((1, 30)), mask[:1], "auc")[0])
 
 
 def test_adni_phantom():
@@ -197,7 +197,7 @@ def test_adni_csv_reader_path(tmp_path):
 def test_active_set_engine_is_the_exact_svm():
     """The active-set engine solves the C-SVC exactly: it agrees with LIBSVM run to a tight tolerance on every
     held-out prediction, and problems with more training points than features go to LIBSVM."""
-    from medeval.validation import active_set_linear_svm, fit_decision_values
+    from medeval.models.linear_svm import active_set_linear_svm, fit_decision_values
 
     X, y, _ = eve.load_pool("adni_phantom")
     rng = np.random.default_rng(4)
@@ -298,7 +298,7 @@ def test_sklearn_loop_on_every_core_gives_the_one_core_result():
     from concurrent.futures import ProcessPoolExecutor
 
     from medeval.data.phantoms.adni import generate_adni_pool
-    from medeval.validation import draw_balanced_subsets, fit_decision_values, libsvm_fold_ids, sklearn_jobs
+    from medeval.models.linear_svm import fit_decision_values, sklearn_jobs
 
     pool = generate_adni_pool(seed=0)
     X, y = pool.model.standardize(pool.features), pool.labels
@@ -318,3 +318,92 @@ def test_sklearn_loop_on_every_core_gives_the_one_core_result():
             sklearn_jobs(bad)
     with pytest.raises(ValueError, match="n_jobs"):
         fit_decision_values(X[subsets], y[subsets], mask, sidx, engine="batched", n_jobs=0)
+
+
+# ---- the schema refuses, before any compute, what would fail after the kernel started (issue #17) ----------
+def _refusal(overrides) -> str:
+    from medeval.runtime.params import ParameterError, resolve_params
+
+    with pytest.raises(ParameterError) as err:
+        resolve_params("03-eve", "smoke", overrides)
+    return str(err.value)
+
+
+def test_n_splits_above_the_smallest_subset_is_refused_naming_the_sizes():
+    """A draw once ran n_splits = 21 on subsets of 2 x 10 subjects and died in the grid."""
+    msg = _refusal({"n_splits": 21})
+    assert "parameters n_splits=21, characterization_sizes=[10, 25], truth_sizes=[10, 20], setting_sizes=[10]" in msg
+    assert "needs at least n_splits = 21 subjects in a subset" in msg and "has 20" in msg
+    assert "n_splits=12" in _refusal({"n_splits": 12, "comparison_size": 5})
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    ({"strategy_sizes": [2]}, r"strategies=.*strategy_sizes=\[2\]: a 10-fold strategy needs at least 10 subjects"),
+    ({"strategies": ["10x1", "LOO", "10X1"]}, r"strategies name the same strategy twice: \['10x1'\]"),
+    ({"strategies": ["10x1", "LOO", "5fold"]}, r"'5fold' is not a strategy"),
+    ({"strategies": ["1x1", "LOO"]}, r"K-fold needs K >= 2"),
+    ({"dataset": "wdbc", "strategy_sizes": [107]}, r"strategy_sizes \[107\] too large .*'wdbc' pool .*at most 106"),
+    ({"dataset": "wdbc", "drawstring_parent_sizes": [50, 213]}, r"\[213\] exceed the smaller class \(at most 212"),
+    ({"setting_sizes": [110]}, r"setting_sizes \[110\] too large .*'wdbc' pool of the learner x data comparison"),
+    ({"truth_sizes": [127]}, r"truth_sizes \[127\] too large .*370/252 phantom pool \(at most 126"),
+    ({"characterization_sizes": [10, 127, 200]}, r"fewer than two sizes fit two disjoint subsets"),
+    ({"comparison_size": 127}, r"comparison_size=127 too large"),
+    ({"adni_csv": "my.csv"}, r"adni_csv='my.csv', dataset='adni_phantom': adni_csv is read only with dataset='adni'"),
+    ({"truth_sizes": [10, 10]}, r"'truth_sizes' = \[10, 10\]: entries must be distinct"),
+    ({"bridge_size": 1001}, r"'bridge_size' = 1001: .*less than or equal to 1000"),
+])
+def test_cross_field_rules_name_their_fields(overrides, expected):
+    import re
+
+    assert re.search(expected, _refusal(overrides)), _refusal(overrides)
+
+
+def test_the_light_strategy_grammar_follows_parse_strategy():
+    from medeval.experiments.eve_params import strategy_shape
+
+    for spec in ["10x1", "10x10", "3X1", "3 x 10", "2×5", "LOO", "loo", "holdout", "holdout0.3x5", "holdout.25"]:
+        shape, strategy = strategy_shape(spec), parse_strategy(spec)
+        assert (shape.name, shape.n_splits, shape.n_repeats) == (strategy.name, strategy.n_splits, strategy.n_repeats)
+    for spec in ["1x1", "10x0", "5fold", "holdout1.5"]:
+        assert isinstance(strategy_shape(spec), str)
+        with pytest.raises(ValueError):
+            parse_strategy(spec)
+
+
+def test_the_hard_margin_check_uses_the_chapters_folds():
+    P = eve.Params(n_splits=4, characterization_sizes=[2, 10], drawstring_subset_size=2, truth_sizes=[2],
+                   setting_sizes=[2], comparison_size=2, drawstring_parent_sizes=[4, 10], strategy_sizes=[2],
+                   strategies=["4x1", "LOO"])
+    (hm,) = [g["args"] for g in eve.chapter_grid(P) if g["kind"] == "hard_margin"]
+    assert hm["n_splits"] == 4 and hm["subset_sizes"] == [2, 10]
+    frame = eve.hard_margin_unit(hm["config"], [2], 100.0, seed=0, n_subsets=2, n_splits=4)
+    assert frame["subset_size"].tolist() == [2]
+
+
+def test_an_estimate_above_the_available_memory_is_refused_naming_its_drivers():
+    """The sizes of a draw that asked for hundreds of GiB: a million pairs of 2 x 120 subjects."""
+    from medeval.runtime.params import GIB, PreflightError, preflight, resolve_params
+
+    params = resolve_params("03-eve", "smoke", {"characterization_n_pairs": 1_000_000,
+                                                "characterization_sizes": [100, 120]})
+    estimate = params.resource_estimate()
+    assert estimate.peak_bytes > 48 * GIB
+    assert {"characterization_n_pairs", "characterization_sizes"} <= set(estimate.drivers)
+    with pytest.raises(PreflightError, match=r"exceeds the 24.00 GiB available.*lower characterization_n_pairs"):
+        preflight("03-eve", params, available=24 * GIB)
+    for profile in ("smoke", "default", "gpu"):
+        preflight("03-eve", resolve_params("03-eve", profile, {"device": "cpu"}), available=24 * GIB)
+
+
+def test_the_validation_term_matches_a_measurement(peak_growth):
+    """The estimate of one characterization unit (24,000 subsets of 2 x 10, active-set engine), where the fold ids
+    and the validation chunks dominate, against the peak resident memory it adds in a fresh interpreter."""
+    measured = peak_growth("eve.characterization_unit(cfg, 10, 12_000, 10, 0)", setup=(
+        "from medeval.experiments import eve\n"
+        "cfg = {'dataset': 'adni_phantom', 'classifier': 'svm', 'engine': 'active_set', 'C': 1e4, 'tol': 1e-3,\n"
+        "       'device': 'cpu', 'metric': 'accuracy', 'data_seed': 0, 'effect_size': 1.5, 'n_features': 80}\n"
+        "eve.characterization_unit(cfg, 5, 3, 10, 0)"))
+    estimated = eve.Params().validation_bytes(2 * 12_000, 10)
+    assert 0.5 <= measured / estimated <= 2, (measured / 2**20, estimated / 2**20)
+
+

@@ -13,9 +13,10 @@ import pytest
 from medeval.data.manifest import DatasetUnavailableError
 from medeval.data.phantoms.adni import generate_adni_pool
 from medeval.experiments import eve
+from medeval.experiments.eve import verify_hard_margin_limit
+from medeval.models.linear_svm import fit_decision_values
 from medeval.runtime.grid import run_key
 from medeval.runtime.params import resolve_params
-from medeval.validation import fit_decision_values, verify_hard_margin_limit
 
 
 def _adni_frame(n_hc: int, n_ad: int, n_regions: int, seed: int) -> pd.DataFrame:
@@ -104,7 +105,7 @@ def test_check_pool_fits_names_the_parameters():
 
 
 def test_params_need_a_parent_size_that_holds_a_disjoint_pair():
-    with pytest.raises(ValueError, match="at least one must be >= 2 x drawstring_subset_size = 50"):
+    with pytest.raises(ValueError, match="at least one of drawstring_parent_sizes must be >= 2 x drawstring_subset_size = 50"):
         eve.Params(drawstring_parent_sizes=[25, 49])
 
 
@@ -122,3 +123,25 @@ def test_sklearn_engine_is_bounded_and_counts_unconverged_fits():
     assert n_unconverged == 1 and time.perf_counter() - t0 < 10
     hm = verify_hard_margin_limit(X[0], y[0].astype(int), 25, 1e4, n_subsets=1, rng=0, engine="sklearn")
     assert hm["n_unconverged"] > 0 and hm["in_limit"] is False
+
+
+def test_preflight_refuses_sizes_an_adni_csv_cannot_hold(adni_dir, tmp_path):
+    """The pool of a CSV is known only once it is read: the pre-flight counts its HC / AD rows (no pandas) and
+    refuses, before a kernel starts, the sizes that ``check_pool_fits`` would refuse after it started."""
+    from medeval.runtime.params import PreflightError, preflight
+
+    _adni_frame(70, 50, 10, seed=1).to_csv(adni_dir / "adni_regional_volumes.csv", index=False)
+    full = resolve_params("03-eve", "full", {"device": "cpu"})
+    with pytest.raises(PreflightError) as err:
+        preflight("03-eve", full, available=2**40)
+    msg = str(err.value)
+    assert "drawstring_parent_sizes, dataset: drawstring_parent_sizes [51, 53" in msg
+    assert "(at most 50 per class) of the ADNI CSV adni_regional_volumes.csv (70 HC, 50 AD)" in msg
+    assert "strategy_sizes [50] too large" in msg and "setting_sizes [50, 100] too large" in msg
+    fitting = {"device": "cpu", "drawstring_parent_sizes": [15, 20, 50], "drawstring_subset_size": 10,
+               "characterization_sizes": [10, 20, 30], "strategy_sizes": [10], "comparison_size": 10,
+               "setting_sizes": [10], "truth_sizes": [10]}
+    preflight("03-eve", resolve_params("03-eve", "full", fitting), available=2**40)
+    missing = resolve_params("03-eve", "full", {**fitting, "adni_csv": str(tmp_path / "none.csv")})
+    with pytest.raises(PreflightError, match=r"adni_csv: the ADNI regional-volume CSV .*none.csv' does not exist"):
+        preflight("03-eve", missing, available=2**40)

@@ -74,3 +74,22 @@ def test_digits_en_ep_composition_and_prior_shift():
     assert ep["imbalanced"]["argmax_c"].sum() > en["imbalanced"]["argmax_c"].sum()
     with pytest.raises(ValueError, match="distribution"):
         em.digits_run(distribution="E2.a", run=0, positive_digit=8, seed=0, test_fraction=0.5)
+
+
+def test_camelyon16_extraction_demo_is_the_data_layers_extraction(tmp_path):
+    from medeval.data import camelyon16 as c16
+    from medeval.data.phantoms.formats import write_camelyon16_like
+
+    demo = H.camelyon16_extraction_demo(3, height=512, width=768)
+    g = demo["geometry"]
+    assert g == c16.PatchGeometry(level=2, patch_size=24, stride=8, central_size=8)
+    written = write_camelyon16_like(tmp_path, n_slides=1, height=512, width=768, seed=3)[0]
+    direct = c16.extract_slide_patches(written["path"], written["annotation"], g)
+    p = demo["patches"]
+    assert (p.otsu, p.n_positions, p.level_size) == (direct.otsu, direct.n_positions, direct.level_size)
+    for field in ("x", "y", "label"):
+        np.testing.assert_array_equal(getattr(p, field), getattr(direct, field))
+    assert p.label.any() and demo["level"].shape == (*p.level_size[::-1], 3)
+    assert demo["grey"].shape == demo["level"].shape[:2]
+    kept = ~np.isnan(demo["label_map"])
+    assert kept.sum() == p.x.size and demo["label_map"][kept].sum() == p.label.sum()

@@ -5,11 +5,13 @@ import numpy as np
 import pytest
 
 from medeval.data import camelyon16 as c16
-from medeval.data.manifest import DatasetUnavailableError
 from medeval.data.phantoms.formats import write_camelyon16_like, write_pcam_like
 from medeval.experiments import class_distribution as cd
 from medeval.experiments import histology as H
 from medeval.runtime.grid import run_grid
+from medeval.runtime.params import ParameterError, PreflightError, preflight, resolve_params
+
+CHAPTER = "04a-class-distribution"
 
 
 @pytest.fixture(scope="module")
@@ -17,6 +19,20 @@ def data_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("medeval-data")
     write_pcam_like(root / "pcam", n_train=160, n_valid=16, n_test=16, seed=0)
     write_camelyon16_like(root / "camelyon16", n_slides=3, height=512, width=768, seed=5, tumour_slides=2)
+    return root
+
+
+def _partial(data_root, tmp_path, drop: str):
+    """A data folder whose CAMELYON16 test set lacks ``drop`` (a path under camelyon16/), the rest linked."""
+    root = tmp_path / "partial"
+    (root / "camelyon16").mkdir(parents=True)
+    (root / "pcam").symlink_to(data_root / "pcam", target_is_directory=True)
+    for path in (data_root / "camelyon16").rglob("*"):
+        rel = path.relative_to(data_root / "camelyon16")
+        if path.is_dir() or str(rel) == drop or drop in [str(p) for p in rel.parents]:
+            continue
+        (root / "camelyon16" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "camelyon16" / rel).symlink_to(path)
     return root
 
 
@@ -33,7 +49,7 @@ def pcam_runs(data_root):
     mp.setenv("MEDEVAL_DATA", str(data_root))
     try:
         P = _params()
-        cd.validate(P)
+        preflight(CHAPTER, P)  # PCam and the complete CAMELYON16 test set present
         grid = [g for g in cd.classification_grid(P) if g["distribution"] in ("E2.a", "E2.b")]
         yield P, run_grid(cd.pcam_classification_run, grid, max_workers=1)
     finally:
@@ -59,8 +75,8 @@ def test_camelyon16_scores_equal_direct_prediction(pcam_runs, data_root, monkeyp
     monkeypatch.setenv("MEDEVAL_DATA", str(data_root))
     P, runs = pcam_runs
     assert cd.imbalanced_test_source(P) == "camelyon16"
-    new, source, table, summary = cd.with_imbalanced_test(runs, P, cache_dir=tmp_path)
-    assert source == "camelyon16" and len(table) > 0
+    new, source, note, table, summary = cd.with_imbalanced_test(runs, P, cache_dir=tmp_path)
+    assert source == "camelyon16" and note == "" and len(table) > 0
     assert list(summary["slide"]) == ["test_001", "test_002", "test_003"]
     assert table["label"].any() and not table["label"].all()
     for k, r in enumerate(new):
@@ -90,7 +106,7 @@ def test_camelyon16_scores_equal_direct_prediction(pcam_runs, data_root, monkeyp
     # cached: the score matrix is reused
     cached = list(tmp_path.glob("scores-*.npy"))
     assert len(cached) == 1
-    again, *_ = cd.with_imbalanced_test(runs, P, cache_dir=tmp_path)
+    again = cd.with_imbalanced_test(runs, P, cache_dir=tmp_path).runs
     np.testing.assert_array_equal(again[1]["imbalanced"]["score_c"], new[1]["imbalanced"]["score_c"])
     # the chapter's analysis runs on the result
     s = cd.summarise_runs(new, key="imbalanced")
@@ -102,14 +118,16 @@ def test_source_selection_and_errors(data_root, tmp_path, monkeypatch):
     empty.mkdir()
     (empty / "pcam").symlink_to(data_root / "pcam", target_is_directory=True)
     monkeypatch.setenv("MEDEVAL_DATA", str(empty))
-    assert cd.imbalanced_test_source(_params()) == "pcam_subsample"  # auto: CAMELYON16 absent
-    assert cd.imbalanced_test_source(_params(data_source="phantom")) == "phantom"
-    with pytest.raises(DatasetUnavailableError, match="camelyon16"):
-        cd.validate(_params(cls_imbalanced_test="camelyon16"))
-    with pytest.raises(ValueError, match="96 px"):
-        cd.validate(_params(patch_size=64))
+    source, note = cd.imbalanced_test_choice(_params(cls_imbalanced_test="auto"))  # auto: CAMELYON16 absent
+    assert source == "pcam_subsample" and "camelyon16" in note and "PCam test split" in note
+    assert cd.imbalanced_test_source(_params(data_source="phantom", cls_imbalanced_test="camelyon16")) == "phantom"
+    with pytest.raises(PreflightError, match="cls_imbalanced_test=camelyon16 needs"):
+        preflight(CHAPTER, _params(cls_imbalanced_test="camelyon16"))
+    with pytest.raises(ParameterError, match="96 px"):
+        resolve_params(CHAPTER, "full", {"patch_size": 64})
     monkeypatch.setenv("MEDEVAL_DATA", str(data_root))
-    assert cd.imbalanced_test_source(_params(cls_imbalanced_test="pcam_subsample")) == "pcam_subsample"
+    source, note = cd.imbalanced_test_choice(_params(cls_imbalanced_test="pcam_subsample"))
+    assert source == "pcam_subsample" and note.startswith("cls_imbalanced_test=pcam_subsample")
     with pytest.raises(ValueError, match="distribution"):
         cd.pcam_classification_run(distribution="E9", run=0, data={"seed": 0}, cls={})
 
@@ -142,3 +160,28 @@ def test_c16_slides_must_not_be_empty():
 
     with pytest.raises(ParameterError, match="c16_slides"):
         resolve_params("04a-class-distribution", "default", {"c16_slides": []})
+
+
+@pytest.mark.parametrize(("drop", "named"), [
+    ("testing/lesion_annotations/test_002.xml", "test_002.xml"),
+    ("testing/lesion_annotations", "lesion_annotations"),
+    ("testing/images/test_003.tif", "test_003"),
+])
+def test_partial_camelyon16_is_refused_unless_a_fallback_is_asked(data_root, tmp_path, monkeypatch, drop, named):
+    """Item 6: a partial CAMELYON16 test set is a pre-flight error naming what is missing; with
+    cls_imbalanced_test=auto the PCam subsample stands in and the note (shown on the page) says what and why; a
+    tumour slide never becomes all-negative."""
+    monkeypatch.setenv("MEDEVAL_DATA", str(_partial(data_root, tmp_path, drop)))
+    with pytest.raises(PreflightError) as err:
+        preflight(CHAPTER, _params())
+    assert named in str(err.value) and "cls_imbalanced_test" in str(err.value)
+    with pytest.raises(c16.IncompleteTestSetError, match=named):
+        cd.imbalanced_test_choice(_params())  # a direct caller is refused too
+    P = _params(cls_imbalanced_test="auto")
+    preflight(CHAPTER, P)
+    imb = cd.with_imbalanced_test([], P)
+    assert imb.source == "pcam_subsample" and imb.table is None
+    assert named in imb.note and "cls_imbalanced_test=auto" in imb.note and "PCam test split" in imb.note
+    # the selection that avoids the missing part runs on CAMELYON16
+    if drop.endswith(".xml"):
+        assert cd.imbalanced_test_choice(_params(c16_slides=["test_001", "test_003"])) == ("camelyon16", "")

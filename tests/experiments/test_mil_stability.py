@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from medeval.experiments import mil_stability as ms
+from medeval.runtime.params import ParameterError, resolve_params
 
 
 def test_params_validation():
@@ -111,3 +112,99 @@ def test_cxr_difficulty_changes_contrast_not_size():
     assert np.allclose(mid.images - hard.images, 0.5 * (easy.images - hard.images), atol=1e-5)
     with pytest.raises(ValueError, match="difficulty"):
         ms.make_cxr_bags(10, 64, 8, difficulty=0.0, seed=0, annotated_fraction=0.0)
+
+
+# ---- the schema's rules, pre-flight and resource estimate (issue #17) ------------------------------------------
+def _refusal(**overrides) -> str:
+    with pytest.raises(ParameterError) as err:
+        resolve_params("01-mil-stability", "smoke", overrides)
+    return str(err.value)
+
+
+def test_cross_field_rules_name_their_fields_before_any_compute():
+    msg = _refusal(image_size=600)
+    assert "data_source='phantom', image_size=600" in msg and "[64, 512]" in msg
+    msg = _refusal(image_size=96, grid_size=7)
+    assert "image_size=96, grid_size=7: grid_size must divide image_size" in msg
+    msg = _refusal(image_size=64, grid_size=16)
+    assert "small_cnn_widths=[8, 16, 32]" in msg and "8 x 8 feature map" in msg and "'?'" not in msg
+    msg = _refusal(backbone="resnet18", image_size=128, grid_size=8)
+    assert "backbone='resnet18'" in msg and "4 x 4 feature map" in msg
+    assert "weights_path='w.pt', backbone='small_cnn'" in _refusal(weights_path="w.pt")
+    assert "repeated: ['max']" in _refusal(operators=["max", "max"])
+    assert "repeated: [0.2]" in _refusal(difficulty_levels=[0.2, 0.2])
+    assert "thresholds" in _refusal(thresholds=[0.0, 0.5])
+    msg = _refusal(operators=["mean", "noisy_or"])  # the baseline is the first operator
+    assert "operators=['mean', 'noisy_or'], confounded_operators=['noisy_or']" in msg
+    assert "operators=['mean', 'noisy_or'], fig8_operators=['noisy_or']" in msg
+    resolve_params("01-mil-stability", "smoke", {"operators": ["mean"], "fig8_operators": ["mean", "max"],
+                                                 "confounded_operators": ["max", "mean"]})
+    # on the real data the grid comes from the NIH boxes (the authors' rule): no divisibility, no phantom range
+    resolve_params("01-mil-stability", "full", {"image_size": 608, "grid_size": 19})
+
+
+def test_phantom_and_operator_constants_agree_with_the_code():
+    from medeval.data.phantoms import chest
+    from medeval.experiments import mil_stability_params as mp
+
+    assert (mp.PHANTOM_MIN_SIZE, mp.PHANTOM_MAX_SIZE) == (chest.MIN_IMAGE_SIZE, chest.MAX_IMAGE_SIZE)
+    assert tuple(ms.OPERATORS) == mp.OPERATOR_NAMES
+    assert ms.Params is mp.Params
+
+
+def test_preflight_names_missing_real_data_and_weights(tmp_path, monkeypatch):
+    from medeval.runtime.params import GIB, PreflightError, preflight
+
+    monkeypatch.setenv("MEDEVAL_DATA", str(tmp_path))
+    P = resolve_params("01-mil-stability", "full", {"image_size": 256, "grid_size": 8, "backbone": "resnet18",
+                                                    "weights_path": str(tmp_path / "none.pt")})
+    with pytest.raises(PreflightError) as err:
+        preflight("01-mil-stability", P, available=1024 * GIB)
+    for name in ("chestxray14-images", "mura", "pascal-voc-2005", "weights_path"):
+        assert name in str(err.value)
+
+
+def test_an_estimate_above_the_machine_is_refused_naming_its_drivers():
+    from medeval.runtime.params import GIB, PreflightError, preflight
+
+    # the sizes of the draws that asked for 244-488 GiB and died in numpy
+    P = resolve_params("01-mil-stability", "smoke", {"n_images": 200_000, "image_size": 512})
+    estimate = P.resource_estimate()
+    assert estimate.peak_bytes > 244 * GIB
+    with pytest.raises(PreflightError, match="exceeds the 24.00 GiB available") as err:
+        preflight("01-mil-stability", P, available=24 * GIB)
+    assert "n_images=200000" in str(err.value) and "image_size=512" in str(err.value)
+    chance = resolve_params("01-mil-stability", "smoke", {"chance_n_bags": 1_000_000, "grid_size": 32,
+                                                          "image_size": 256})
+    with pytest.raises(PreflightError, match="chance_n_bags=1000000, grid_size=32"):
+        preflight("01-mil-stability", chance, available=24 * GIB)
+    preflight("01-mil-stability", resolve_params("01-mil-stability", "default"), available=24 * GIB)
+
+
+def test_the_phantom_term_of_the_estimate_matches_a_measurement(peak_growth):
+    """The dominant data term (the cached CXR pair, its mask and one contrast level) against the peak resident
+    memory a fresh process adds while it builds the phantoms."""
+    n, size = 1500, 128
+    measured = peak_growth(
+        f"P = ms.Params(n_images={n}, image_size={size}, grid_size=8, difficulty_levels=[0.1, 0.2])\n"
+        "ms.build_data(ms.dataset_specs(P)['cxr'])",
+        setup="from medeval.experiments import mil_stability as ms\nimport medeval.data.phantoms.chest, "
+              "medeval.data.bagging")
+    P = ms.Params(n_images=n, image_size=size, grid_size=8, difficulty_levels=[0.1, 0.2])
+    estimated = n * size**2 * (P.cxr_pair_bytes + P.cxr_level_bytes)  # one level built here
+    assert 0.5 <= measured / estimated <= 2, (measured / 2**20, estimated / 2**20)
+
+
+def test_positive_bags_threshold_sweep_is_the_sweep_over_the_positive_test_bags():
+    import types
+
+    import pandas as pd
+
+    predictions = np.random.default_rng(0).random((3, 4, 16))  # 3 models, 4 test bags of 16 instances
+    data = types.SimpleNamespace(bag_labels=np.array([0, 1, 1, 0, 1, 0]))
+    result = types.SimpleNamespace(data=data, test_idx=np.array([5, 1, 2, 4]), predictions={"mean": predictions})
+    sweep = ms.positive_bags_threshold_sweep(result, "mean", [0.3, 0.7])
+    assert list(sweep["threshold"].unique()) == [0.3, 0.7]
+    # test bags 1, 2 and 4 are positive: positions 1-3 of the test split
+    pd.testing.assert_frame_equal(sweep, ms.threshold_sweep(predictions[:, 1:], [0.3, 0.7]))
+    assert not sweep.equals(ms.threshold_sweep(predictions, [0.3, 0.7]))

@@ -40,7 +40,7 @@ def _bags(means: dict, n_bags: int, rng, sd: float = 0.05) -> pd.DataFrame:
 
 
 def make_inputs(*, means=None, auc=0.88, n_bags=40, seed=0, sweep_slope=-0.3, fig8_slope=1.0, ops=None,
-                data_source="phantoms") -> mc.ClaimInputs:
+                data_source="phantom") -> mc.ClaimInputs:
     rng = np.random.default_rng(seed)
     ops = list(ops or OPS)
     means = means or {ds: {op: v for op, v in per.items() if op in ops} for ds, per in GOOD.items()}

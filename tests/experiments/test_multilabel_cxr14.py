@@ -208,6 +208,62 @@ def test_params_validation():
         ex.Params(unknown_field=1)
 
 
+def _refusal(overrides) -> str:
+    from medeval.runtime.params import ParameterError, resolve_params
+
+    with pytest.raises(ParameterError) as err:
+        resolve_params("05-multilabel", "smoke", overrides)
+    return str(err.value)
+
+
+def test_cross_field_rules_are_refused_before_any_compute_naming_their_fields():
+    msg = _refusal({"image_size": 96, "input_size": 64})
+    assert "parameters input_size=64, image_size=96: input_size must divide image_size" in msg
+    assert ex.Params(data_source="real", image_size=96, input_size=64).input_size == 64  # real images are resized
+    msg = _refusal({"weights_path": "resnet.pt"})
+    assert "weights_path='resnet.pt', backbone='small_cnn': weights_path initialises a ResNet" in msg
+    msg = _refusal({"real_protocols": ["kfold_5", "kfold_5"]})
+    assert "'real_protocols' = ['kfold_5', 'kfold_5']: entries must be distinct" in msg
+    assert "'data_source' = 'phantoms'" in _refusal({"data_source": "phantoms"})  # renamed 'phantom' (issue #18)
+
+
+def test_preflight_names_missing_real_images_and_weights(tmp_path, monkeypatch):
+    from medeval.runtime.params import PreflightError, preflight, resolve_params
+
+    monkeypatch.setenv("MEDEVAL_DATA", str(tmp_path))
+    params = resolve_params("05-multilabel", "full", {"device": "cpu", "weights_path": str(tmp_path / "w.pt")})
+    with pytest.raises(PreflightError) as err:
+        preflight("05-multilabel", params, available=2**40)
+    assert "dataset 'chestxray14-images'" in str(err.value) and "weights_path: the weights file" in str(err.value)
+    preflight("05-multilabel", resolve_params("05-multilabel", "smoke"), available=2**40)
+
+
+def test_an_estimate_above_the_available_memory_is_refused_naming_its_drivers():
+    from medeval.runtime.params import GIB, PreflightError, preflight, resolve_params
+
+    params = resolve_params("05-multilabel", "smoke", {"n_images": 500_000, "image_size": 512, "input_size": None})
+    estimate = params.resource_estimate()
+    assert estimate.peak_bytes > 24 * GIB and {"n_images", "image_size"} <= set(estimate.drivers)
+    with pytest.raises(PreflightError, match=r"exceeds the 24.00 GiB available.*lower n_images, image_size"):
+        preflight("05-multilabel", params, available=24 * GIB)
+    for profile in ("smoke", "default"):
+        preflight("05-multilabel", resolve_params("05-multilabel", profile), available=24 * GIB)
+
+
+def test_the_phantom_term_matches_a_measurement(peak_growth):
+    """The estimate's phantom term (1,500 phantoms of 128 px block-averaged to 64 px, with the 70/10/20 copies)
+    against the peak resident memory they add in a fresh interpreter."""
+    measured = peak_growth(
+        "ph = generate_chest_phantoms(1500, 128, seed=0)\n"
+        "x = ex.downsample_images(ph.images, 64)[:, None]\n"
+        "idx = np.random.default_rng(0).permutation(1500)\n"
+        "parts = [x[idx[:1050]], x[idx[1050:1200]], x[idx[1200:]]]  # train, validation, test (copies)",
+        setup="import numpy as np\nfrom medeval.data.phantoms.chest import generate_chest_phantoms\n"
+              "from medeval.experiments import multilabel_cxr14 as ex")
+    estimated = ex.Params(n_images=1500, image_size=128, input_size=64).resource_estimate().terms["phantoms"]
+    assert 0.5 <= measured / estimated <= 2, (measured / 2**20, estimated / 2**20)
+
+
 @pytest.mark.slow
 def test_phantom_cnn_runs_end_to_end():
     params = ex.Params(n_images=80, epochs=1, device="cpu", batch_size=16)
@@ -293,3 +349,14 @@ def test_real_cnn_code_path_with_a_stand_in_reader(monkeypatch, tmp_path, protoc
     else:
         assert abs(runs[0].info["n_test"] - 48) <= 1
     assert set(np.unique(runs[0].patient_test)) <= set(pid) and fu.size == 240
+
+
+def test_most_frequent_labelset_and_the_no_finding_hamming_loss():
+    y = np.array([[0, 0, 0], [1, 0, 1], [0, 0, 0], [0, 1, 0], [0, 0, 0], [1, 0, 1]])
+    top, count = ex.most_frequent_labelset(y)
+    assert not top.any() and count == 3 and isinstance(count, int)
+    top, count = ex.most_frequent_labelset(y[[1, 3, 5]])
+    assert top.tolist() == [True, False, True] and count == 2
+    assert ex.no_finding_hamming_loss(y) == pytest.approx(5 / 18)
+    assert ex.no_finding_hamming_loss(y) == pytest.approx(ex.indicator_row(y)["LDens"].iloc[0])  # = LDens
+    assert ex.UndefinedMetricWarning is ml.UndefinedMetricWarning

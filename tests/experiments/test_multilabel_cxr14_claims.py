@@ -230,7 +230,7 @@ def test_claim_cnn_per_label_auc_floor_and_phantoms_are_na():
     r = changed(cnn_quality=_quality(0.65, 0.6, 0.7))
     c = {c.id: c for c in mc.chapter_claims(r, "t").claims}["cnn-per-label-auc"]
     assert c.verdict == "[n/a]" and "did not train" in c.decision.reason
-    c = {c.id: c for c in mc.chapter_claims(changed(data_source="phantoms"), "t").claims}["cnn-per-label-auc"]
+    c = {c.id: c for c in mc.chapter_claims(changed(data_source="phantom"), "t").claims}["cnn-per-label-auc"]
     assert c.verdict == "[n/a]" and c.basis == "phantom" and "phantoms" in c.decision.reason
 
 
@@ -257,7 +257,7 @@ def test_claim_errata_follow_the_numbers():
 
 
 def test_claim_explain_lists_every_row_not_reproduced():
-    cl = mc.chapter_claims(changed(data_source="phantoms", cnn_quality=_quality(0.85, 0.8, 0.9)), "t")
+    cl = mc.chapter_claims(changed(data_source="phantom", cnn_quality=_quality(0.85, 0.8, 0.9)), "t")
     text = explain_claims(cl)
     not_re = [c.id for c in cl.claims if c.verdict != "[Re]"]
     assert not_re and all(f"**{cid}**" in text for cid in not_re)

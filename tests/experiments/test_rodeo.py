@@ -167,3 +167,74 @@ def test_bootstrap_samples_and_intervals(oracle_targets):
     np.testing.assert_allclose(acc.drop("Total"), t["acc@30"].drop("Total"))  # the counts behind acc@30
     ci = R.bootstrap_intervals(samples)
     assert (ci["low"] <= ci["high"]).all()
+
+
+# ---- the schema's rules, pre-flight and resource estimate (issue #17) ------------------------------------------
+def _refusal(**overrides) -> str:
+    from medeval.runtime.params import ParameterError, resolve_params
+
+    with pytest.raises(ParameterError) as err:
+        resolve_params("02-rodeo", "smoke", overrides)
+    return str(err.value)
+
+
+def test_rules_and_distinct_lists_refuse_before_any_compute():
+    msg = _refusal(detector_data="chestxray14", n_train=100_000)
+    assert "detector_data='chestxray14', n_train=100000" in msg and "at most 96,182" in msg
+    for field, value in (("sigma_pos", [0.5, 0.5]), ("p_values", [0, 0.0, 1]), ("cam_thresholds", [60, 60]),
+                         ("random_box_sizes", [0.1, 0.1])):
+        msg = _refusal(**{field: value})
+        assert f"parameter {field!r}" in msg and "distinct" in msg and "(Annotated)" not in msg
+    assert "sigma_pos" in _refusal(sigma_pos=[0, 20])
+
+
+def test_light_schema_constants_agree_with_the_data():
+    from medeval.data.chestxray14 import load_boxes, load_labels, patient_id_of
+    from medeval.experiments import rodeo_params as rp
+
+    assert R.Params is rp.Params and len(R.CLASSES) == rp.N_CLASSES and len(R.FIGURES) == rp.N_FIGURES
+    labels, boxes = load_labels(), load_boxes()
+    boxed = np.array(sorted(boxes["image_index"].unique()))
+    assert len(boxed) == rp.BOXED_IMAGES
+    assert (~labels["patient_id"].isin(set(patient_id_of(boxed).tolist()))).sum() == rp.CHESTXRAY14_TRAIN_POOL
+
+
+def test_fig9_keeps_every_ratio_level_and_the_origin_once():
+    settings = R.figure_settings("fig9", R.Params(sigma_size=[0.25, 1.0], sigma_ratio=[0.5, 0, 1.5]))
+    ratio = [s["sigma_ratio"] for s in settings if s["sigma_size"] == 0.0]
+    assert sorted(ratio) == [0.0, 0.5, 1.5]  # the first entry is not dropped when it is not 0
+    settings = R.figure_settings("fig9", R.Params(sigma_size=[0, 1.0], sigma_ratio=[0, 0.5]))
+    assert [(s["sigma_size"], s["sigma_ratio"]) for s in settings] == [(0, 0), (1.0, 0), (0, 0.5)]
+
+
+def test_an_estimate_above_the_machine_is_refused_naming_its_drivers():
+    from medeval.runtime.params import GIB, PreflightError, preflight, resolve_params
+
+    P = resolve_params("02-rodeo", "smoke", {"n_train": 200_000, "n_test": 50_000, "image_size": 512})
+    assert P.resource_estimate().peak_bytes > 244 * GIB
+    with pytest.raises(PreflightError, match="exceeds the 24.00 GiB available") as err:
+        preflight("02-rodeo", P, available=24 * GIB)
+    assert all(f in str(err.value) for f in ("n_train=200000", "image_size=512", "n_test=50000"))
+    cams = resolve_params("02-rodeo", "smoke", {"n_train": 64, "n_test": 50_000, "image_size": 512})
+    with pytest.raises(PreflightError, match="n_test=50000, image_size=512"):
+        preflight("02-rodeo", cams, available=24 * GIB)
+    preflight("02-rodeo", resolve_params("02-rodeo", "default"), available=24 * GIB)
+
+
+RODEO_SETUP = ("import numpy, scipy.ndimage\nfrom medeval.experiments import rodeo as R\n"
+               "import medeval.data.phantoms.chest, medeval.data.splits, medeval.data.chestxray14")
+
+def test_the_data_terms_of_the_estimate_match_measurements(peak_growth):
+    """The phantoms of the detector and the class activation maps of its test images, each measured in a fresh
+    process (peak resident memory beyond what it held before) against its term of the estimate."""
+    P = R.Params(n_train=800, n_test=400, image_size=128)
+    measured = peak_growth("R.phantom_detection_data(R.Params(n_train=800, n_test=400, image_size=128), 0)",
+                           setup=RODEO_SETUP)
+    estimated = P.resource_estimate().terms["detector data"]
+    assert 0.5 <= measured / estimated <= 2, (measured / 2**20, estimated / 2**20)
+    n, side = 40, 128
+    blob = f"g = numpy.exp(-numpy.linspace(-2, 2, {side}) ** 2); g = g[:, None] * g[None, :]\n"
+    measured = peak_growth(blob + f"cams = numpy.broadcast_to(g, ({n}, 8, {side}, {side})).astype(numpy.float32)\n"
+                           f"R.cam_boxes(cams, [60, 180], scores=numpy.ones(({n}, 8)))", setup=RODEO_SETUP)
+    estimated = P.cam_bytes * n * side**2
+    assert 0.5 <= measured / estimated <= 2, (measured / 2**20, estimated / 2**20)

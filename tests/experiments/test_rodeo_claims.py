@@ -417,7 +417,7 @@ def test_claim_table1_class_readings_can_pass_fail_and_floor():
     bad = {**ok, "Nodule": {"classification": 1.0, "localization": 5.0, "shape_matching": 20.0}}
     table, boot = detector(readings=bad, noise=0.3)
     assert decide("table1-class-readings", ins | {"table1_ours": table, "table1_boot": boot}).verdict == "[¬Re]"
-    assert decide("table1-class-readings", ins | {"detector_data": "phantoms"}).verdict == "[n/a]"
+    assert decide("table1-class-readings", ins | {"detector_data": "phantom"}).verdict == "[n/a]"
     low = decide("table1-class-readings", ins | {"detector_auc": dict.fromkeys(R.CLASSES, 0.6)})
     assert low.verdict == "[n/a]" and "did not train" in low.reason
 

@@ -89,14 +89,6 @@ def test_roc_and_pr_match_sklearn(seed):
     np.testing.assert_allclose(pr.thresholds, thresholds[::-1])
 
 
-def test_roc_is_independent_of_example_order_with_ties():
-    y, s = _random_problem(7, tie_decimals=1)
-    perm = np.random.default_rng(1).permutation(y.size)
-    a, b = C.roc_curve(y, s), C.roc_curve(y[perm], s[perm])
-    np.testing.assert_array_equal(a.tp, b.tp)
-    np.testing.assert_array_equal(a.fp, b.fp)
-
-
 @pytest.mark.parametrize(
     "y, s, match",
     [
@@ -110,11 +102,6 @@ def test_degenerate_inputs_raise(y, s, match):
     for fn in (C.roc_curve, C.pr_curve, C.pr_t_curve, C.roc_auc):
         with pytest.raises(ValueError, match=match):
             fn(y, s)
-
-
-def test_constant_scores_raise_for_pr_t():
-    with pytest.raises(ValueError, match="constant"):
-        C.pr_t_curve([1, 0, 1], [0.5, 0.5, 0.5])
 
 
 # ---------------------------------------------------------------------------- PR-T (Algorithms 1-2)
@@ -162,20 +149,6 @@ def test_pr_t_identities(seed):
     fine = C.pr_t_auc(C.pr_t_curve(y, s, n_thresholds=1001))
     assert fine.recall == pytest.approx(sn[y == 1].mean(), abs=1e-3)
     assert 0 <= auc.precision <= 1 and 0 <= auc.recall <= 1
-
-
-def test_pr_t_is_order_independent():
-    y, s = _random_problem(11, tie_decimals=1)
-    perm = np.random.default_rng(3).permutation(y.size)
-    a, b = C.pr_t_curve(y, s), C.pr_t_curve(y[perm], s[perm])
-    np.testing.assert_array_equal(a.precision, b.precision)
-    np.testing.assert_array_equal(a.recall, b.recall)
-
-
-def test_pr_t_auc_requires_101_thresholds():
-    y, s = _random_problem(0)
-    with pytest.raises(ValueError, match="101"):
-        C.pr_t_auc(C.pr_t_curve(y, s, n_thresholds=11))
 
 
 def test_prior_sensitivity_of_precision_but_not_recall_or_roc():
@@ -246,8 +219,9 @@ def test_intermediate_tie_median_for_curve_all_for_auc():
 def test_interpolation_matches_davis_goadrich_and_real_vertices():
     y, s = _random_problem(3, n=97, tie_decimals=None)
     roc = C.roc_curve(y, s)
-    recall, precision = C.interpolated_pr_points(roc, n_points=1001)
     pos = roc.n_pos
+    recall, precision = C.interpolated_pr_points(roc, n_points=10 * pos + 1)  # every 10th point: a TP count
+    checked = {"vertex": 0, "interpolated": 0}
     for r, p in zip(recall[1:], precision[1:], strict=True):  # recall 0: start rule, tested above
         tp_x = r * pos
         k = np.searchsorted(roc.tp, tp_x - 1e-9)
@@ -255,11 +229,14 @@ def test_interpolation_matches_davis_goadrich_and_real_vertices():
             group = roc.fp[roc.tp == roc.tp[k]]
             if group.size == 1:  # real vertex: exact precision
                 assert p == pytest.approx(roc.tp[k] / (roc.tp[k] + group[0]))
+                checked["vertex"] += 1
             continue
         a = k - 1  # previous vertex A, next vertex B = k
         skew = (roc.fp[k] - roc.fp[a]) / (roc.tp[k] - roc.tp[a])
         fp_x = roc.fp[a] + skew * (tp_x - roc.tp[a])  # Davis & Goadrich Eq. 5.1
         assert p == pytest.approx(tp_x / (tp_x + fp_x))
+        checked["interpolated"] += 1
+    assert checked["vertex"] >= 2 and checked["interpolated"] >= 100, checked  # neither branch is vacuous
 
 
 @pytest.mark.parametrize("seed", range(3))

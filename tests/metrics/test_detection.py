@@ -144,7 +144,7 @@ def test_oracle_agreement_on_random_datasets(rodeo_oracle):
         for c in names:
             for s in SUBS:
                 key = f"RoDeO/{c}/{s}"
-                if np.isnan(expected[key]) or np.isnan(got_d[key]):
+                if np.isnan(expected[key]):  # the oracle's NaN for a class without matched pairs (documented)
                     continue
                 assert got_d[key] == pytest.approx(expected[key], abs=1e-9), (trial, key)
                 per_class_compared += 1
@@ -378,6 +378,7 @@ def test_duplicates_and_missed_count_factor():
 def test_count_factor_formula_on_random_data():
     """Global factor = Σ min(P_i, T_i) / Σ max(P_i, T_i): perfect predictions plus random extras/drops."""
     rng = np.random.default_rng(11)
+    checked = 0
     for _ in range(20):
         preds, targets = [], []
         for _ in range(10):
@@ -397,6 +398,8 @@ def test_count_factor_formula_on_random_data():
         r = ours(preds, targets, ["a", "b"])
         # matched boxes are perfect (extras are far away, never matched while a perfect box waits)
         assert r.classification == pytest.approx(mins / maxs, abs=1e-12)
+        checked += 1
+    assert checked >= 15
 
 
 def test_no_predictions_no_targets_policy():
@@ -429,78 +432,15 @@ def test_monotonicity_and_bounds():
 
 
 # --------------------------------------------------------------------------------------------------
-# invariances and formats
+# input containers (translation, axis scaling, box formats, image and box order, ImageBoxes and torch input
+# are checked for every detection metric in test_common.py)
 # --------------------------------------------------------------------------------------------------
 
 
-def assert_same(a, b, tol=1e-12):
-    da, db = a.as_dict(), b.as_dict()
-    assert list(da) == list(db)
-    for key in da:
-        if np.isnan(da[key]):
-            assert np.isnan(db[key]), key
-        else:
-            assert db[key] == pytest.approx(da[key], abs=tol), key
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_invariances(seed):
-    rng = np.random.default_rng(seed)
-    names = ["a", "b", "c", "d"]
-    preds, targets = random_dataset(rng, 4, 12)
-    base = ours(preds, targets, names)
-
-    def transform(arrs, f):
-        return [f(a.copy()) for a in arrs]
-
-    def translate(a):
-        a[:, 0] += 13.7
-        a[:, 1] -= 4.2
-        return a
-
-    def scale(a):
-        a[:, [0, 2]] *= 1024.0
-        a[:, [1, 3]] *= 768.0
-        return a
-
-    assert_same(base, ours(transform(preds, translate), transform(targets, translate), names), 1e-9)
-    assert_same(base, ours(transform(preds, scale), transform(targets, scale), names), 1e-9)
-    perm = rng.permutation(len(preds))
-    assert_same(base, ours([preds[i] for i in perm], [targets[i] for i in perm], names))
-    shuffled_p = [a[rng.permutation(len(a))] for a in preds]
-    shuffled_t = [a[rng.permutation(len(a))] for a in targets]
-    assert_same(base, ours(shuffled_p, shuffled_t, names))
-
-
-def test_box_formats_give_identical_results():
-    rng = np.random.default_rng(2)
-    names = ["a", "b", "c"]
-    preds, targets = random_dataset(rng, 3, 10)
-    base = ours(preds, targets, names)
-    for fmt in ("xyxy", "cxcywh"):
-        conv = [
-            np.column_stack([convert_boxes(a[:, :4].reshape(-1, 4), "xywh", fmt), a[:, 4]]) for a in preds
-        ]
-        convt = [
-            np.column_stack([convert_boxes(a[:, :4].reshape(-1, 4), "xywh", fmt), a[:, 4]]) for a in targets
-        ]
-        r = robust_detection_outcome(conv, convt, box_format=fmt, class_names=names)
-        assert_same(base, r, 1e-9)
-        acc_base = accuracy_at_iou(preds, targets, box_format="xywh", class_names=names, iou_threshold=0.3)
-        acc = accuracy_at_iou(conv, convt, box_format=fmt, class_names=names, iou_threshold=0.3)
-        np.testing.assert_allclose(acc.per_class, acc_base.per_class)
-
-
-def test_image_boxes_input_equals_per_image_input():
+def test_image_boxes_round_trip_and_subsets():
     rng = np.random.default_rng(9)
-    preds, targets = random_dataset(rng, 3, 10)
+    preds, _ = random_dataset(rng, 3, 10)
     p = ImageBoxes.from_per_image(preds, box_format="xywh")
-    t = ImageBoxes.from_per_image(targets, box_format="xywh")
-    assert_same(
-        ours(preds, targets, list("abc")),
-        robust_detection_outcome(p, t, box_format="xywh", class_names=list("abc")),
-        0,
-    )
     back = p.to_per_image()
     assert all(np.array_equal(a.reshape(-1, 5), b) for a, b in zip(preds, back, strict=True))
     sub = p.subset_images([3, 3, 0])
@@ -540,8 +480,6 @@ def test_bad_arguments_raise():
         robust_detection_outcome(t, t, class_names=["a", "b"])  # box_format is required: never guessed
     with pytest.raises(ValueError, match="box_format"):
         robust_detection_outcome(t, t, box_format="ltrb", class_names=["a", "b"])
-    with pytest.raises(ValueError, match="at least 2"):
-        robust_detection_outcome(t, t, box_format="xywh", class_names=["a"])
     with pytest.raises(ValueError, match="eps"):
         robust_detection_outcome(t, t, box_format="xywh", class_names=["a", "b"], eps=-1)
     with pytest.raises(ValueError, match="w_matched"):

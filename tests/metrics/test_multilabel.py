@@ -4,6 +4,7 @@ table, scikit-learn and torchmetrics as oracles, metric identities and the undef
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -276,12 +277,6 @@ def test_against_torchmetrics(seed):
         assert ml.ranking_loss(y, p, undefined=0.0) == pytest.approx(tmf.multilabel_ranking_loss(pt, yt, k).item(), abs=1e-6)
 
 
-def test_torch_tensors_are_accepted():
-    torch = pytest.importorskip("torch")
-    y, p = _random_case(0, ties=False)
-    assert ml.macro_auc(torch.tensor(y), torch.tensor(p, requires_grad=True)) == pytest.approx(ml.macro_auc(y, p))
-
-
 # ------------------------------------------------------------------------------------------------
 # documented differences (tie handling, conventions)
 # ------------------------------------------------------------------------------------------------
@@ -341,19 +336,6 @@ def test_min_rank_average_precision_can_exceed_one():
     # two tied positives at the top: numerator 2, min rank 1 (documented; not a precision)
     assert ml.binary_average_precision([1, 1, 0], [0.9, 0.9, 0.1], ties="min") == pytest.approx(2.0)
     assert ml.binary_average_precision([1, 1, 0], [0.9, 0.9, 0.1], ties="max") == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_ranking_measures_invariant_to_increasing_transforms_and_row_order(seed):
-    y, p = _random_case(seed)
-    q = np.exp(3 * p) - 7  # strictly increasing
-    perm = np.random.default_rng(seed).permutation(len(y))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ml.UndefinedMetricWarning)
-        for fn in (ml.mean_average_precision, ml.macro_auc, ml.example_average_precision, ml.ranking_loss,
-                   ml.coverage_error, ml.one_error, ml.example_auc):
-            assert fn(y, q) == pytest.approx(fn(y, p), abs=1e-12)
-            assert fn(y[perm], p[perm]) == pytest.approx(fn(y, p), abs=1e-12)
 
 
 def test_label_permutation_invariance():
@@ -420,17 +402,12 @@ def test_rows_without_labels_are_excluded_and_counted():
 def test_f1_when_nothing_true_and_nothing_predicted():
     y = np.array([[1, 0], [0, 0]])
     yp = np.array([[1, 0], [0, 0]])
-    assert np.isnan(ml.binary_f1([0, 0], [0, 0]))
-    assert ml.binary_f1([0, 0], [0, 0], zero_division="diagnose") == 1.0
-    assert ml.binary_f1([0, 1], [0, 0], zero_division="diagnose") == 0.0  # defined: 0
+    assert ml.binary_f1([0, 1], [0, 0], zero_division="diagnose") == 0.0  # defined: 0 (0/0: test_common)
     with pytest.warns(ml.UndefinedMetricWarning):
         value, n = ml.f1_macro(y, yp, return_count=True)
     assert (value, n) == (1.0, 1)
     with pytest.warns(ml.UndefinedMetricWarning):
         assert ml.f1_macro(y, yp, zero_division=0.0) == 0.5
-    with pytest.warns(ml.UndefinedMetricWarning):
-        value, n = ml.f1_micro(np.zeros((2, 2)), np.zeros((2, 2)), return_count=True)
-    assert np.isnan(value) and n == 1
     with pytest.warns(ml.UndefinedMetricWarning):
         value, n = ml.example_f1(y, yp, return_count=True)
     assert (value, n) == (1.0, 1)
@@ -475,7 +452,7 @@ def test_indicator_identities(seed):
     np.testing.assert_allclose(np.diag(m), 1)
     np.testing.assert_allclose(m * counts[:, None], (m * counts[:, None]).T, atol=1e-9)
     assert ml.label_diversity(y) == len({tuple(r) for r in y})
-    assert ml.proportion_most_frequent_labelset(y) >= 1 / y.shape[0]
+    assert ml.proportion_most_frequent_labelset(y) == max(Counter(map(tuple, y)).values()) / y.shape[0]
 
 
 def test_pairwise_chi2_matches_scipy():
@@ -529,8 +506,6 @@ def test_bad_inputs_raise_clear_errors():
         ml.f1_macro(y, y, convention="mldr")
     with pytest.raises(ValueError, match="zero_division"):
         ml.f1_micro(y, y, zero_division="warn")
-    with pytest.raises(ValueError, match="empty"):
-        ml.label_density(np.zeros((0, 3)))
 
 
 # ------------------------------------------------------------------------------------------------

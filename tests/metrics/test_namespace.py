@@ -42,7 +42,7 @@ def test_the_flat_names_are_the_documented_functions():
 def test_the_api_reference_lists_the_flat_names_once_and_documents_them_in_their_modules():
     """The book's page for medeval.metrics is a table of every function and class, each linked to its module's
     page, not a second copy of the 158 objects; an ordinary module keeps its full autodoc page."""
-    from medeval.runtime.execution import _flat_namespace_page, api_pages
+    from medeval.runtime.book import _flat_namespace_page, api_pages
 
     page = _flat_namespace_page("medeval.metrics")
     assert ":no-members:" in page and ".. autosummary::" in page

@@ -58,9 +58,6 @@ def test_undefined_recall_is_nan_and_excluded_from_mean_with_count():
     assert ev.n_undefined_recall[1] == 1 and ev.n_undefined_precision[1] == 1
     assert ev.mean_recall[1] == pytest.approx(ev.recall[0, 1])
     assert ev.n_undefined_recall[0] == 0
-    # a class absent from every image: mean is NaN, never a silent number
-    ev2 = S.patch_based_evaluation([pred_b], [true_b], 3, classes=(2,))
-    assert np.isnan(ev2.mean_recall[0]) and ev2.n_undefined_recall[0] == 1
 
 
 def test_recall_rises_with_tile_size_for_scattered_predictions():
@@ -74,12 +71,8 @@ def test_recall_rises_with_tile_size_for_scattered_predictions():
 
 def test_bad_inputs_raise():
     pred, true = _masks(0)
-    with pytest.raises(ValueError, match="tile_size"):
-        S.tile_confusion_counts(pred, true, 0, 1)
     with pytest.raises(ValueError, match="same shape"):
         S.tile_confusion_counts(pred[:5], true, 2, 1)
-    with pytest.raises(ValueError, match="pred_masks"):
-        S.patch_based_evaluation([], [], 2)
 
 
 def test_method_2_central_region_class_max():
@@ -95,5 +88,3 @@ def test_method_2_central_region_class_max():
     probs2 = probs.copy()
     probs2[:, 2, 0, 0] = 5.0
     np.testing.assert_allclose(S.central_region_class_max(probs2, 8), scores)
-    with pytest.raises(ValueError, match="central_size"):
-        S.central_region_class_max(probs, 17)

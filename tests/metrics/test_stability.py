@@ -1,5 +1,6 @@
 """Tests of medeval.metrics.stability against the paper's tables, exact rational arithmetic,
-scikit-learn / scipy references and invariance properties."""
+scikit-learn / scipy references and invariance properties (symmetry in the two models, shared
+permutations of the instances, monotone maps and torch input: test_common.py, for every score)."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def test_table_ix_and_fig9():
     assert black_end == pytest.approx(1 / 9, abs=1e-15)
     assert black_end > green_end  # smaller positive agreement, higher score
     lines = {name: score("adjusted_positive_jaccard", t) for name, t in fig9_lines(step=1).items()}
-    assert np.all(lines["blue"].sum() > 0) and np.all(np.diff(lines["blue"]) > 0)
+    assert lines["blue"][0] == 0.0 and np.all(np.diff(lines["blue"]) > 0)  # from chance (n01 = n10) upwards
     assert lines["blue"][-1] == pytest.approx(1 / 3)
     assert np.all(np.diff(lines["green"]) < 0)
     assert np.all(np.diff(lines["black"]) > 0)
@@ -158,7 +159,8 @@ def test_nan_iff_both_models_constant_same_class():
 # ------------------------------------------------------------------------------------------
 # ranges, extremes and orderings (every table with N <= 30)
 # ------------------------------------------------------------------------------------------
-def test_ranges():
+def test_ranges(in_range):
+    """Every table with N <= 30; NaN only on the documented 0/0 tables (below 5% for every score)."""
     t = TABLES_30
     lo_hi = {
         "adjusted_positive_jaccard": (-1 / 3, 1),
@@ -171,13 +173,10 @@ def test_ranges():
         "negative_agreement_ratio": (0, 1),
     }
     for name, (lo, hi) in lo_hi.items():
-        values = score(name, t)
-        finite = values[~np.isnan(values)]
-        assert finite.min() >= lo - 1e-12 and finite.max() <= hi + 1e-12, name
+        in_range(score(name, t).tolist(), lo - 1e-12, hi + 1e-12, finite_share=0.95)
+    # S_APO lies in [1 - N, 1]: (S_APO - 1) / N in [-1, 0]
     apo = score("adjusted_positive_overlap", t)
-    n = t.sum(axis=1)
-    assert np.all(apo[~np.isnan(apo)] >= 1 - n[~np.isnan(apo)] - 1e-9)
-    assert np.all(apo[~np.isnan(apo)] <= 1 + 1e-12)
+    in_range(((apo - 1) / t.sum(axis=1)).tolist(), -1 - 1e-12, 1e-12, finite_share=0.95)
 
 
 def test_apj_minimum_is_attained_exactly_when_n11_n00_zero_and_n01_eq_n10():
@@ -386,22 +385,6 @@ def test_pairwise_ranks_equal_scipy_on_clipped_maps_with_signed_zeros():
                     assert got == pytest.approx(expected, abs=1e-12), (name, i, j, b)
 
 
-def test_symmetry_and_shared_permutation_invariance():
-    rng = np.random.default_rng(5)
-    p = random_predictions(rng)
-    perm = rng.permutation(p.shape[-1])
-    forward = st.pairwise_stability(p)
-    swapped = st.pairwise_stability(p[::-1].copy())  # model order reversed: pair (i, j) becomes (j, i)
-    permuted = st.pairwise_stability(p[..., perm])
-    m = p.shape[0]
-    reversed_index = {tuple(pair): k for k, pair in enumerate(swapped.pairs.tolist())}
-    for name in st.SCORE_NAMES:
-        for k, (a, b) in enumerate(forward.pairs.tolist()):
-            k2 = reversed_index[(m - 1 - b, m - 1 - a)]
-            np.testing.assert_allclose(forward.scores[name][k], swapped.scores[name][k2], atol=1e-12, err_msg=name)
-        np.testing.assert_allclose(forward.scores[name], permuted.scores[name], atol=1e-12, err_msg=name)
-
-
 def test_aggregation_nan_mean_and_counts():
     per_pair = np.array([[0.5, np.nan, np.nan], [0.1, 0.2, np.nan], [0.3, np.nan, np.nan]])
     mean, n_nan = st.aggregate_over_pairs(per_pair)
@@ -479,16 +462,12 @@ def test_bad_input_raises():
     a, b = rng.random((3, 10)), rng.random((3, 11))
     with pytest.raises(ValueError, match="same shape"):
         st.spearman_correlation(a, b)
-    with pytest.raises(ValueError, match="same shape"):
-        st.agreement_counts(a, b)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         st.kendall_tau(a * 2, a)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         st.pairwise_stability(rng.random((3, 4, 5)) - 0.5)
     with pytest.raises(ValueError, match="NaN"):
         st.pearson_correlation(np.array([0.1, np.nan]), np.array([0.1, 0.2]))
-    with pytest.raises(ValueError, match="at least two models"):
-        st.pairwise_stability(rng.random((1, 4, 5)))
     with pytest.raises(ValueError, match="n_models"):
         st.model_pairs(1)
     with pytest.raises(ValueError, match=r"n_models, n_bags, n_instances"):
@@ -499,19 +478,9 @@ def test_bad_input_raises():
         st.adjusted_jaccard(1.5, 1, 2, 3)
     with pytest.raises(ValueError, match="broadcastable"):
         st.positive_jaccard(np.ones(3), np.ones(2), 1, 1)
-    with pytest.raises(ValueError, match="at least one instance"):
-        st.positive_jaccard(0, 0, 0, 0)
     with pytest.raises(ValueError, match="threshold"):
         st.agreement_counts(a, a, threshold=1.5)
     with pytest.raises(ValueError, match="variant"):
         st.kendall_tau(a, a, variant="c")
     with pytest.raises(ValueError, match="scores"):
         st.pairwise_stability(rng.random((2, 4, 5)), scores=["dice"])
-
-
-def test_torch_tensors_accepted():
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(10)
-    a, b = rng.random((4, 20)), rng.random((4, 20))
-    ours = st.spearman_correlation(torch.tensor(a, requires_grad=True), torch.tensor(b))
-    np.testing.assert_allclose(ours, st.spearman_correlation(a, b))

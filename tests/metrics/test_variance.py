@@ -20,17 +20,13 @@ def test_eve_equals_mean_of_two_sample_variances(pairs):
     assert V.empirical_variance_estimate(x1, x2) == pytest.approx(np.mean((x1 - x2) ** 2) / 2, rel=1e-12)
 
 
-def test_eve_targets_and_symmetry(pairs):
+def test_eve_targets_and_shift_invariance(pairs):
+    """(Symmetry in the two subsets, the order of the pairs and R = 1: test_common.py.)"""
     x1, x2 = pairs
     v = V.empirical_variance_estimate(x1, x2)
-    assert V.empirical_variance_estimate(x2, x1) == v
     assert V.empirical_variance_estimate(x1, x2, target="full_size") == v
     assert V.empirical_variance_estimate(x1, x2, target="mean_of_halves") == pytest.approx(v / 2)
-    assert V.empirical_variance_estimate([0.7], [0.7]) == 0.0
     assert V.empirical_variance_estimate(x1 + 3.0, x2 + 3.0) == pytest.approx(v)  # shift invariance
-    # order of the pairs does not matter
-    perm = np.random.default_rng(1).permutation(x1.size)
-    assert V.empirical_variance_estimate(x1[perm], x2[perm]) == pytest.approx(v)
 
 
 def test_eve_is_unbiased_for_independent_pairs():
@@ -110,25 +106,13 @@ def test_strategy_errors_mse_decomposition(pairs):
     [
         (lambda: V.empirical_variance_estimate([0.5, 0.6], [0.5]), "same length"),
         (lambda: V.empirical_variance_estimate([0.5, np.nan], [0.5, 0.6]), "non-finite"),
-        (lambda: V.empirical_variance_estimate([], []), "at least 1"),
         (lambda: V.empirical_variance_estimate([[0.5]], [[0.5]]), "one-dimensional"),
         (lambda: V.empirical_variance_estimate([0.5], [0.5], target="full"), "target"),
-        (lambda: V.naive_empirical_variance_estimate([0.5]), "at least 2"),
-        (lambda: V.naive_foldwise_variance([[0.5]]), "2 folds"),
         (lambda: V.naive_foldwise_variance([[0.5, np.nan]]), "non-finite"),
-        (lambda: V.naive_binomial_variance(1.2, 10), "performance"),
-        (lambda: V.naive_binomial_variance(0.5, 0), "n_items"),
         (lambda: V.normal_confidence_interval(0.5, -1.0), "variance"),
         (lambda: V.normal_confidence_interval(0.5, 0.1, level=1.0), "level"),
-        (lambda: V.paired_comparison([0.5, 0.6], [0.5, 0.6], [0.5], [0.5]), "share pairs"),
     ],
 )
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
-
-
-def test_accepts_torch_tensors():
-    torch = pytest.importorskip("torch")
-    a, b = torch.tensor([0.7, 0.8]), torch.tensor([0.75, 0.7])
-    assert V.empirical_variance_estimate(a, b) == pytest.approx(np.mean((a.numpy() - b.numpy()) ** 2) / 2)

@@ -6,8 +6,8 @@ from scipy import stats
 from sklearn.neighbors import NearestCentroid
 from sklearn.svm import SVC
 
+from medeval.data.splits import libsvm_fold_ids
 from medeval.models.batched_svm import batched_linear_svm, batched_nearest_centroid
-from medeval.validation import libsvm_fold_ids
 
 
 def _problems(seed, n_subsets, n_per_class, d, shift, n_splits=10):

@@ -81,3 +81,7 @@ def test_table1(results, in_range):
 
 def test_provenance(results):
     assert results["profile"] == "smoke" and not math.isnan(results["wall_time_s"])
+
+
+def test_peak_memory_within_factor_two_of_the_estimate(run_chapter_smoke, estimate_within):
+    estimate_within(run_chapter_smoke("02-rodeo").results)

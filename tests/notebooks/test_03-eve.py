@@ -87,3 +87,7 @@ def test_03_eve_checks_pass(res):
     checks = res["checks"]
     assert len(checks) >= 8
     assert all(c["passed"] is True for c in checks), [c for c in checks if not c["passed"]]
+
+
+def test_peak_memory_within_factor_two_of_the_estimate(run_chapter_smoke, estimate_within):
+    estimate_within(run_chapter_smoke("03-eve").results)

@@ -1,6 +1,8 @@
 """Chapters 4a and 4b execute their ``full`` (real-data) branches end to end, offline, on phantom data sets written
-in the real formats (PCam HDF5, CAMELYON16 pyramidal TIFF + ASAP XML, CIFAR-10 python batches), with the full
-profile's sizes shrunk through parameter overrides."""
+in the real formats (PCam HDF5, CAMELYON16 pyramidal TIFF + ASAP XML + reference standard, CIFAR-10 python
+batches), with the full profile's sizes shrunk through parameter overrides. 4a scores the complete CAMELYON16 test
+set; 4b runs on a partial one (a tumour slide's XML missing) with ``cls_imbalanced_test=auto``, and its page says
+what stood in and why; without that request a partial test set is refused before any kernel starts."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from medeval.data.camelyon16 import PatchGeometry
 from medeval.data.phantoms.formats import write_camelyon16_like, write_cifar10_like, write_pcam_like
 from medeval.experiments.histology import camelyon16_test_patch_table
 from medeval.runtime.execution import run_chapter
+from medeval.runtime.params import PreflightError
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
@@ -55,11 +58,41 @@ def test_04a_full_scores_the_camelyon16_test_patches(real_format_env):
     assert any("1:" in row["reason"] and "camelyon16" in row["reason"] for row in res["paper_vs_us"])
 
 
-def test_04b_full_runs_pcam_camelyon16_and_cifar10(real_format_env):
-    res = run_chapter("04b-evaluation-measures", "full", SMALL_4B,
-                      out_dir=real_format_env / "_runs" / "full").results
-    # the real tasks replace the phantom and digits tasks under the same roles
-    assert res["tasks"] == {"histology": "PCam→CAMELYON16", "cifar": "CIFAR-10"}
+@pytest.fixture
+def partial_camelyon16(real_format_env, tmp_path, monkeypatch):
+    """The same data with test_002's annotation XML missing (test_002 is a tumour slide)."""
+    root = tmp_path / "data"
+    for name in ("pcam", "cifar10"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).symlink_to(real_format_env / name, target_is_directory=True)
+    for path in (real_format_env / "camelyon16").rglob("*"):
+        rel = path.relative_to(real_format_env / "camelyon16")
+        if path.is_file() and rel.name != "test_002.xml":
+            (root / "camelyon16" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / "camelyon16" / rel).symlink_to(path)
+    monkeypatch.setenv("MEDEVAL_DATA", str(root))
+    return root
+
+
+def test_partial_camelyon16_is_refused_before_the_kernel_starts(partial_camelyon16):
+    for chapter, small in (("04a-class-distribution", SMALL_4A), ("04b-evaluation-measures", SMALL_4B)):
+        with pytest.raises(PreflightError) as err:
+            run_chapter(chapter, "full", small, out_dir=partial_camelyon16 / "_runs")
+        assert "test_002.xml" in str(err.value) and "cls_imbalanced_test" in str(err.value)
+    assert not (partial_camelyon16 / "_runs").exists()  # nothing ran
+
+
+def test_04b_full_runs_pcam_and_cifar10_and_states_what_stood_in(partial_camelyon16):
+    run = run_chapter("04b-evaluation-measures", "full", {**SMALL_4B, "cls_imbalanced_test": "auto"},
+                      out_dir=partial_camelyon16 / "_runs" / "full")
+    res = run.results
+    # the real tasks replace the phantom and digits tasks under the same roles; CAMELYON16 is incomplete, so a
+    # subsample of the PCam test split stood in, as cls_imbalanced_test=auto allows, and the page says so
+    assert res["tasks"] == {"histology": "PCam→PCam subsample", "cifar": "CIFAR-10"}
+    note = res["histology_test_set_note"]
+    assert "cls_imbalanced_test=auto" in note and "test_002.xml" in note and "PCam test split" in note
+    page = page_text(run.notebook)
+    assert "What stood in:" in page and "test_002.xml" in page
     for role in ("histology", "cifar"):
         rows = res[f"trials_{role}"]
         assert {r["model"] for r in rows} == {"En", "Ep"}
@@ -69,3 +102,12 @@ def test_04b_full_runs_pcam_camelyon16_and_cifar10(real_format_env):
     rows = {r["id"]: r for r in res["paper_vs_us"]}
     # the claims on the real tasks rest on real data
     assert rows["fixed-curves-histology"]["basis"] == "real" and rows["fixed-curves-cifar"]["basis"] == "real"
+
+
+def page_text(notebook) -> str:
+    """The text and Markdown outputs of an executed notebook."""
+    import json
+
+    cells = json.loads(notebook.read_text())["cells"]
+    return "\n".join(str(o.get("data", {}).get("text/markdown", "")) + str(o.get("text", ""))
+                     for c in cells if c["cell_type"] == "code" for o in c.get("outputs", []))

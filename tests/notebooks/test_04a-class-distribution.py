@@ -99,3 +99,12 @@ def test_camelyon16_extraction_demo(results):
     demo = results["camelyon16_demo"]
     assert demo["positions"] == 30 * 46  # level 2 of 1024 x 1536: (256 - 24) / 8 + 1 rows, (384 - 24) / 8 + 1 cols
     assert 0 < demo["tumour"] < demo["kept"] < demo["positions"]
+
+
+def test_the_phantom_test_set_needs_no_stand_in(results):
+    assert results["classification_imbalanced_test"] == "phantom"
+    assert results["classification_imbalanced_note"] == ""
+
+
+def test_peak_memory_within_factor_two_of_the_estimate(run_chapter_smoke, estimate_within):
+    estimate_within(run_chapter_smoke(CHAPTER).results)

@@ -79,3 +79,12 @@ def test_checks_and_errata(results):
     assert [e["where"] for e in errata] == ["Table 5.2, Small ΔPrec"]
     assert all(set(ERRATUM_COLUMNS) <= set(e) for e in errata)
     assert float(errata[0]["recomputed"]) == pytest.approx(0.1373, abs=1e-4)
+
+
+def test_the_phantom_tasks_need_no_stand_in_note(results):
+    assert results["tasks"] == {"histology": "phantom patches", "cifar": "digits"}
+    assert results["histology_test_set_note"] == ""
+
+
+def test_peak_memory_within_factor_two_of_the_estimate(run_chapter_smoke, estimate_within):
+    estimate_within(run_chapter_smoke(CHAPTER).results)

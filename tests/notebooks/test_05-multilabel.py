@@ -142,3 +142,7 @@ def test_checks_and_errata(results):
     where = [e["where"] for e in results["errata"]]
     assert any("Hamming loss" in w for w in where) and any("toymlpred" in w for w in where)
     assert not math.isnan(results["wall_time_s"])
+
+
+def test_peak_memory_within_factor_two_of_the_estimate(run_chapter_smoke, estimate_within):
+    estimate_within(run_chapter_smoke("05-multilabel").results)

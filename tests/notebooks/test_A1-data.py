@@ -53,3 +53,35 @@ def test_stand_in_checks_fail_when_a_stand_in_departs(which, key, value):
     args[which][key] = value
     checks = data_appendix.stand_in_checks(*args)
     assert sum(not c.passed for c in checks) == 1
+
+
+@pytest.mark.notebook
+def test_peak_memory_within_factor_two_of_the_estimate(run_chapter_smoke, estimate_within):
+    estimate_within(run_chapter_smoke("A1-data").results)
+
+
+def test_an_estimate_above_the_available_memory_is_refused_naming_its_drivers():
+    from medeval.runtime.params import GIB, PreflightError, preflight, resolve_params
+
+    params = resolve_params("A1-data", "smoke", {"n_box_phantoms": 20_000, "box_image_size": 512})
+    estimate = params.resource_estimate()
+    assert estimate.peak_bytes > 24 * GIB and set(estimate.drivers) == {"n_box_phantoms", "box_image_size"}
+    with pytest.raises(PreflightError, match=r"exceeds the 24.00 GiB available.*lower n_box_phantoms, box_image_size"):
+        preflight("A1-data", params, available=24 * GIB)
+    preflight("A1-data", resolve_params("A1-data", "full"), available=24 * GIB)
+
+
+def test_the_label_set_term_matches_a_measurement(peak_growth):
+    """The estimate's dominant term at 400,000 label sets against the peak resident memory that
+    ``label_comparison`` adds in a fresh interpreter (within a factor of 2)."""
+    from medeval.runtime.params import resolve_params
+
+    params = resolve_params("A1-data", "smoke", {"n_label_samples": 400_000})
+    measured = peak_growth("d.label_comparison(P)", setup=(
+        "from medeval.experiments import data_appendix as d\n"
+        "from medeval.runtime.params import resolve_params\n"
+        "P = resolve_params('A1-data', 'smoke', {'n_label_samples': 400_000})"))
+    estimated = params.resource_estimate().terms["label sets"]
+    assert 0.5 <= measured / estimated <= 2, (measured / 2**20, estimated / 2**20)
+
+

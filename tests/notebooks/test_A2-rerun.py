@@ -40,3 +40,19 @@ def test_shrinkage_check_fails_without_spread_at_the_largest_size():
     runs = _runs({20: 0.05, 160: 0.0})
     check = rerun_demo.shrinkage_check(runs)
     assert not check.passed and "no spread" in check.computed
+
+
+@pytest.mark.notebook
+def test_peak_memory_within_factor_two_of_the_estimate(run_chapter_smoke, estimate_within):
+    estimate_within(run_chapter_smoke("A2-rerun").results)
+
+
+def test_a_large_explicit_pool_is_refused_naming_max_workers():
+    """The page's memory grows only with its worker processes: 512 of them ask for tens of GiB."""
+    from medeval.runtime.params import GIB, PreflightError, preflight, resolve_params
+
+    params = resolve_params("A2-rerun", "default", {"max_workers": 512, "n_repeats": 100})
+    assert params.resource_estimate().peak_bytes > 24 * GIB
+    with pytest.raises(PreflightError, match=r"exceeds the 24.00 GiB available.*lower max_workers"):
+        preflight("A2-rerun", params, available=24 * GIB)
+    preflight("A2-rerun", resolve_params("A2-rerun", "full"), available=24 * GIB)

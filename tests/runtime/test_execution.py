@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from medeval.runtime import execution
-from medeval.runtime.execution import ChapterExecutionError, cache_key, run_chapter
+from medeval.runtime import book, execution
+from medeval.runtime.cache_keys import cache_key
+from medeval.runtime.execution import ChapterExecutionError, run_chapter
 from medeval.runtime.params import get_chapter
 from medeval.runtime.paths import project_root
 
@@ -143,10 +144,10 @@ def _result(chapter, rows, part="chapters"):
 
 def test_scorecard_and_reproducibility_pages_come_from_records():
     res = _result("01-mil-stability", [_claim_row(1, "[Re]", "phantom")])
-    card = execution.scorecard_markdown([res])
+    card = book.scorecard_markdown([res])
     assert 'href="chapters/01-mil-stability.html#claim-c1">claim 1</a>' in card
     assert "| **[Re]** | <a href" in card and "| phantom | smoke | 3 runs | Welch; p = 0.01 | r&#124;s |" in card
-    repro = execution.reproducibility_markdown([res])
+    repro = book.reproducibility_markdown([res])
     assert "`01-mil-stability` | smoke | `kkkkkkkkkkkk` | 1.5 |" in repro and json.dumps({"a": 1}) in repro
 
 
@@ -155,11 +156,11 @@ def test_claim_scorecard_totals_equal_the_sum_of_the_chapters_rows():
     a = _result("01-mil-stability", [_claim_row(1, "[Re]", "phantom"), _claim_row(2, "[~]", "phantom"),
                                       _claim_row(3, "[¬Re]", "exact")])
     b = _result("02-rodeo", [_claim_row(1, "[n/a]", "real"), _claim_row(2, "[Re]", "exact")])
-    totals = execution.scorecard_totals([a, b])
+    totals = book.scorecard_totals([a, b])
     assert totals["verdict"] == {"[Re]": 2, "[¬Re]": 1, "[~]": 1, "[n/a]": 1}
     assert totals["basis:exact"] == {"[Re]": 1, "[¬Re]": 1, "[~]": 0, "[n/a]": 0}
     assert sum(sum(v.values()) for k, v in totals.items() if k.startswith("basis:")) == 5
-    card = execution.scorecard_markdown([a, b])
+    card = book.scorecard_markdown([a, b])
     assert "| **all claims** | 2 | 1 | 1 | 1 | 5 |" in card
     assert "| basis *phantom* | 1 | 0 | 1 | 0 | 2 |" in card
 
@@ -189,7 +190,7 @@ def test_local_data_digest_follows_the_data_files(tmp_path, monkeypatch):
     import os
 
     from medeval.data.phantoms.formats import write_cifar10_like
-    from medeval.runtime.execution import local_data_digest
+    from medeval.runtime.cache_keys import local_data_digest
 
     monkeypatch.setenv("MEDEVAL_DATA", str(tmp_path))
     absent = local_data_digest(("cifar10", "chestxray14-labels", "digits"))

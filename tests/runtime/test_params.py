@@ -24,19 +24,18 @@ def test_every_profile_of_every_chapter_validates():
 
 
 def test_cross_field_checks_pass_for_the_profiles_without_real_data():
-    """Chapters with a module-level ``validate(P)`` (checks across fields, run by the notebook before any compute)
-    accept their smoke, default and gpu profiles; full needs the real data and is tested offline elsewhere."""
-    import importlib
-
-    checked = []
-    for cid in chapters():
+    """Every rule across fields lives in the chapter's schema (``ChapterParams.violations``) and is checked whenever
+    a parameter set is built, before a kernel starts: the smoke, default and gpu profiles break none; full needs
+    the real data and is tested offline elsewhere. No notebook re-checks its parameters with a ``validate(P)``."""
+    for cid, chapter in chapters().items():
         for profile in ("smoke", "default", "gpu"):
             P = resolve_params(cid, profile)
-            validate = getattr(importlib.import_module(type(P).__module__), "validate", None)
-            if validate is not None:
-                validate(P)
-                checked.append(cid)
-    assert {"04a-class-distribution", "04b-evaluation-measures"} <= set(checked)
+            assert P.violations() == [], (cid, profile, P.violations())
+        assert not re.search(r"\bvalidate(_histology)?\(P\)", chapter.notebook.read_text()), chapter.notebook
+    P = resolve_params("04a-class-distribution", "smoke")
+    with pytest.raises(ParameterError, match="evaluation_tile=3, tile_sizes=.*must be one of tile_sizes"):
+        resolve_params("04a-class-distribution", "smoke", {"evaluation_tile": 3})
+    assert P.evaluation_tile in P.tile_sizes
 
 
 def test_out_of_range_value_names_parameter_and_range():
@@ -49,6 +48,14 @@ def test_out_of_range_value_names_parameter_and_range():
 def test_nested_item_range_is_checked():
     with pytest.raises(ParameterError, match="test_sizes"):
         resolve_params("A2-rerun", "default", {"test_sizes": [5]})
+
+
+def test_repeated_list_entries_are_refused_naming_them():
+    """A repeated test-set size would be run twice and counted twice in its summary row (A2 once ran
+    ``test_sizes=[20, 20, 20]``)."""
+    with pytest.raises(ParameterError, match=r"'test_sizes' = \[20, 20, 20\]: entries must be distinct; repeated: \[20\]"):
+        resolve_params("A2-rerun", "smoke", {"test_sizes": [20, 20, 20]})
+    assert resolve_params("A2-rerun", "smoke", {"test_sizes": [20, 40]}).test_sizes == [20, 40]
 
 
 def test_unknown_parameter_lists_valid_ones():

@@ -174,11 +174,14 @@ def _group_members(pgid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
 def test_sigterm_stops_the_kernel_and_its_workers_and_keeps_the_run(tmp_path):
     env = _sandbox(tmp_path)
+    private_tmp = tmp_path / "tmp"  # the run's kernel folder lands here: other tests' kernels are not this run's
+    private_tmp.mkdir()
+    env["TMPDIR"] = str(private_tmp)
     proc = _run_cli(env, "--force", "--set", "n_repeats=400", "--set", "test_sizes=[20, 40, 80, 160]",
                     "--set", "max_workers=2")
     deadline, kernel_group = time.time() + 120, None
     while time.time() < deadline and kernel_group is None:
-        for pid in _kernel_pids("medeval-kernel-"):
+        for pid in _kernel_pids(str(private_tmp / "medeval-kernel-")):
             try:
                 group = os.getpgid(pid)
             except OSError:

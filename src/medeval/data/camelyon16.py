@@ -18,7 +18,9 @@ The procedure here, one slide at a time and in bands, so memory stays bounded fo
    parameter).
 4. **Label**: tumour polygons of the ASAP XML rasterised at the level, band by band
    (:func:`medeval.data.readers.rasterize_asap_annotations` with ``origin``; exclusion groups cleared); a patch
-   is C when its central region holds a tumour pixel. Slides without an annotation file are tumour-free.
+   is C when its central region holds a tumour pixel. A slide is tumour-free only when the reference standard
+   (``testing/reference.csv``) says so; a tumour slide without its annotation file is an error, never an
+   all-negative slide (:mod:`medeval.data.camelyon16_layout` checks the test set before anything is read).
 
 :func:`extract_slide_patches` returns the kept patches of one slide (the experiment layer runs it over the test
 set, in parallel and cached: :func:`medeval.experiments.histology.camelyon16_test_patch_table`) and
@@ -34,9 +36,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medeval.data.camelyon16_layout import IncompleteTestSetError, test_set_layout
 from medeval.data.readers import SlideReader, rasterize_asap_annotations, read_asap_annotations
 
 __all__ = [
+    "IncompleteTestSetError",
     "PatchGeometry",
     "SlidePatches",
     "camelyon16_test_slides",
@@ -214,15 +218,19 @@ def _central_box_sums(band: np.ndarray, xs: np.ndarray, size: int) -> np.ndarray
 
 
 def extract_slide_patches(slide_path, annotation_path=None, geometry: PatchGeometry | None = None,
-                          band_patch_rows: int = 16) -> SlidePatches:
+                          band_patch_rows: int = 16, *, has_tumour: bool | None = None) -> SlidePatches:
     """Kept patches and labels of one slide (steps 1-4 of the module docstring).
 
-    ``annotation_path`` None means a tumour-free slide. The central regions are read ``band_patch_rows`` patch
-    rows at a time (memory: about ``band_patch_rows * stride * level width * 4`` bytes).
+    ``annotation_path`` None means a tumour-free slide; ``has_tumour=True`` (the reference standard's word) with
+    no annotation file raises instead of labelling every patch negative. The central regions are read
+    ``band_patch_rows`` patch rows at a time (memory: about ``band_patch_rows * stride * level width * 4`` bytes).
     """
     g = geometry or PatchGeometry()
     if band_patch_rows < 1:
         raise ValueError(f"band_patch_rows must be >= 1, got {band_patch_rows}")
+    if has_tumour and annotation_path is None:
+        raise IncompleteTestSetError([f"{Path(slide_path).stem} is a tumour slide but no annotation XML was given: "
+                                      "its patches would all be labelled tumour-free"])
     polygons = read_asap_annotations(annotation_path) if annotation_path is not None else []
     with SlideReader(slide_path) as slide:
         _check_level(slide, g.level)
@@ -274,27 +282,26 @@ def extract_slide_patches(slide_path, annotation_path=None, geometry: PatchGeome
 # the test set
 
 
-def camelyon16_test_slides(root) -> pd.DataFrame:
-    """The test slides under ``root`` (``testing/images/test_NNN.tif``) with their annotation file
-    (``testing/lesion_annotations/test_NNN.xml``, None for tumour-free slides), sorted by name."""
-    root = Path(root)
-    images = root / "testing" / "images"
-    notes = root / "testing" / "lesion_annotations"
-    if not images.is_dir():
-        raise FileNotFoundError(f"CAMELYON16 test images folder {images} does not exist (expected test_NNN.tif)")
-    slides = sorted(p for p in images.iterdir() if p.suffix.lower() in (".tif", ".tiff"))
-    if not slides:
-        raise FileNotFoundError(f"{images} holds no .tif slides (expected test_001.tif ... test_130.tif)")
-    rows = []
-    for p in slides:
-        xml = notes / f"{p.stem}.xml"
-        rows.append({"slide": p.stem, "path": str(p), "annotation": str(xml) if xml.is_file() else None})
-    return pd.DataFrame(rows, dtype=object)
+def camelyon16_test_slides(root, slides=None) -> pd.DataFrame:
+    """The test slides under ``root`` (``testing/images/test_NNN.tif``; ``slides`` restricts to some names) with
+    their class from the reference standard (``tumour``, from ``testing/reference.csv``) and their annotation file
+    (``testing/lesion_annotations/test_NNN.xml``, None for the tumour-free ones), sorted by name.
+
+    Raises :class:`IncompleteTestSetError` naming every missing slide, annotation file or folder and a missing
+    reference standard (:func:`medeval.data.camelyon16_layout.test_set_layout`): a partial test set is never
+    scored as if it were whole, and a tumour slide is never taken as tumour-free for want of its XML.
+    """
+    layout = test_set_layout(root, slides).raise_if_incomplete()
+    rows = [{"slide": name, "path": str(path), "tumour": bool(layout.reference[name]),
+             "annotation": str(layout.annotations[name]) if name in layout.annotations else None}
+            for name, path in layout.slides.items()]
+    return pd.DataFrame(rows, columns=["slide", "path", "tumour", "annotation"], dtype=object)
 
 
-def extract_slide_patch_arrays(*, slide_path: str, annotation_path: str | None, geometry: dict) -> dict:
+def extract_slide_patch_arrays(*, slide_path: str, annotation_path: str | None, geometry: dict,
+                               has_tumour: bool | None = None) -> dict:
     """:func:`extract_slide_patches` with plain arguments and a dict result (a picklable grid run)."""
-    sp = extract_slide_patches(slide_path, annotation_path, PatchGeometry(**geometry))
+    sp = extract_slide_patches(slide_path, annotation_path, PatchGeometry(**geometry), has_tumour=has_tumour)
     return {"slide": sp.slide, "level_size": sp.level_size, "otsu": sp.otsu, "n_positions": sp.n_positions,
             "x": sp.x, "y": sp.y, "label": sp.label, "tissue_fraction": sp.tissue_fraction}
 

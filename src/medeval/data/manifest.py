@@ -11,14 +11,32 @@ publisher's md5 where only that is published) and written atomically (pooch down
 file and renames it), so an interrupted fetch resumes at file granularity: finished, verified files
 are kept and skipped; the interrupted file is downloaded again. ``manual`` and ``private`` datasets are
 never downloaded: :func:`fetch` raises :class:`DatasetUnavailableError` with the instructions.
+
+Content verification. A published archive checksum says nothing about the files unpacked from it, so
+:func:`fetch` also writes a *content record* per dataset folder, ``<id>/.medeval-content.json``: the
+relative path, size and sha256 of every file it unpacked, plus the archives' published checksums
+(:func:`read_content_record`). For datasets placed by hand, ``medeval data verify ID --record``
+(:func:`record_content`) writes the same record from the files present. Then
+
+* :func:`verify` hashes every recorded file and reports ok / missing / truncated / corrupt / unchecked
+  per file, with the dataset id, the expected sha256 and size, and the remedy (``quick=True``: sizes only);
+* :func:`require` (the pre-flight check before a chapter runs) compares sizes only, one ``stat`` per file;
+* the readers call :func:`check_file` when they open a file (its size against the record) and
+  :func:`damaged_file_error` when they cannot parse one; both name the dataset, the file and the remedy.
+
+A file with nothing recorded (a dataset fetched before records existed, or placed and never recorded) is
+reported as ``unchecked``, never as ok. All file digests go through :func:`file_hash`.
 """
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
 import importlib
+import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -28,12 +46,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 __all__ = [
     "ACCESS_KINDS",
+    "CONTENT_MANIFEST",
     "ChecksumError",
+    "ContentRecordResult",
     "DataFile",
+    "DatasetCorruptError",
     "DatasetEntry",
     "DatasetUnavailableError",
     "FileStatus",
     "Manifest",
+    "check_file",
+    "content_manifest_path",
+    "damaged_file_error",
     "data_dir",
     "dataset_dir",
     "fetch",
@@ -41,6 +65,9 @@ __all__ = [
     "get_dataset",
     "load_manifest",
     "manifest_path",
+    "read_content_record",
+    "record_content",
+    "repair_instructions",
     "repo_root",
     "require",
     "resolve_reader",
@@ -54,6 +81,15 @@ ACCESS_KINDS = ("shipped", "bundled", "auto", "manual", "private")
 
 class DatasetUnavailableError(FileNotFoundError):
     """A dataset (or one of its files) is not available locally; the message says how to get it."""
+
+
+class DatasetCorruptError(DatasetUnavailableError, ValueError):
+    """A dataset file is missing, truncated or altered; the message names the dataset, the file(s), what was
+    expected and the remedy.
+
+    A :class:`DatasetUnavailableError` (so ``require`` callers and the pre-flight check catch it as before) and a
+    ``ValueError`` (so callers of the readers, which raise ValueError for malformed files, catch it too).
+    """
 
 
 class ChecksumError(ValueError):
@@ -273,6 +309,185 @@ def verify_file(path: str | os.PathLike, *, sha256: str | None = None, md5: str 
 
 
 # ----------------------------------------------------------------------------------------------------------
+# content records: what fetch unpacked (or what the user placed), file by file
+
+CONTENT_MANIFEST = ".medeval-content.json"
+CONTENT_FORMAT = "medeval-content/1"
+PROBLEM_STATUSES = ("missing", "truncated", "corrupt")
+# bookkeeping files of the data layer, never part of a dataset's content
+_BOOKKEEPING_SUFFIXES = (".unpacked", ".part", ".sha256")
+
+
+@dataclass(frozen=True)
+class ContentRecordResult:
+    """What :func:`record_content` wrote: the record's path, the number and total size of the recorded files,
+    and the relative paths added, removed or changed (other size or sha256) since the previous record."""
+
+    dataset_id: str
+    path: Path
+    n_files: int
+    n_bytes: int
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
+def content_manifest_path(dataset_id: str) -> Path:
+    """``data_dir() / <id> / .medeval-content.json``, the dataset's content record (may not exist)."""
+    return dataset_dir(dataset_id) / CONTENT_MANIFEST
+
+
+@functools.lru_cache(maxsize=16)
+def _read_content_cached(path: str, stamp: tuple[int, int, int]) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        doc = {"format": f"unreadable ({exc})"}
+    if not isinstance(doc, dict) or doc.get("format") != CONTENT_FORMAT or not isinstance(doc.get("files"), dict):
+        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        dataset_id = Path(path).parent.name
+        raise DatasetCorruptError(
+            f"dataset {dataset_id!r}: its content record {path} is damaged (format {found!r}, expected "
+            f"{CONTENT_FORMAT!r}). Remedy: `medeval data fetch {dataset_id} --force` (auto datasets) or "
+            f"`medeval data verify {dataset_id} --record` (datasets you placed) writes it again."
+        )
+    return doc
+
+
+def read_content_record(folder: str | os.PathLike) -> dict | None:
+    """The content record of a dataset folder (``<folder>/.medeval-content.json``), or None where there is none.
+
+    The record is a JSON object::
+
+        {"format": "medeval-content/1", "dataset_id": "cifar10", "access": "auto",
+         "source": "fetch" | "record", "created": "...", "updated": "...", "algorithm": "sha256",
+         "archives": {"cifar-10-python.tar.gz": {"url": ..., "size": ..., "sha256": ..., "md5": ...}},
+         "files": {"cifar-10-batches-py/data_batch_1": {"size": 31035704, "sha256": "...",
+                                                        "from": "cifar-10-python.tar.gz"}, ...}}
+
+    ``files`` maps every unpacked (or placed) file, by its path relative to the folder, to its size and sha256;
+    ``archives`` lists the downloads whose contents were recorded, with their published checksums. The parsed
+    record is cached by the file's mtime, size and inode, so loaders may call this on every open; treat the
+    returned dict as read-only. A record that is not valid raises :class:`DatasetCorruptError`.
+    """
+    p = Path(folder) / CONTENT_MANIFEST
+    try:
+        st = p.stat()
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return None
+    return _read_content_cached(str(p), (st.st_mtime_ns, st.st_size, st.st_ino))
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def _new_record(entry: DatasetEntry, source: str) -> dict:
+    return {
+        "format": CONTENT_FORMAT,
+        "dataset_id": entry.id,
+        "access": entry.access,
+        "source": source,
+        "created": _now(),
+        "algorithm": "sha256",
+        "archives": {},
+        "files": {},
+    }
+
+
+def _write_record(root: Path, record: dict) -> Path:
+    """Write ``record`` atomically (temporary file in the same folder, fsync, rename)."""
+    path = root / CONTENT_MANIFEST
+    tmp = root / f"{CONTENT_MANIFEST}.{os.getpid()}.tmp"
+    record = {**record, "updated": _now()}
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(record, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def _hash_files(root: Path, rels, origin: str) -> dict[str, dict]:
+    out = {}
+    for rel in rels:
+        p = root / rel
+        out[rel] = {"size": p.stat().st_size, "sha256": file_hash(p), "from": origin}
+    return out
+
+
+def _store(record: dict, f: DataFile, archive_size: int | None, files: dict[str, dict]) -> None:
+    """Replace what ``record`` says about download ``f`` (its archive entry and the files it produced)."""
+    for rel in [r for r, rec in record["files"].items() if rec.get("from") == f.path]:
+        del record["files"][rel]
+    record["files"].update(files)
+    info = {"url": f.url, "size": archive_size if archive_size is not None else f.size}
+    info.update({k: v for k, v in (("sha256", f.sha256), ("md5", f.md5)) if v})
+    record["archives"][f.path] = info
+
+
+def _content_files(entry: DatasetEntry, root: Path) -> list[str]:
+    """Relative paths of every file under a dataset folder except the data layer's bookkeeping and kept archives
+    (those are checked against their published checksums)."""
+    archives = {f.path for f in entry.files if f.unpack}
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            rel = (Path(dirpath) / name).relative_to(root).as_posix()
+            if name.startswith(CONTENT_MANIFEST) or name.endswith(_BOOKKEEPING_SUFFIXES) or rel in archives:
+                continue
+            out.append(rel)
+    return out
+
+
+def record_content(dataset_id: str) -> ContentRecordResult:
+    """Hash every file of a placed (``manual``) or fetched (``auto``) dataset folder and write its content record.
+
+    This is how a dataset you copied by hand (MURA, ADNI, CAMELYON16) becomes checkable: afterwards
+    :func:`verify` detects files that went missing, were truncated or changed, :func:`require` and the readers
+    refuse truncated files. Run it once the copy is complete (``medeval data verify ID --record``); it reads every
+    byte (CAMELYON16's ~700 GB take a while). For ``auto`` datasets ``medeval data fetch ID --force`` is the
+    trustworthy way (it records what it unpacked from checksummed archives); recording trusts the files as they
+    are. The previous record is replaced; the result lists what changed since it.
+    """
+    entry = get_dataset(dataset_id)
+    if entry.access not in ("auto", "manual"):
+        raise ValueError(
+            f"dataset {dataset_id!r} is {entry.access}: only auto and manual datasets have a content record "
+            + ("(shipped files are checked against data_manifest.yaml)" if entry.access == "shipped" else "")
+        )
+    root = data_dir() / entry.id
+    missing = [p for p in _presence_paths(entry, root) if not p.exists()]
+    if missing or not root.is_dir():
+        shown = ", ".join(str(p) for p in missing[:3]) + (" ..." if len(missing) > 3 else "")
+        raise DatasetUnavailableError(f"{_how_to_get(entry)} Nothing recorded; missing: {shown or root}")
+    try:
+        previous = read_content_record(root)
+    except DatasetCorruptError:
+        previous = None
+    record = _new_record(entry, "record")
+    record["files"] = _hash_files(root, _content_files(entry, root), "verify --record")
+    for f in entry.files:
+        if f.unpack and _marker_path(entry, f).exists():
+            _store(record, f, None, {})
+            record["archives"][f.path]["note"] = "contents recorded as found on disk, not from a checked unpack"
+    path = _write_record(root, record)
+    old, new = (previous or {}).get("files", {}), record["files"]
+    return ContentRecordResult(
+        dataset_id=entry.id,
+        path=path,
+        n_files=len(new),
+        n_bytes=sum(r["size"] for r in new.values()),
+        added=tuple(sorted(set(new) - set(old))),
+        removed=tuple(sorted(set(old) - set(new))),
+        changed=tuple(sorted(r for r in set(new) & set(old) if new[r]["sha256"] != old[r].get("sha256"))),
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------
 # fetch / require / verify
 
 
@@ -293,6 +508,24 @@ def _how_to_get(entry: DatasetEntry) -> str:
     return f"dataset {entry.id!r} ({entry.title}) is not available"
 
 
+def repair_instructions(entry: DatasetEntry) -> str:
+    """How to replace a damaged file of ``entry``: the remedy every corrupt-data message ends with."""
+    if entry.access == "auto":
+        return (
+            f"run `medeval data fetch {entry.id} --force` (downloads and unpacks {entry.id} again and rewrites "
+            "its content record)"
+        )
+    if entry.access == "manual":
+        return (
+            f"copy the damaged file(s) again from your download of {entry.id}, then run "
+            f"`medeval data verify {entry.id} --record` to record the intact copy. How to obtain it: "
+            f"{_how_to_get(entry)}"
+        )
+    if entry.access == "shipped":
+        return "restore the file from the repository (e.g. `git restore <path>`); it is part of the checkout"
+    return _how_to_get(entry)
+
+
 def _local_path(entry: DatasetEntry, f: DataFile) -> Path:
     if entry.access == "shipped":
         return repo_root() / f.path
@@ -307,6 +540,11 @@ def _marker_path(entry: DatasetEntry, f: DataFile) -> Path:
     if f.unpack in ("untar", "unzip"):
         return base / (f.path + ".unpacked")
     return base / f.path
+
+
+def _presence_paths(entry: DatasetEntry, root: Path) -> list[Path]:
+    """The paths whose existence means the dataset was fetched (auto: the markers) or placed (manual)."""
+    return [_marker_path(entry, f) if entry.access == "auto" else root / f.path for f in entry.files]
 
 
 def _file_downloader(url: str, output_file, pooch_instance=None, check_only: bool = False):
@@ -344,7 +582,8 @@ def _download(url: str, known_hash: str | None, path: Path, progress: bool) -> P
     )
 
 
-def _unpack(archive: Path, extract_to: Path, kind: str) -> None:
+def _unpack(archive: Path, extract_to: Path, kind: str) -> list[str]:
+    """Extract ``archive`` into ``extract_to``; return the regular files it wrote, relative to ``extract_to``."""
     import tarfile
     import zipfile
 
@@ -352,12 +591,24 @@ def _unpack(archive: Path, extract_to: Path, kind: str) -> None:
     if kind == "untar":
         with tarfile.open(archive) as tar:
             tar.extractall(extract_to, filter="data")  # refuses absolute paths and links out of the folder
+            names = [m.name for m in tar.getmembers() if m.isfile()]
     else:
         with zipfile.ZipFile(archive) as zf:
             zf.extractall(extract_to)
+            names = [i.filename for i in zf.infolist() if not i.is_dir()]
+    return [Path(os.path.normpath(n)).as_posix() for n in names]
 
 
-def fetch(dataset_id: str, *, progress: bool = True, keep_archives: bool = False) -> Path:
+def _forget_fetch(entry: DatasetEntry, root: Path) -> None:
+    """Before ``fetch(force=True)``: drop the content record, the step markers and downloads pooch would keep."""
+    (root / CONTENT_MANIFEST).unlink(missing_ok=True)
+    for f in entry.files:
+        _marker_path(entry, f).unlink(missing_ok=True)
+        if f.known_hash is None:  # pooch re-downloads a file with a known hash only when it does not match
+            (root / f.path).unlink(missing_ok=True)
+
+
+def fetch(dataset_id: str, *, progress: bool = True, keep_archives: bool = False, force: bool = False) -> Path:
     """Download (and unpack) an ``auto`` dataset into ``data_dir()/<id>``; return that folder.
 
     Shipped and bundled datasets need nothing and return their location. Manual and private datasets
@@ -365,6 +616,13 @@ def fetch(dataset_id: str, *, progress: bool = True, keep_archives: bool = False
     are skipped; a checksum mismatch raises ``ValueError`` (pooch) naming the file, and the corrupt
     download is not kept. Archives are deleted after unpacking unless ``keep_archives``; a marker file
     ``<archive>.unpacked`` (or the gunzipped file itself) records that the step finished.
+
+    After each step the dataset's content record (``<id>/.medeval-content.json``, see
+    :func:`read_content_record`) gets the size and sha256 of every file the step produced, so
+    :func:`verify` can later tell an intact dataset from a truncated or altered one. The record is written
+    before the step's marker, atomically: an interrupted fetch resumes at the first unfinished step.
+    ``force=True`` starts over: it drops the record and the markers, then downloads (pooch keeps a download
+    only when it matches its published checksum) and unpacks every file again.
     """
     entry = get_dataset(dataset_id)
     if entry.access == "shipped":
@@ -378,15 +636,22 @@ def fetch(dataset_id: str, *, progress: bool = True, keep_archives: bool = False
 
     root = data_dir() / entry.id
     root.mkdir(parents=True, exist_ok=True)
+    if force:
+        _forget_fetch(entry, root)
+        record = _new_record(entry, "fetch")
+    else:
+        try:
+            existing = read_content_record(root)
+        except DatasetCorruptError:
+            existing = None
+        record = json.loads(json.dumps(existing)) if existing is not None else _new_record(entry, "fetch")
     for f in entry.files:
         marker = _marker_path(entry, f)
         if marker.exists():
             continue
         target = root / f.path
         downloaded = _download(f.url, f.known_hash, target, progress)
-        if f.known_hash is None:
-            # nothing published to check against: record what we got so `verify` can detect later changes
-            (root / (f.path + ".sha256")).write_text(file_hash(downloaded) + "\n")
+        archive_size = downloaded.stat().st_size
         if f.unpack == "gunzip":
             import gzip
             import shutil
@@ -394,15 +659,26 @@ def fetch(dataset_id: str, *, progress: bool = True, keep_archives: bool = False
             tmp = marker.with_suffix(marker.suffix + ".part")
             with gzip.open(downloaded, "rb") as src, open(tmp, "wb") as dst:
                 shutil.copyfileobj(src, dst, length=1 << 22)
+            tmp_rel = tmp.relative_to(root).as_posix()
+            produced = _hash_files(root, [tmp_rel], f.path)[tmp_rel]
+            _store(record, f, archive_size, {marker.relative_to(root).as_posix(): produced})
+            _write_record(root, record)
             tmp.replace(marker)
             if not keep_archives:
                 downloaded.unlink()
         elif f.unpack in ("untar", "unzip"):
-            extract_to = root / (f.unpack_to or ".")
-            _unpack(downloaded, extract_to, f.unpack)
+            base = Path(f.unpack_to or ".")
+            extract_to = root / base
+            names = _unpack(downloaded, extract_to, f.unpack)
+            rels = [Path(os.path.normpath(base / n)).as_posix() for n in names]
+            _store(record, f, archive_size, _hash_files(root, rels, f.path))
+            _write_record(root, record)
             marker.write_text(f"unpacked into {extract_to}\n")
             if not keep_archives:
                 downloaded.unlink()
+        else:
+            _store(record, f, archive_size, _hash_files(root, [f.path], f.path))
+            _write_record(root, record)
     return root
 
 
@@ -412,6 +688,11 @@ def require(dataset_id: str) -> Path:
     Shipped single-file datasets return the file; bundled datasets the scikit-learn data folder; other
     datasets their folder ``data_dir()/<id>`` once every listed file (or its unpacked marker) is present.
     Nothing is downloaded and nothing is substituted.
+
+    Present files are also checked cheaply: their sizes against ``data_manifest.yaml`` and the dataset's
+    content record (one ``stat`` per file, no hashing; ``medeval data verify`` hashes). A missing, truncated
+    or grown file raises :class:`DatasetCorruptError` (a DatasetUnavailableError) naming the dataset, the
+    files and the remedy. This is what the pre-flight check before a chapter run relies on.
     """
     entry = get_dataset(dataset_id)
     if entry.access == "shipped":
@@ -421,6 +702,7 @@ def require(dataset_id: str) -> Path:
             raise DatasetUnavailableError(
                 f"shipped file(s) of {dataset_id!r} missing from the checkout: {[str(p) for p in missing]}"
             )
+        _raise_if_damaged(entry, _entry_statuses(entry, quick=True))
         return paths[0] if len(paths) == 1 else paths[0].parent
     if entry.access == "bundled":
         module_name = entry.reader.rpartition(".")[0]
@@ -432,59 +714,286 @@ def require(dataset_id: str) -> Path:
     if entry.access == "private":
         raise DatasetUnavailableError(_how_to_get(entry))
     root = data_dir() / entry.id
-    paths = [_marker_path(entry, f) if entry.access == "auto" else root / f.path for f in entry.files]
-    missing = [p for p in paths if not p.exists()]
+    missing = [p for p in _presence_paths(entry, root) if not p.exists()]
     if missing or not root.is_dir():
         shown = ", ".join(str(p) for p in missing[:3]) + (" ..." if len(missing) > 3 else "")
         raise DatasetUnavailableError(f"{_how_to_get(entry)} Missing: {shown or root}")
+    _raise_if_damaged(entry, _entry_statuses(entry, quick=True))
     return root
 
 
 @dataclass(frozen=True)
 class FileStatus:
-    """Result of checking one file: ``status`` is ok | missing | corrupt | unchecked | unavailable."""
+    """Result of checking one file.
+
+    ``status`` is one of
+
+    * ``ok``: present and matching its recorded sha256 (with ``quick``: its recorded size);
+    * ``missing``: recorded or listed, but not there;
+    * ``truncated``: smaller than its recorded size;
+    * ``corrupt``: larger than recorded, or the right size with another hash;
+    * ``unchecked``: present, but nothing was recorded to compare it with (never reported as ok);
+    * ``unavailable``: a dataset not fetched or placed (or private), reported once.
+
+    ``expected`` is the recorded checksum (``"sha256:<hex>"`` or ``"md5:<hex>"``) and ``expected_size`` the
+    recorded size in bytes, where known; ``remedy`` says how to repair or check the file.
+    """
 
     dataset_id: str
     path: str
     status: str
     expected: str | None
     detail: str = ""
+    remedy: str = ""
+    expected_size: int | None = None
+
+    @property
+    def is_problem(self) -> bool:
+        """True for missing, truncated and corrupt files (what makes ``medeval data verify`` exit 1)."""
+        return self.status in PROBLEM_STATUSES
+
+    def describe_expected(self) -> str:
+        parts = [self.expected] if self.expected else []
+        if self.expected_size is not None:
+            parts.append(f"{self.expected_size} bytes")
+        return ", ".join(parts)
 
     def line(self) -> str:
-        exp = f" (expected {self.expected})" if self.expected else ""
+        exp = self.describe_expected()
+        exp = f" (expected {exp})" if exp else ""
         det = f": {self.detail}" if self.detail else ""
-        return f"{self.status.upper():11s} {self.dataset_id}: {self.path}{exp}{det}"
+        fix = f"; remedy: {self.remedy}" if self.remedy and self.status != "ok" else ""
+        return f"{self.status.upper():11s} {self.dataset_id}: {self.path}{exp}{det}{fix}"
 
 
-def _check(entry: DatasetEntry, f: DataFile, path: Path) -> FileStatus:
-    expected = f"sha256:{f.sha256}" if f.sha256 else (f"md5:{f.md5}" if f.md5 else None)
-    if not path.exists():
-        return FileStatus(entry.id, str(path), "missing", expected)
-    if path.is_dir():
-        return FileStatus(entry.id, str(path), "ok", None, "folder present")
-    if expected is None:
-        stamp = path.parent / (path.name + ".sha256")
-        if stamp.is_file():
-            want = stamp.read_text().strip()
-            got = file_hash(path)
-            if got != want:
-                return FileStatus(entry.id, str(path), "corrupt", f"sha256:{want}", f"got sha256:{got}")
-            return FileStatus(entry.id, str(path), "ok", f"sha256:{want}", "checked against fetch-time hash")
-        return FileStatus(entry.id, str(path), "unchecked", None, "no published checksum")
-    algo, want = expected.split(":", 1)
+def _check_path(
+    dataset_id: str,
+    path: Path,
+    *,
+    size: int | None,
+    checksum: str | None,
+    quick: bool,
+    source: str,
+    remedy: str,
+) -> FileStatus:
+    """Compare one file with what was recorded for it (``checksum`` as ``"algo:hex"``) in ``source``."""
+
+    def status(kind: str, detail: str = "") -> FileStatus:
+        return FileStatus(dataset_id, str(path), kind, checksum, detail, remedy, size)
+
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return status("missing")
+    if stat.S_ISDIR(st.st_mode):
+        return status("corrupt", "a folder where a file was recorded")
+    actual = st.st_size
+    if size is not None and actual < size:
+        return status("truncated", f"{actual} of {size} bytes ({actual / size:.0%})" if size else "")
+    if size is not None and actual > size:
+        return status("corrupt", f"{actual} bytes, {actual - size} more than {source} records")
+    if checksum is None:
+        return status("unchecked", f"{source} records its size but no hash")
+    if quick:
+        if size is None:
+            return status("unchecked", f"{source} records no size; --quick does not hash")
+        return status("ok", f"size matches {source} (not hashed: --quick)")
+    algo, want = checksum.split(":", 1)
     got = file_hash(path, algo)
     if got != want:
-        return FileStatus(entry.id, str(path), "corrupt", expected, f"got {algo}:{got}")
-    return FileStatus(entry.id, str(path), "ok", expected)
+        return status("corrupt", f"got {algo}:{got}")
+    return status("ok", f"{algo} matches {source}")
 
 
-def verify(ids: list[str] | None = None) -> list[FileStatus]:
-    """Check datasets' files against the manifest; return one :class:`FileStatus` per file.
+def _listed_checksum(f: DataFile) -> str | None:
+    return f"sha256:{f.sha256}" if f.sha256 else (f"md5:{f.md5}" if f.md5 else None)
+
+
+def _entry_statuses(entry: DatasetEntry, *, quick: bool) -> list[FileStatus]:
+    """Every file of one shipped, auto or manual dataset, checked (see :func:`verify`)."""
+    remedy = repair_instructions(entry)
+    if entry.access == "shipped":
+        return [
+            _check_path(entry.id, repo_root() / f.path, size=f.size, checksum=_listed_checksum(f), quick=quick,
+                        source="data_manifest.yaml", remedy=remedy)
+            for f in entry.files
+        ]
+    root = data_dir() / entry.id
+    out: list[FileStatus] = []
+    try:
+        record = read_content_record(root)
+    except DatasetCorruptError as exc:
+        out.append(FileStatus(entry.id, str(root / CONTENT_MANIFEST), "corrupt", None, str(exc), remedy))
+        record = None
+    recorded = record["files"] if record else {}
+    archives = record.get("archives", {}) if record else {}
+    source = (
+        "the content record written by `verify --record`"
+        if record and record.get("source") == "record"
+        else "the fetch-time content record"
+    )
+    record_remedy = (
+        f"`medeval data verify {entry.id} --record` records the files as they are now"
+        if entry.access == "manual"
+        else f"`medeval data fetch {entry.id} --force` fetches it again and records every file (or "
+        f"`medeval data verify {entry.id} --record` records the files as they are now)"
+    )
+    checked: set[str] = set()
+    for f in entry.files:
+        path = root / f.path
+        listed = _listed_checksum(f)
+        if entry.access == "auto" and f.unpack:
+            marker = _marker_path(entry, f)
+            if path.is_file():  # an archive kept after unpacking (or an unfinished fetch): its published checksum
+                size = f.size if f.size is not None else archives.get(f.path, {}).get("size")
+                out.append(_check_path(entry.id, path, size=size, checksum=listed, quick=quick,
+                                       source="data_manifest.yaml", remedy=remedy))
+            elif not marker.exists():
+                out.append(FileStatus(
+                    entry.id, str(path), "missing", listed, "not downloaded, or the download was interrupted",
+                    f"run `medeval data fetch {entry.id}` (it resumes: finished files are kept)", f.size))
+            if marker.exists() and f.path not in archives:
+                shown = marker if f.unpack == "gunzip" else path
+                out.append(FileStatus(
+                    entry.id, str(shown), "unchecked", None,
+                    "unpacked without a content record (fetched by an older medeval, or written by a phantom "
+                    "generator): its files cannot be checked", record_remedy))
+            continue
+        if listed is not None or f.size is not None:
+            checked.add(f.path)
+            out.append(_check_path(entry.id, path, size=f.size, checksum=listed, quick=quick,
+                                   source="data_manifest.yaml", remedy=remedy))
+        elif f.path in recorded:
+            continue  # checked below, against the record
+        elif not path.exists():
+            how = remedy if entry.access == "auto" else _how_to_get(entry)
+            out.append(FileStatus(entry.id, str(path), "missing", None, "", how))
+        elif path.is_dir():
+            prefix = f.path.rstrip("/") + "/"
+            if not any(r.startswith(prefix) for r in recorded):
+                out.append(FileStatus(entry.id, str(path), "unchecked", None,
+                                      "folder present; none of its files is recorded", record_remedy))
+        else:
+            out.append(FileStatus(entry.id, str(path), "unchecked", None, "no recorded hash", record_remedy))
+    for rel, rec in recorded.items():
+        if rel in checked:
+            continue
+        out.append(_check_path(entry.id, root / rel, size=rec.get("size"),
+                               checksum=f"sha256:{rec['sha256']}" if rec.get("sha256") else None,
+                               quick=quick, source=source, remedy=remedy))
+    return out
+
+
+def _damage_message(dataset_id: str, title: str | None, damaged: list[FileStatus], remedy: str) -> str:
+    """One error message for damaged files: the dataset, each file with what was expected, the remedy."""
+    shown = "; ".join(
+        f"{s.path} {s.status.upper()}"
+        + (f": {s.detail}" if s.detail else "")
+        + (f", expected {s.describe_expected()}" if s.describe_expected() else "")
+        for s in damaged[:5]
+    )
+    more = f"; and {len(damaged) - 5} more" if len(damaged) > 5 else ""
+    name = f"dataset {dataset_id!r}" + (f" ({title})" if title else "")
+    return (
+        f"{name}: {len(damaged)} damaged file(s): {shown}{more}. Remedy: {remedy.rstrip('.')}. "
+        f"`medeval data verify {dataset_id}` hashes every file."
+    )
+
+
+def _raise_if_damaged(entry: DatasetEntry, statuses: list[FileStatus]) -> None:
+    damaged = [s for s in statuses if s.is_problem]
+    if damaged:
+        raise DatasetCorruptError(_damage_message(entry.id, entry.title, damaged, repair_instructions(entry)))
+
+
+def _find_record(path: Path) -> tuple[Path, dict] | tuple[None, None]:
+    for folder in path.parents:
+        record = read_content_record(folder)
+        if record is not None:
+            return folder, record
+    return None, None
+
+
+def _entry_or_none(dataset_id: str | None) -> DatasetEntry | None:
+    if not dataset_id:
+        return None
+    try:
+        return get_dataset(dataset_id)
+    except (ValueError, FileNotFoundError):  # the manifest changed or is not reachable
+        return None
+
+
+def _dataset_of(path: Path) -> DatasetEntry | None:
+    """The dataset a file belongs to: from the nearest content record, else from ``data_dir()/<id>/...``."""
+    _, record = _find_record(path)
+    if record is not None:
+        return _entry_or_none(record.get("dataset_id"))
+    try:
+        rel = path.relative_to(data_dir().absolute())
+    except ValueError:
+        return None
+    return _entry_or_none(rel.parts[0]) if len(rel.parts) > 1 else None
+
+
+def check_file(path: str | os.PathLike) -> None:
+    """Cheap check a reader makes when it opens a dataset file: its size against the dataset's content record.
+
+    If ``path`` lies in a dataset folder whose content record (see :func:`read_content_record`) lists it, a
+    missing file or a size other than the recorded one raises :class:`DatasetCorruptError` (both a
+    DatasetUnavailableError and a ValueError) naming the dataset, the file, the expected size and sha256, and
+    the remedy. Files outside any recorded dataset pass unchecked. One ``stat`` per folder level and per file;
+    contents are not hashed (``medeval data verify`` does that).
+    """
+    p = Path(os.path.abspath(path))
+    folder, record = _find_record(p)
+    if record is None:
+        return
+    rec = record["files"].get(p.relative_to(folder).as_posix())
+    if rec is None:
+        return
+    dataset_id = record.get("dataset_id") or folder.name
+    entry = _entry_or_none(dataset_id)
+    if entry is not None:
+        remedy = repair_instructions(entry)
+    elif record.get("access") == "manual":
+        remedy = f"copy the file again and run `medeval data verify {dataset_id} --record`"
+    else:
+        remedy = f"run `medeval data fetch {dataset_id} --force`"
+    status = _check_path(dataset_id, p, size=rec.get("size"),
+                         checksum=f"sha256:{rec['sha256']}" if rec.get("sha256") else None,
+                         quick=True, source=f"the content record {folder / CONTENT_MANIFEST}", remedy=remedy)
+    if status.is_problem:
+        raise DatasetCorruptError(_damage_message(dataset_id, entry.title if entry else None, [status], remedy))
+
+
+def damaged_file_error(path: str | os.PathLike, problem: str, *, remedy: str | None = None) -> ValueError:
+    """The error a reader raises when it cannot parse a file: it names the file and the ``problem`` and, when
+    the file lies in a dataset folder, the dataset and how to repair it (:class:`DatasetCorruptError`).
+    Elsewhere a plain ValueError naming the file, with ``remedy`` if given."""
+    p = Path(os.path.abspath(path))
+    entry = _dataset_of(p)
+    if entry is None:
+        return ValueError(f"{p}: {problem}" + (f"; {remedy}" if remedy else ""))
+    return DatasetCorruptError(
+        f"dataset {entry.id!r} ({entry.title}): {p}: {problem}. Remedy: {repair_instructions(entry).rstrip('.')}. "
+        f"`medeval data verify {entry.id}` checks every file."
+    )
+
+
+def verify(ids: list[str] | None = None, *, quick: bool = False) -> list[FileStatus]:
+    """Check datasets' files; return one :class:`FileStatus` per file.
+
+    What a file is checked against: shipped files against the size and sha256 in ``data_manifest.yaml``;
+    archives kept after a fetch against their published checksum; every file a fetch unpacked, and every
+    file recorded with ``medeval data verify ID --record``, against the dataset's content record (size and
+    sha256). A file smaller than recorded is ``truncated``, a larger one or one with another hash ``corrupt``;
+    a file with nothing recorded is ``unchecked`` (never ``ok``). ``quick=True`` compares sizes only (no
+    hashing), so it catches truncation but not a block overwritten in place.
 
     With ``ids=None`` every dataset is checked; datasets that were never fetched/placed (their folder
     does not exist) are reported once with status ``unavailable`` rather than file by file. With
-    explicit ids every listed file is reported. Archives removed after unpacking are reported from
-    their unpacked marker. Private datasets report ``unavailable``; bundled ones ``ok`` if importable.
+    explicit ids every listed file is reported. Private datasets report ``unavailable``; bundled ones
+    ``ok`` if importable.
     """
     m = load_manifest()
     entries = m.datasets if ids is None else [get_dataset(i, m) for i in ids]
@@ -504,21 +1013,5 @@ def verify(ids: list[str] | None = None) -> list[FileStatus]:
         if entry.access != "shipped" and ids is None and not root.exists():
             out.append(FileStatus(entry.id, str(root), "unavailable", None, "not fetched/placed"))
             continue
-        for f in entry.files:
-            path = _local_path(entry, f)
-            if entry.access == "auto" and f.unpack and not path.exists():
-                marker = _marker_path(entry, f)
-                status = "ok" if marker.exists() else "missing"
-                expected = f.known_hash
-                out.append(
-                    FileStatus(
-                        entry.id,
-                        str(path),
-                        status,
-                        expected,
-                        "archive removed; unpacked copy present" if status == "ok" else "",
-                    )
-                )
-                continue
-            out.append(_check(entry, f, path))
+        out.extend(_entry_statuses(entry, quick=quick))
     return out

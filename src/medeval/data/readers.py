@@ -4,6 +4,13 @@ Each reader takes paths (from :func:`medeval.data.manifest.require` or the user)
 arrays, tidy DataFrames or lazy array-like objects. Readers never download and never substitute a
 stand-in: missing or malformed files raise ``FileNotFoundError`` / ``ValueError`` naming the file.
 
+When a reader opens a file of a fetched or recorded dataset, it first compares the file's size with the
+dataset's content record (:func:`medeval.data.manifest.check_file`, one ``stat``), and a file it cannot parse
+is reported through :func:`medeval.data.manifest.damaged_file_error`: a truncated CIFAR-10 batch, PCam HDF5
+file, ChestX-ray14 PNG or CAMELYON16 slide raises :class:`~medeval.data.manifest.DatasetCorruptError` (a
+ValueError) naming the dataset, the file, the expected size and the remedy. Contents are hashed only by
+``medeval data verify``.
+
 Formats (each tested on tiny fixtures written in that format by ``tests/data/test_readers.py``):
 
 * ChestX-ray14: a folder of 1024x1024 PNGs named by ``Image Index`` + the label/box CSVs
@@ -31,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from medeval.data import manifest as _manifest
 
 __all__ = [
     "ADNI_DIAGNOSES",
@@ -62,6 +71,14 @@ def _existing(path, what: str) -> Path:
     if not p.exists():
         raise FileNotFoundError(f"{what} not found: {p}")
     return p
+
+
+def _existing_file(path, what: str) -> Path:
+    """``_existing`` for a file of a dataset: a file its dataset's content record lists must be there with the
+    recorded size (DatasetCorruptError naming the dataset and the remedy otherwise); files outside a recorded
+    dataset are only checked for existence."""
+    _manifest.check_file(path)
+    return _existing(path, what)
 
 
 # ==========================================================================================================
@@ -112,13 +129,22 @@ class ChestXray14Images:
     def image(self, i: int, size: int | None = None) -> np.ndarray:
         from PIL import Image
 
-        with Image.open(self.path(i)) as im:
-            im = im.convert("L")
-            if size is not None:
-                if size <= 0:
-                    raise ValueError(f"size must be a positive int, got {size}")
-                im = im.resize((size, size), Image.BILINEAR)
-            return np.asarray(im, dtype=np.float32) / 255.0
+        if size is not None and size <= 0:
+            raise ValueError(f"size must be a positive int, got {size}")
+        path = self.path(i)
+        _manifest.check_file(path)
+        try:
+            with Image.open(path) as im:
+                im = im.convert("L")
+                if size is not None:
+                    im = im.resize((size, size), Image.BILINEAR)
+                return np.asarray(im, dtype=np.float32) / 255.0
+        except FileNotFoundError:
+            raise
+        except (OSError, SyntaxError) as exc:  # PIL: truncated or undecodable PNG
+            if isinstance(exc, _manifest.DatasetCorruptError):
+                raise
+            raise _manifest.damaged_file_error(path, f"not a readable PNG ({exc})") from exc
 
     def images(self, indices=None, size: int | None = None, workers: int | None = None) -> np.ndarray:
         """Images ``indices`` (default: all) as one (k, H, W) float32 array, decoded by ``workers`` threads
@@ -188,8 +214,8 @@ def read_mura(
         raise ValueError(f"body_part must be one of {MURA_BODY_PARTS} or None, got {body_part!r}")
     root = _existing(root, "MURA folder")
     base = root if (root / f"{split}_image_paths.csv").exists() else root / "MURA-v1.1"
-    images_csv = _existing(base / f"{split}_image_paths.csv", "MURA image list")
-    studies_csv = _existing(base / f"{split}_labeled_studies.csv", "MURA study labels")
+    images_csv = _existing_file(base / f"{split}_image_paths.csv", "MURA image list")
+    studies_csv = _existing_file(base / f"{split}_labeled_studies.csv", "MURA study labels")
     paths = pd.read_csv(images_csv, header=None, names=["rel"], dtype=str)["rel"].str.strip()
     studies = pd.read_csv(studies_csv, header=None, names=["study_path", "label"], dtype={"study_path": str})
     if not set(studies["label"].unique()) <= {0, 1}:
@@ -278,7 +304,7 @@ def read_voc2005_annotation(path) -> VOC2005Annotation:
     the image size or file name is missing, a box is degenerate or outside the image, or the number of
     boxes differs from "Objects with ground truth".
     """
-    p = _existing(path, "PASCAL annotation file")
+    p = _existing_file(path, "PASCAL annotation file")
     lines = p.read_text(encoding="latin-1").splitlines()
     if not lines or "PASCAL Annotation Version 1.00" not in lines[0]:
         raise ValueError(f"{p}: first line must be '# PASCAL Annotation Version 1.00'")
@@ -387,8 +413,8 @@ class PCamH5:
     PATCH_SHAPE = (96, 96, 3)
 
     def __init__(self, x_path, y_path):
-        self.x_path = _existing(x_path, "PCam x file")
-        self.y_path = _existing(y_path, "PCam y file")
+        self.x_path = _existing_file(x_path, "PCam x file")
+        self.y_path = _existing_file(y_path, "PCam y file")
         self._x = self._y = None
         self._files = []
 
@@ -406,8 +432,15 @@ class PCamH5:
             return
         import h5py
 
-        fx, fy = h5py.File(self.x_path, "r"), h5py.File(self.y_path, "r")
-        self._files = [fx, fy]
+        for path in (self.x_path, self.y_path):
+            _existing_file(path, "PCam file")
+        for path in (self.x_path, self.y_path):
+            try:
+                self._files.append(h5py.File(path, "r"))
+            except OSError as exc:  # HDF5: "truncated file", "file signature not found", ...
+                self.close()
+                raise _manifest.damaged_file_error(path, f"HDF5 cannot open it ({exc})") from exc
+        fx, fy = self._files
         if "x" not in fx or "y" not in fy:
             self.close()
             raise ValueError(f"PCam files must hold datasets 'x' ({self.x_path}) and 'y' ({self.y_path})")
@@ -446,6 +479,16 @@ class PCamH5:
 
     def __getitem__(self, key):
         self._open()
+        try:
+            return self._getitem(key)
+        except OSError as exc:  # HDF5 read errors: a failed checksum (fletcher32) or decompression filter
+            if isinstance(exc, _manifest.DatasetCorruptError):
+                raise
+            raise _manifest.damaged_file_error(
+                self.x_path, f"HDF5 read failed ({exc}); this file or {self.y_path.name} is damaged"
+            ) from exc
+
+    def _getitem(self, key):
         if isinstance(key, (int, np.integer)):
             n = len(self)
             k = int(key) + n if key < 0 else int(key)
@@ -469,7 +512,10 @@ class PCamH5:
 
     def labels(self) -> np.ndarray:
         self._open()
-        return np.asarray(self._y[...]).reshape(-1).astype(np.uint8)
+        try:
+            return np.asarray(self._y[...]).reshape(-1).astype(np.uint8)
+        except OSError as exc:
+            raise _manifest.damaged_file_error(self.y_path, f"HDF5 read of the labels failed ({exc})") from exc
 
 
 # ==========================================================================================================
@@ -486,7 +532,7 @@ class SlideReader:
     """
 
     def __init__(self, path):
-        self.path = _existing(path, "slide")
+        self.path = _existing_file(path, "slide")
         self._osr = None
         self._tif = None
         errors = []
@@ -520,10 +566,11 @@ class SlideReader:
                 self.backend = "tifffile"
             except Exception as exc:
                 errors.append(f"tifffile: {exc}")
-                raise ValueError(
-                    f"cannot open slide {self.path}: neither openslide nor the tifffile fallback can read it "
+                raise _manifest.damaged_file_error(
+                    self.path,
+                    f"cannot open the slide: neither openslide nor the tifffile fallback can read it "
                     f"({'; '.join(errors)}). The fallback needs a tiled TIFF whose pyramid levels are "
-                    "separate pages or SubIFDs with uncompressed/deflate/LZW tiles."
+                    "separate pages or SubIFDs with uncompressed/deflate/LZW tiles",
                 ) from exc
         self.level_count = len(self.level_dimensions)
         w0 = self.level_dimensions[0][0]
@@ -654,7 +701,7 @@ def read_asap_annotations(path) -> list[AsapPolygon]:
     Coordinates are sorted by their ``Order`` attribute; decimal commas are accepted. Raises ValueError
     naming the file for malformed XML or annotations with fewer than 3 coordinates.
     """
-    p = _existing(path, "ASAP annotation file")
+    p = _existing_file(path, "ASAP annotation file")
     try:
         root = ET.parse(p).getroot()
     except ET.ParseError as exc:
@@ -781,14 +828,15 @@ def read_cifar10_batch(path) -> tuple[np.ndarray, np.ndarray]:
     builtins and numpy arrays (a file naming any other global is refused without running it). ValueError
     naming the file otherwise.
     """
-    p = _existing(path, "CIFAR-10 batch")
+    p = _existing_file(path, "CIFAR-10 batch")
     with open(p, "rb") as fh:
         try:
             batch = _CifarBatchUnpickler(fh, encoding="bytes").load()
         except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError) as exc:
-            raise ValueError(
-                f"{p}: not a readable CIFAR-10 python batch ({exc}); `medeval data fetch cifar10 --force` "
-                "downloads the batches again"
+            raise _manifest.damaged_file_error(
+                p,
+                f"not a readable CIFAR-10 python batch ({exc})",
+                remedy="`medeval data fetch cifar10 --force` downloads the batches again",
             ) from None
     if not isinstance(batch, dict) or b"data" not in batch or b"labels" not in batch:
         raise ValueError(f"{p}: not a CIFAR-10 python batch (need a dict with b'data' and b'labels')")
@@ -834,7 +882,7 @@ def read_regional_volumes(
     values (e.g. ADNI's "CN"/"MCI" must be mapped/excluded by the user), no region columns,
     non-numeric, missing or negative values.
     """
-    p = _existing(path, "regional volume table")
+    p = _existing_file(path, "regional volume table")
     df = pd.read_csv(p)
     for col in (id_column, diagnosis_column):
         if col not in df.columns:

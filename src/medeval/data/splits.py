@@ -1,24 +1,49 @@
-"""Train/test splitters: patient-level, LIBSVM-exact stratified, random, follow-up-aware, iterative.
+"""Train/test splitters: patient-level, LIBSVM-exact stratified, random, follow-up-aware, iterative; and the
+balanced subsets and validation strategies of chapter 3, vectorised over many subsets.
 
 Every splitter returns a list of ``(train_idx, test_idx)`` pairs of sorted int64 index arrays into the
 input (the single-split functions return a list with one pair), takes ``seed`` as an int or a
 ``numpy.random.Generator``, and is deterministic for a given seed.
+
+Chapter 3 (Mendelson et al., MICCAI 2015) evaluates a classifier on thousands of small balanced subsets
+drawn from a pool, so its index-level logic works on whole arrays of subsets at once (binary labels in
+{0, 1}, class 1 positive; ``rng`` as an int, a ``numpy.random.Generator`` or None):
+
+* drawing balanced subsets, disjoint subset pairs and parents (:func:`draw_balanced_subsets`,
+  :func:`draw_disjoint_subset_pairs`, :func:`draw_parent`);
+* the validation strategies: LIBSVM-style stratified K-fold ("balanced CV implemented exactly as in
+  ... LIBSVM"), repeated K-fold (MKCV), leave-one-out and stratified hold-out (:class:`Strategy`,
+  :func:`parse_strategy`), and the fold id of every point of every subset (:func:`libsvm_fold_ids`,
+  :func:`strategy_fold_ids`).
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from medeval.data.seeding import as_generator
 
 __all__ = [
+    "Strategy",
+    "check_binary_labels",
+    "draw_balanced_subsets",
+    "draw_disjoint_subset_pairs",
+    "draw_parent",
     "iterative_stratified_kfold",
     "later_followup_split",
     "later_followup_train_val_test_split",
+    "libsvm_fold_ids",
     "libsvm_stratified_kfold",
+    "max_disjoint_subset_size",
+    "parse_strategy",
     "patient_kfold",
     "patient_train_test_split",
     "random_kfold",
+    "strategy_fold_ids",
 ]
 
 
@@ -299,3 +324,234 @@ def iterative_stratified_kfold(Y, n_splits: int, seed) -> list[tuple[np.ndarray,
         (np.sort(tr).astype(np.int64), np.sort(te).astype(np.int64))
         for tr, te in mskf.split(np.zeros((Y.shape[0], 1)), Y.astype(int))
     ]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# balanced subsets and validation strategies, vectorised over many subsets (chapter 3: Mendelson et al.,
+# MICCAI 2015). Labels are binary in {0, 1}; class 1 is the positive class (AD, malignant). ``rng`` is
+# anything ``medeval.data.seeding.as_generator`` takes (None: fresh entropy).
+
+
+def check_binary_labels(labels, name: str = "labels") -> np.ndarray:
+    """Return ``labels`` as an int array in {0, 1}; anything else raises ``ValueError``."""
+    y = np.asarray(labels)
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {y.shape}")
+    values = set(np.unique(y).tolist())
+    if not values <= {0, 1}:
+        raise ValueError(
+            f"{name} must be binary in {{0, 1}} (1 = positive class), got values {sorted(values)[:5]}"
+        )
+    return y.astype(np.int64)
+
+
+def _class_members(y: np.ndarray, pool) -> list[np.ndarray]:
+    pool = np.arange(y.size) if pool is None else np.asarray(pool, dtype=np.int64)
+    return [pool[y[pool] == c] for c in (0, 1)]
+
+
+def max_disjoint_subset_size(labels, pool=None) -> int:
+    """Largest per-class size n for which two disjoint balanced subsets fit in ``pool``: min_c ⌊N_c/2⌋."""
+    y = check_binary_labels(labels)
+    return int(min(len(m) for m in _class_members(y, pool)) // 2)
+
+
+def _draw_from_classes(members, n_per_class, n_draws, rng, n_blocks=1) -> np.ndarray:
+    """(n_draws, n_blocks, 2 * n_per_class) indices: n_blocks disjoint balanced blocks per draw."""
+    out = np.empty((n_draws, n_blocks, 2 * n_per_class), dtype=np.int64)
+    for c, idx in enumerate(members):
+        need = n_blocks * n_per_class
+        # a random permutation per draw, vectorised: argsort of uniform keys, keep the first `need`
+        keys = rng.random((n_draws, idx.size))
+        if need < idx.size:
+            first = np.argpartition(keys, need - 1, axis=1)[:, :need]
+            # argpartition leaves the chosen ones in an arbitrary (index-dependent) order: order them by
+            # key so that the split into blocks is uniformly random too
+            by_key = np.argsort(np.take_along_axis(keys, first, axis=1), axis=1)
+            first = np.take_along_axis(first, by_key, axis=1)
+        else:
+            first = np.argsort(keys, axis=1)
+        chosen = idx[first]
+        out[:, :, c * n_per_class : (c + 1) * n_per_class] = chosen.reshape(n_draws, n_blocks, n_per_class)
+    # shuffle the order of the points inside each subset (LIBSVM regroups by class anyway)
+    order = np.argsort(rng.random(out.shape), axis=-1)
+    return np.take_along_axis(out, order, axis=-1)
+
+
+def draw_parent(labels, parent_per_class: int, rng=None, pool=None) -> np.ndarray:
+    """A random "parent" set of ``parent_per_class`` subjects of each class (Sec. 3.1), as indices."""
+    y = check_binary_labels(labels)
+    members = _class_members(y, pool)
+    if parent_per_class < 1:
+        raise ValueError(f"parent_per_class must be >= 1, got {parent_per_class}")
+    for c, idx in enumerate(members):
+        if parent_per_class > idx.size:
+            raise ValueError(
+                f"parent_per_class={parent_per_class} exceeds the {idx.size} subjects of class {c} "
+                "in the pool"
+            )
+    return _draw_from_classes(members, parent_per_class, 1, as_generator(rng, name="rng"))[0, 0]
+
+
+def draw_balanced_subsets(labels, n_per_class: int, n_subsets: int, rng=None, pool=None) -> np.ndarray:
+    """``n_subsets`` random balanced subsets of ``pool`` (default all), each with ``n_per_class`` per class.
+
+    Subsets are drawn independently and may overlap each other (as NEVE's subsets do). Returns an
+    (n_subsets, 2 n_per_class) int array of indices into ``labels``.
+    """
+    y = check_binary_labels(labels)
+    if n_per_class < 1 or n_subsets < 1:
+        raise ValueError(f"n_per_class and n_subsets must be >= 1, got {n_per_class} and {n_subsets}")
+    members = _class_members(y, pool)
+    for c, idx in enumerate(members):
+        if n_per_class > idx.size:
+            raise ValueError(
+                f"n_per_class={n_per_class} exceeds the {idx.size} subjects of class {c} in the pool"
+            )
+    return _draw_from_classes(members, n_per_class, n_subsets, as_generator(rng, name="rng"))[:, 0]
+
+
+def draw_disjoint_subset_pairs(labels, n_per_class: int, n_pairs: int, rng=None, pool=None) -> np.ndarray:
+    """R pairs of disjoint balanced subsets (EVE's pairs, Sec. 2): an (R, 2, 2 n_per_class) index array.
+
+    Within a pair the two subsets share no subject; different pairs are drawn independently and may
+    overlap. Each subset holds exactly ``n_per_class`` subjects of each class. A size for which two
+    disjoint subsets do not fit (2 n_per_class > the smaller class of ``pool``) raises ``ValueError``
+    (callers scanning a grid of sizes should check :func:`max_disjoint_subset_size` first and record
+    NaN with the reason, as the paper omits such points).
+    """
+    y = check_binary_labels(labels)
+    if n_per_class < 1 or n_pairs < 1:
+        raise ValueError(f"n_per_class and n_pairs must be >= 1, got {n_per_class} and {n_pairs}")
+    members = _class_members(y, pool)
+    for c, idx in enumerate(members):
+        if 2 * n_per_class > idx.size:
+            raise ValueError(
+                f"n_per_class={n_per_class} is too large for disjoint subset pairs: a pair needs "
+                f"2 x {n_per_class} = {2 * n_per_class} subjects of class {c} but the pool has {idx.size} "
+                f"(largest possible: {max_disjoint_subset_size(y, pool)})"
+            )
+    return _draw_from_classes(members, n_per_class, n_pairs, as_generator(rng, name="rng"), n_blocks=2)
+
+
+# the validation strategies and their fold ids
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A validation strategy: ``kind`` in {"kfold", "loo", "holdout"}.
+
+    ``kfold``: LIBSVM-style stratified K-fold, repeated ``n_repeats`` times with fresh partitions
+    (MKCV) and averaged. ``loo``: leave-one-out (deterministic, one repeat). ``holdout``: a stratified
+    split with ``test_fraction`` of each class held out, repeated ``n_repeats`` times and averaged.
+    """
+
+    kind: Literal["kfold", "loo", "holdout"] = "kfold"
+    n_splits: int = 10
+    n_repeats: int = 1
+    test_fraction: float = 0.5
+
+    def __post_init__(self):
+        if self.kind not in ("kfold", "loo", "holdout"):
+            raise ValueError(f"Strategy.kind must be 'kfold', 'loo' or 'holdout', got {self.kind!r}")
+        if self.kind == "kfold" and self.n_splits < 2:
+            raise ValueError(f"Strategy.n_splits must be >= 2 for K-fold, got {self.n_splits}")
+        if self.n_repeats < 1:
+            raise ValueError(f"Strategy.n_repeats must be >= 1, got {self.n_repeats}")
+        if self.kind == "loo" and self.n_repeats != 1:
+            raise ValueError("Strategy: leave-one-out is deterministic; n_repeats must be 1")
+        if self.kind == "holdout" and not 0 < self.test_fraction < 1:
+            raise ValueError(f"Strategy.test_fraction must be in (0, 1), got {self.test_fraction}")
+
+    @property
+    def name(self) -> str:
+        if self.kind == "kfold":
+            return f"{self.n_splits}x{self.n_repeats}"
+        if self.kind == "loo":
+            return "LOO"
+        return f"holdout{self.test_fraction:g}x{self.n_repeats}"
+
+
+_KFOLD = re.compile(r"^(\d+)\s*[x×]\s*(\d+)$")
+_HOLDOUT = re.compile(r"^holdout(0?\.\d+)?(?:x(\d+))?$")
+
+
+def parse_strategy(spec: str | Strategy) -> Strategy:
+    """A :class:`Strategy` from its name: "10x1" / "10x10" / "3x10" (K-fold x repeats), "LOO", "holdout",
+    "holdout0.3x5"."""
+    if isinstance(spec, Strategy):
+        return spec
+    text = str(spec).strip().lower()
+    if text == "loo":
+        return Strategy("loo", n_splits=0)
+    match = _KFOLD.match(text)
+    if match:
+        return Strategy("kfold", int(match.group(1)), int(match.group(2)))
+    match = _HOLDOUT.match(text)
+    if match:
+        fraction = float(match.group(1)) if match.group(1) else 0.5
+        return Strategy("holdout", 0, int(match.group(2) or 1), fraction)
+    raise ValueError(f"strategy must look like '10x1', '3x10', 'LOO' or 'holdout0.3x5', got {spec!r}")
+
+
+def _within_class_ranks(y_rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Random rank of each point among the points of its class in its row (a within-class shuffle)."""
+    keys = rng.random(y_rows.shape)
+    order = np.lexsort((keys, y_rows), axis=-1)
+    sorted_y = np.take_along_axis(y_rows, order, axis=-1)
+    n_neg = (y_rows == 0).sum(axis=-1, keepdims=True)
+    position = np.broadcast_to(np.arange(y_rows.shape[-1]), y_rows.shape)
+    rank_sorted = np.where(sorted_y == 0, position, position - n_neg)
+    ranks = np.empty_like(rank_sorted)
+    np.put_along_axis(ranks, order, rank_sorted, axis=-1)
+    return ranks
+
+
+def libsvm_fold_ids(subset_labels, n_splits: int, rng=None) -> np.ndarray:
+    """Fold of every point for LIBSVM's stratified K-fold, vectorised over rows.
+
+    LIBSVM (``svm_cross_validation`` in svm.cpp, C-SVC with nr_fold < l) groups the points by class,
+    shuffles each class, and sends elements [⌊i n_c/K⌋, ⌊(i+1) n_c/K⌋) of class c to fold i. A point
+    of within-class rank r therefore lands in fold ⌈(r+1)K/n_c⌉ - 1. Fold i thus holds
+    ⌊(i+1)n_c/K⌋ - ⌊i n_c/K⌋ points of class c (25 per class, K = 10: 2, 3, 2, 3, ...).
+
+    ``subset_labels``: (m,) or (..., m) binary labels; returns int fold ids of the same shape. This is
+    the vectorised twin of :func:`libsvm_stratified_kfold` (same composition; the tests check it),
+    needed because the experiments draw up to millions of partitions.
+    """
+    y = np.asarray(subset_labels).astype(np.int64)
+    if n_splits < 2:
+        raise ValueError(f"n_splits must be >= 2, got {n_splits}")
+    if y.shape[-1] < n_splits:
+        raise ValueError(f"n_splits={n_splits} exceeds the {y.shape[-1]} points of a subset")
+    ranks = _within_class_ranks(y, as_generator(rng, name="rng"))
+    n_class = np.where(y == 0, (y == 0).sum(-1, keepdims=True), (y == 1).sum(-1, keepdims=True))
+    return ((ranks + 1) * n_splits + n_class - 1) // n_class - 1
+
+
+def _holdout_fold_ids(y: np.ndarray, test_fraction: float, rng) -> np.ndarray:
+    """0 for held-out points (round(test_fraction n_c) per class, at least 1), 1 for training points."""
+    ranks = _within_class_ranks(y, rng)
+    n_class = np.where(y == 0, (y == 0).sum(-1, keepdims=True), (y == 1).sum(-1, keepdims=True))
+    n_test = np.clip(np.rint(test_fraction * n_class), 1, n_class - 1)
+    return np.where(ranks < n_test, 0, 1)
+
+
+def strategy_fold_ids(subset_labels, strategy: Strategy | str, rng=None) -> tuple[np.ndarray, int]:
+    """(S, M, m) fold ids for S subsets and M repeats, and the number of evaluated folds.
+
+    Problem k of a repeat trains on the points with fold id ≠ k and tests on fold k, for
+    k < n_evaluated (K for K-fold, m for LOO, 1 for hold-out whose fold 1 is training only).
+    """
+    strategy = parse_strategy(strategy)
+    y = np.asarray(subset_labels).astype(np.int64)
+    if y.ndim == 1:
+        y = y[None]
+    rng = as_generator(rng, name="rng")
+    n_subsets, m = y.shape
+    if strategy.kind == "loo":
+        return np.broadcast_to(np.arange(m), (n_subsets, 1, m)).copy(), m
+    y_rep = np.broadcast_to(y[:, None, :], (n_subsets, strategy.n_repeats, m))
+    if strategy.kind == "kfold":
+        return libsvm_fold_ids(y_rep, strategy.n_splits, rng), strategy.n_splits
+    return _holdout_fold_ids(y_rep, strategy.test_fraction, rng), 1

@@ -12,130 +12,65 @@ Experiments (each a grid of runs through :func:`medeval.runtime.grid.run_grid`):
 ``data_source="real"`` (profile ``full``) trains the classifier on the PCam HDF5 training split and scores the PCam
 test split (balanced) and, as the large imbalanced test set, every test patch of the CAMELYON16 test slides
 (:mod:`medeval.data.camelyon16`: Otsu at level 2, 96 px patches, stride 32, 32 px central region; all runs scored
-in one streaming pass) when they are present, otherwise a 1:``imbalance`` subsample of the PCam test split
-(``cls_imbalanced_test``). Missing files raise the data layer's error naming the dataset.
+in one streaming pass). ``cls_imbalanced_test`` decides what happens when that test set is incomplete: refused
+before any compute, naming the missing slides and files (``camelyon16``, the default), or a 1:``imbalance``
+subsample of the PCam test split stands in, as asked (``pcam_subsample``) or as allowed (``auto``), and the page
+says what stood in and why (:func:`~medeval.experiments.class_distribution_params.imbalanced_test_choice`).
+
+The schema (:class:`~medeval.experiments.class_distribution_params.Params`), its rules across fields and its
+resource estimate live in the light module :mod:`medeval.experiments.class_distribution_params`.
 """
 
 from __future__ import annotations
 
 import zlib
-from typing import Literal
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from medeval.data import training_sets as ts
+from medeval.data.training_sets import (  # noqa: F401 - re-exported: categories and distributions
+    CATEGORIES,
+    HYPOTHESIS_DISTRIBUTIONS,
+    PRELIMINARY_DISTRIBUTIONS,
+)
 from medeval.experiments import class_distribution_claims as cdc
 from medeval.experiments import histology as H
+from medeval.experiments.class_distribution_params import (  # noqa: F401 - re-exported
+    HYPOTHESIS_NAMES,
+    PHANTOM_DEFAULTS,
+    PRELIMINARY_NAMES,
+    HistologyParams,
+    Params,
+    camelyon16_problems,
+    imbalanced_test_choice,
+)
 from medeval.metrics import curves as C
 from medeval.models.device import limit_cpu_threads
-from medeval.runtime.params import ChapterParams
 
-HYPOTHESIS_NAMES = tuple(ts.HYPOTHESIS_DISTRIBUTIONS)
-PRELIMINARY_NAMES = tuple(ts.PRELIMINARY_DISTRIBUTIONS)
+if HYPOTHESIS_NAMES != tuple(ts.HYPOTHESIS_DISTRIBUTIONS) or PRELIMINARY_NAMES != tuple(
+        ts.PRELIMINARY_DISTRIBUTIONS):  # the light schema module spells the names out
+    raise ImportError("class_distribution_params: distribution names differ from medeval.data.training_sets")
 PAPER_TABLE_4_4 = cdc.PAPER_TABLE_4_4
-
-class HistologyParams(ChapterParams):
-    """The fields chapters 4a and 4b share: slide phantoms, the binary patch classifier (PCam-like task), the
-    training hyper-parameters, the fixed-threshold curves and the real-data switches (profile ``full``)."""
-
-    slide_size: int = Field(384, ge=64, le=8192, description="side of each slide phantom (pixels)")
-    n_train_slides: int = Field(8, ge=1, le=500, description="training slide phantoms")
-    n_test_slides: int = Field(4, ge=1, le=500, description="test slide phantoms")
-    patch_size: int = Field(32, ge=8, le=512, description="patch side l (4a: training/inference stride l/2)")
-    batch_size: int = Field(32, ge=1, le=1024, description="mini-batch size")
-    lr: float = Field(3e-3, gt=0, le=1, description="Adam learning rate (thesis U-Net: 1e-5 for 35 epochs at 384 px)")
-    n_thresholds: int = Field(
-        101, ge=101, le=10001, description="fixed thresholds of the precision / FPR / PR-T curves (Alg. 2: >= 101)")
-    cls_central_size: int = Field(16, ge=1, description="central region of the binary patch label (PCam: 32 of 96)")
-    cls_test_stride: int = Field(8, ge=1, description="stride of the classification test patches (CAMELYON16: 32)")
-    cls_extra_test_slides: int = Field(4, ge=0, le=500, description="extra test slides for the 1:12 test set")
-    imbalance: int = Field(12, ge=1, le=1000, description="negatives per positive in the imbalanced test set")
-    cls_base_channels: int = Field(8, ge=2, le=256, description="patch classifier width")
-    cls_n_blocks: int = Field(3, ge=1, le=6, description="patch classifier conv blocks")
-    cls_epochs: int = Field(6, ge=1, le=200, description="patch classifier epochs")
-    cls_unit_cap: int | None = Field(150, ge=1, description="cap on U for the patch classifier (null = from the data)")
-
-    data_source: Literal["phantom", "real"] = Field(
-        "phantom", description="phantom: slide phantoms (4b: and digits); real: PCam for training, PCam and "
-                               "CAMELYON16 for testing (4b: and CIFAR-10)"
-    )
-    cls_imbalanced_test: Literal["auto", "camelyon16", "pcam_subsample"] = Field(
-        "auto", description="data_source=real: large imbalanced test set; auto = CAMELYON16 test patches when "
-                            "present, else a 1:imbalance subsample of the PCam test split")
-    c16_slides: list[str] | None = Field(
-        None, min_length=1, description="CAMELYON16 test slides to use, e.g. [test_001] (null = all)")
-    c16_level: int = Field(2, ge=0, le=9, description="CAMELYON16 pyramid level of the patches (PCam: 2)")
-    c16_min_tissue_fraction: float = Field(
-        0.5, ge=0, le=1, description="CAMELYON16: tissue fraction (Otsu) a patch's central region needs")
-    c16_tissue_channel: Literal["grey", "saturation"] = Field("grey", description="CAMELYON16: Otsu channel")
-
-
-def validate_histology(P) -> None:
-    """Cross-field checks of :class:`HistologyParams` (before any compute) for ``data_source=real``: PCam present,
-    PCam's patch geometry, and CAMELYON16 present when required."""
-    if P.data_source != "real":
-        return
-    from medeval.data.manifest import require
-
-    require("pcam")
-    if P.patch_size != 96 or P.cls_central_size != 32:
-        raise ValueError(f"data_source=real uses PCam's 96 px patches with a 32 px central region; got "
-                         f"patch_size={P.patch_size}, cls_central_size={P.cls_central_size}")
-    imbalanced_test_source(P)  # raises when cls_imbalanced_test = camelyon16 and it is absent
-
-
-class Params(HistologyParams):
-    """Parameters of chapter 4a (``medeval params 04a-class-distribution`` prints them with their ranges)."""
-
-    unit_cap: int | None = Field(
-        60, ge=1, description="cap on the unit U (patches); null = U from the data as in the thesis"
-    )
-    preliminary_fraction: float = Field(
-        0.2, gt=0, le=1, description="fraction of every category used by the Table 4.3 sets (keeps composition)"
-    )
-    base_channels: int = Field(8, ge=2, le=128, description="U-Net width at the first level")
-    depth: int = Field(2, ge=1, le=5, description="U-Net down/up levels")
-    epochs: int = Field(8, ge=1, le=200, description="U-Net training epochs")
-    n_runs: int = Field(4, ge=2, le=50, description="runs per hypothesis distribution (thesis: 10)")
-    n_preliminary_runs: int = Field(3, ge=1, le=50, description="runs per Table 4.3 distribution (tests need >= 2)")
-    hypothesis_experiments: list[str] = Field(
-        list(HYPOTHESIS_NAMES), min_length=2, description="which of E1.a ... E4.c to run"
-    )
-    tile_sizes: list[int] = Field(
-        [1, 2, 4, 8, 16, 32, 64], min_length=1, description="evaluation patch sizes e (method 1 sweep)"
-    )
-    evaluation_tile: int = Field(16, ge=1, description="e of the Table 4.4 analogue (thesis: 500 px)")
-    cls_runs: int = Field(3, ge=2, le=50, description="runs per E2 distribution in the classification study")
-    germinal_similarity: float = Field(
-        0.0, ge=0, le=1, description="slide phantom: how far germinal centres (¬C) look like tumour (C), 0 = as "
-                                     "drawn, 1 = textured like C; calibrates the task off the ceiling")
-    germinal_fraction: float = Field(
-        0.12, ge=0, le=0.5, description="slide phantom: fraction of lymph-node area covered by germinal centres")
-    alpha: float = Field(0.05, gt=0, lt=0.5, description="level of every test of the Paper-vs-us rules")
-    quality_floor: float = Field(
-        0.9, ge=0.5, lt=1, description="a run is compared only if its patch ROC-AUC (C vs rest) exceeds this")
-    noninferiority_margin: float = Field(
-        0.05, gt=0, le=0.5, description="H4 'at least as good': margin on argmax precision")
-    roc_margin: float = Field(0.02, gt=0, le=0.5, description="'ROC insensitive': equivalence margin on ROC-AUC")
+#: Every training distribution of the chapter: Table 4.3's preliminary sets, then Tables 4.5-4.8's E1.a-E4.c.
+TRAINING_DISTRIBUTIONS = {**ts.PRELIMINARY_DISTRIBUTIONS, **ts.HYPOTHESIS_DISTRIBUTIONS}
 
 
 # --------------------------------------------------------------------------------------------------
-# configurations and grids
-
-
-#: The slide-phantom defaults (:func:`medeval.data.phantoms.slide.slide_layout`) of the calibration fields.
-PHANTOM_DEFAULTS = {"germinal_similarity": 0.0, "germinal_fraction": 0.12}
+# configurations and grids (the rules across fields live in the schema, class_distribution_params; the checks
+# here protect direct callers of the run functions)
 
 
 def data_config(P: Params) -> dict:
     """The data configuration of the runs. Phantom layout fields that differ from the phantom's defaults go in
-    ``"slide_layout"`` (absent when all are at their defaults, so earlier configurations keep their cache keys)."""
+    ``"slide_layout"`` (absent when all are at their defaults, so earlier configurations keep their cache keys).
+    Chapter 4b passes its own parameters (no ``depth``, no layout fields: the phantom's defaults)."""
     if P.slide_size % (P.patch_size // 2):
         raise ValueError(f"slide_size ({P.slide_size}) must be a multiple of patch_size / 2 ({P.patch_size // 2})")
-    if P.patch_size % 2**P.depth:
-        raise ValueError(f"patch_size ({P.patch_size}) must be divisible by 2**depth ({2**P.depth})")
+    depth = getattr(P, "depth", None)  # chapter 4b has no U-Net
+    if depth is not None and P.patch_size % 2**depth:
+        raise ValueError(f"patch_size ({P.patch_size}) must be divisible by 2**depth ({2**depth})")
     out = {"n_train_slides": P.n_train_slides, "n_test_slides": P.n_test_slides, "slide_size": P.slide_size,
            "patch_size": P.patch_size, "seed": P.seed}
     layout = {k: float(getattr(P, k)) for k, v in PHANTOM_DEFAULTS.items()
@@ -157,18 +92,6 @@ def cls_config(P: Params) -> dict:
             "extra_test_slides": P.cls_extra_test_slides, "imbalance": P.imbalance,
             "base_channels": P.cls_base_channels, "n_blocks": P.cls_n_blocks, "epochs": P.cls_epochs,
             "batch_size": P.batch_size, "lr": P.lr, "unit_cap": P.cls_unit_cap}
-
-
-def validate(P: Params) -> None:
-    """Cross-field checks, before any compute."""
-    data_config(P)
-    cls_config(P)
-    bad = sorted(set(P.hypothesis_experiments) - set(HYPOTHESIS_NAMES))
-    if bad:
-        raise ValueError(f"hypothesis_experiments: unknown {bad}; valid: {list(HYPOTHESIS_NAMES)}")
-    if P.evaluation_tile not in P.tile_sizes:
-        raise ValueError(f"evaluation_tile ({P.evaluation_tile}) must be one of tile_sizes {P.tile_sizes}")
-    validate_histology(P)
 
 
 def preliminary_grid(P: Params) -> list[dict]:
@@ -256,7 +179,8 @@ def run_study(P: Params, cache_dir=None, camelyon16_cache_dir=None) -> dict:
     the large imbalanced test set to the classifiers (:func:`with_imbalanced_test`).
 
     Returns ``{"preliminary", "hypotheses", "classification"}`` (the run dicts, in grid order within each study)
-    and ``imbalanced_source``, ``c16_table``, ``c16_summary``.
+    and ``imbalanced_source``, ``imbalanced_note`` (what stood in for the CAMELYON16 test patches and why; empty
+    when nothing did), ``c16_table``, ``c16_summary``.
     """
     from medeval.runtime.grid import run_grid
 
@@ -272,8 +196,9 @@ def run_study(P: Params, cache_dir=None, camelyon16_cache_dir=None) -> dict:
     order = {"preliminary": PRELIMINARY_NAMES, "hypotheses": HYPOTHESIS_NAMES, "classification": ("E2.a", "E2.b", "E2.c")}
     for name, names in order.items():
         out[name].sort(key=lambda r, names=names: (names.index(r["distribution"]), r["run"]))
-    cls_runs, source, table, summary = with_imbalanced_test(out["classification"], P, cache_dir=camelyon16_cache_dir)
-    out.update(classification=cls_runs, imbalanced_source=source, c16_table=table, c16_summary=summary)
+    imb = with_imbalanced_test(out["classification"], P, cache_dir=camelyon16_cache_dir)
+    out.update(classification=imb.runs, imbalanced_source=imb.source, imbalanced_note=imb.note, c16_table=imb.table,
+               c16_summary=imb.summary)
     return out
 
 
@@ -291,13 +216,30 @@ def patch_category_table(P: Params) -> pd.DataFrame:
     return df
 
 
+def distribution_proportions(categories: pd.DataFrame) -> pd.DataFrame:
+    """Every training distribution of the chapter (:data:`TRAINING_DISTRIBUTIONS`) applied to this run's
+    patch counts ``categories`` (:func:`patch_category_table`): ``w_k U`` patches of category ``k`` with
+    ``U = categories.attrs["unit_used"]`` (Eq. cd-ratio), or every available patch of the categories a
+    Table 4.3 set takes whole (Eq. cd-prelim). One row per distribution: its thesis table, its ``size`` and
+    the class proportions ``π <category>`` (one column per :data:`CATEGORIES`, summing to 1)."""
+    available = categories.set_index("category")["patches"].to_dict()
+    unit = categories.attrs["unit_used"]
+    rows = []
+    for name, dist in TRAINING_DISTRIBUTIONS.items():
+        n = ts.distribution_counts(dist, unit=unit if dist.uses_unit else None, available=available)
+        total = sum(n.values())
+        rows.append({"distribution": name, "thesis table": dist.table, "size": total,
+                     **{f"π {k}": n.get(k, 0) / total for k in ts.CATEGORIES}})
+    return pd.DataFrame(rows)
+
+
 def distribution_table(results: list[dict]) -> pd.DataFrame:
     """Tables 4.3 and 4.5-4.8 analogue: the composition actually drawn (run 0 of each distribution)."""
     rows = []
     for r in results:
         if r["run"] != 0:
             continue
-        dist = {**ts.PRELIMINARY_DISTRIBUTIONS, **ts.HYPOTHESIS_DISTRIBUTIONS}[r["distribution"]]
+        dist = TRAINING_DISTRIBUTIONS[r["distribution"]]
         rows.append({"distribution": r["distribution"], "table": dist.table, "ratio / set": dist.label,
                      "U": r["unit"], **{k: r["taken"].get(k, 0) for k in ts.CATEGORIES},
                      "total": sum(r["taken"].values()), "shortfall": "; ".join(r["shortfalls"]) or "none"})
@@ -506,21 +448,9 @@ def chapter_claims(tables: dict, P: Params, *, imbalanced: str, category_counts:
 def imbalanced_test_source(P) -> str:
     """Which large imbalanced test set the classification study uses: ``phantom`` (the phantom test slides at
     1:``imbalance``), ``camelyon16`` (every test patch of the CAMELYON16 test slides, the thesis's set) or
-    ``pcam_subsample`` (a 1:``imbalance`` subsample of the PCam test split). ``cls_imbalanced_test="auto"`` picks
-    CAMELYON16 when its files are present and says so; ``"camelyon16"`` requires them."""
-    from medeval.data.manifest import DatasetUnavailableError, require
-
-    if P.data_source == "phantom":
-        return "phantom"
-    if P.cls_imbalanced_test == "pcam_subsample":
-        return "pcam_subsample"
-    try:
-        require("camelyon16")
-    except DatasetUnavailableError:
-        if P.cls_imbalanced_test == "camelyon16":
-            raise
-        return "pcam_subsample"
-    return "camelyon16"
+    ``pcam_subsample`` (a 1:``imbalance`` subsample of the PCam test split); see
+    :func:`~medeval.experiments.class_distribution_params.imbalanced_test_choice`, which also says why."""
+    return imbalanced_test_choice(P)[0]
 
 
 def camelyon16_geometry(P):
@@ -531,6 +461,25 @@ def camelyon16_geometry(P):
     return PatchGeometry(level=P.c16_level, patch_size=P.patch_size, stride=P.cls_test_stride,
                          central_size=P.cls_central_size, min_tissue_fraction=P.c16_min_tissue_fraction,
                          tissue_channel=P.c16_tissue_channel)
+
+
+def camelyon16_most_tumour_slide_maps(table: pd.DataFrame, summary: pd.DataFrame, scores, P) -> dict:
+    """Thesis Fig. 3.4 for classification, on the CAMELYON16 test slide with the most tumour patches:
+    ``slide`` (its name) and two maps on its patch grid at stride ``cls_test_stride``
+    (:func:`medeval.data.camelyon16.patch_score_map`, NaN = background): ``truth``, the central-region
+    labels, and ``score``, the patch ``scores`` (one per row of ``table``, e.g. a run's P(C)). ``table`` and
+    ``summary`` are the CAMELYON16 patch table and per-slide summary of :func:`with_imbalanced_test`."""
+    from medeval.data.camelyon16 import patch_score_map
+
+    best = summary.sort_values("positives").iloc[-1]
+    on_slide = (table["slide"] == best.slide).to_numpy()
+    stride = camelyon16_geometry(P).stride
+
+    def grid(values):
+        return patch_score_map(table["x"][on_slide], table["y"][on_slide], values, best.level_size, stride)
+
+    return {"slide": best.slide, "truth": grid(table["label"].to_numpy()[on_slide]),
+            "score": grid(np.asarray(scores)[on_slide])}
 
 
 def _state_to_numpy(net) -> dict:
@@ -657,11 +606,21 @@ def attach_camelyon16(runs: list[dict], P, cache_dir=None, batch_size: int = 512
     return out, table, summary
 
 
-def with_imbalanced_test(runs: list[dict], P, cache_dir=None):
-    """The classification runs with the imbalanced test set :func:`imbalanced_test_source` chooses, and a
-    description of it: ``(runs, source, table, summary)`` (table/summary only for CAMELYON16)."""
-    source = imbalanced_test_source(P)
+class ImbalancedTest(NamedTuple):
+    """The classification runs with their large imbalanced test set (:func:`with_imbalanced_test`)."""
+
+    runs: list[dict]
+    source: str  # phantom | camelyon16 | pcam_subsample
+    note: str  # what stood in for the CAMELYON16 test patches and why ("" when nothing did)
+    table: pd.DataFrame | None  # CAMELYON16 only: the patch table ...
+    summary: pd.DataFrame | None  # ... and the per-slide summary
+
+
+def with_imbalanced_test(runs: list[dict], P, cache_dir=None) -> ImbalancedTest:
+    """The classification runs with the imbalanced test set that
+    :func:`~medeval.experiments.class_distribution_params.imbalanced_test_choice` chooses, and why."""
+    source, note = imbalanced_test_choice(P)
     if source == "camelyon16":
         runs, table, summary = attach_camelyon16(runs, P, cache_dir=cache_dir)
-        return runs, source, table, summary
-    return runs, source, None, None
+        return ImbalancedTest(runs, source, note, table, summary)
+    return ImbalancedTest(runs, source, note, None, None)

@@ -13,7 +13,7 @@ Units:
   tested on the CAMELYON16 test patches (:func:`medeval.experiments.class_distribution.pcam_classification_run`,
   :func:`~medeval.experiments.class_distribution.with_imbalanced_test`) and CIFAR-10 automobile vs rest
   (:func:`medeval.experiments.cifar10_binary.cifar10_run`, ResNet50 with the Keras augmentation);
-* :func:`run_chapter`: every trial-model of the chapter through the grid executor;
+* :func:`run_experiments`: every trial-model of the chapter through the grid executor;
 * :func:`task_summary`, :func:`trial_table`: per-trial figures (ROC, PR, PR-T, errors at the representative
   threshold, precision at a *matched* recall, PR-T after correcting the training prior) that the claims of
   :mod:`medeval.experiments.evaluation_measures_claims` are decided on;
@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from medeval.experiments import class_distribution as cd
 from medeval.experiments import histology as H
+from medeval.experiments.evaluation_measures_params import Params  # noqa: F401 - re-exported
 from medeval.metrics import curves as C
 
 #: Thesis Table 5.1 (TP, FN, FP, TN).
@@ -68,63 +67,13 @@ FIG55_NAMES = {"E2.a": "E2.a", "En": "E2.b", "Ep": "E2.c"}
 TASK_ROLES = ("histology", "cifar")
 
 
-class Params(cd.HistologyParams):
-    """Parameters of chapter 4b (``medeval params 04b-evaluation-measures``)."""
-
-    cls_test_stride: int = Field(16, ge=1, description="stride of the classification test patches (CAMELYON16: 32)")
-    n_trials: int = Field(
-        5, ge=2, le=50, description="trial-models per En / Ep / E2.a on the histology patches (thesis: 10)")
-    n_digit_trials: int = Field(20, ge=2, le=100, description="trial-models per En/Ep on digits (thesis: 10)")
-    positive_digit: int = Field(8, ge=0, le=9, description="the digit used as positive class (1:9 one-vs-rest)")
-    digits_test_fraction: float = Field(0.7, gt=0.1, lt=0.9, description="held-out fraction of the digits")
-    digits_model: Literal["logistic", "mlp"] = Field("logistic", description="classifier on the 64 digit pixels")
-    stain_jitter: float = Field(
-        1.0, ge=0, le=3, description="phantom patches: per-patch stain variation, the σ of each RGB channel's log "
-                                     "gain (plus a grey-level offset of σ·60); calibrates the task's difficulty")
-    pixel_noise: float = Field(
-        60.0, ge=0, le=255, description="phantom patches: σ of the Gaussian pixel noise (grey levels)")
-    n_recall_points: int = Field(101, ge=11, le=10001, description="recall grid of the mean PR curve (Alg. 3)")
-    hist_bins: int = Field(101, ge=10, le=1000, description="score-histogram bins (Fig. 5.1: 101)")
-    n_cifar_trials: int = Field(10, ge=2, le=100, description="data_source=real: trial-models per En/Ep on CIFAR-10")
-    cifar_model: Literal["resnet50", "resnet18", "small_cnn"] = Field(
-        "resnet50", description="CIFAR-10 classifier (thesis: ResNet50 pre-trained on ImageNet)")
-    cifar_weights: str | None = Field(
-        None, description="local torchvision ImageNet state dict for the ResNet (null = train from scratch)")
-    cifar_max_epochs: int = Field(100, ge=1, le=1000, description="CIFAR-10 epoch limit (early stopping decides)")
-    cifar_batch_size: int = Field(32, ge=1, le=4096, description="CIFAR-10 mini-batch (thesis: 32)")
-    cifar_lr: float = Field(1e-4, gt=0, le=1, description="CIFAR-10 starting Adam learning rate (thesis: 1e-4)")
-    cifar_lr_patience: int = Field(10, ge=1, le=1000, description="epochs without improvement before lr x 0.3")
-    cifar_early_stopping_patience: int = Field(
-        20, ge=1, le=1000, description="epochs without validation improvement before stopping (thesis: not given)")
-    cifar_augment: bool = Field(True, description="Keras-style rotation 15, shift 5/32, horizontal flip")
-
-
 def phantom_configs(P: Params) -> tuple[dict, dict]:
     """The (data, cls) dictionaries of the histology runs (:func:`phantom_classification_run`)."""
-    shared = P.model_dump(include=set(cd.HistologyParams.model_fields))
-    q = cd.Params(**shared, depth=1)  # depth: U-Net only; 1 imposes no constraint on patch_size
-    return cd.data_config(q), cd.cls_config(q)
+    return cd.data_config(P), cd.cls_config(P)
 
 
 def degradation_config(P: Params) -> dict:
     return {"stain_jitter": float(P.stain_jitter), "pixel_noise": float(P.pixel_noise)}
-
-
-def validate(P: Params) -> None:
-    """Cross-field checks before any compute (real data present, PCam geometry)."""
-    phantom_configs(P)
-    cd.validate_histology(P)
-    if P.data_source == "real":
-        from medeval.data.manifest import require
-
-        require("cifar10")
-        if P.cifar_weights is not None:
-            from pathlib import Path
-
-            if not Path(P.cifar_weights).expanduser().is_file():
-                raise ValueError(f"cifar_weights: {P.cifar_weights} is not a file (a local torch state dict)")
-            if P.cifar_model == "small_cnn":
-                raise ValueError("cifar_weights needs cifar_model resnet50 or resnet18")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -222,9 +171,10 @@ def digits_grid(P: Params) -> list[dict]:
             for d in ("En", "Ep") for r in range(P.n_digit_trials)]
 
 
-def run_chapter(P: Params, *, cache_dir=None) -> dict[str, dict]:
+def run_experiments(P: Params, *, cache_dir=None) -> dict[str, dict]:
     """Every trial-model of the chapter: ``{role: {"name", "basis", "runs"}}`` for the roles of
-    :data:`TASK_ROLES` (the large histology test set and the moderate CIFAR-10 one).
+    :data:`TASK_ROLES` (the large histology test set and the moderate CIFAR-10 one); with real data the histology
+    task also has a ``"note"``: what stood in for the CAMELYON16 test patches and why (empty when nothing did).
 
     ``cache_dir`` (a folder) keeps finished runs so an interrupted chapter resumes; each task has its own
     sub-folder. Phantom: degraded slide-phantom patches (En, Ep, E2.a) and digits (En, Ep). Real data: PCam
@@ -241,11 +191,11 @@ def run_chapter(P: Params, *, cache_dir=None) -> dict[str, dict]:
     if P.data_source == "real":
         hist = run_grid(histology_fn(P), phantom_grid(P), cache_dir=sub("en-ep-pcam"), scheduler=P.scheduler,
                         max_workers=P.max_workers, desc="En/Ep/E2.a PCam trials")
-        hist, source, _, _ = cd.with_imbalanced_test(hist, P, cache_dir=sub("camelyon16"))
+        imb = cd.with_imbalanced_test(hist, P, cache_dir=sub("camelyon16"))
         cifar = run_grid(cifar10_run, cifar10_grid(P), cache_dir=sub("en-ep-cifar10"), scheduler=P.scheduler,
                          max_workers=P.max_workers, desc="En/Ep CIFAR-10 trials")
-        hist_name = "PCam→CAMELYON16" if source == "camelyon16" else "PCam→PCam subsample"
-        return {"histology": {"name": hist_name, "basis": "real", "runs": hist},
+        hist_name = "PCam→CAMELYON16" if imb.source == "camelyon16" else "PCam→PCam subsample"
+        return {"histology": {"name": hist_name, "basis": "real", "runs": imb.runs, "note": imb.note},
                 "cifar": {"name": "CIFAR-10", "basis": "real", "runs": cifar}}
     hist = run_grid(histology_fn(P), phantom_grid(P), cache_dir=sub("en-ep-phantom"), scheduler=P.scheduler,
                     max_workers=P.max_workers, desc="En/Ep/E2.a phantom trials")
@@ -303,6 +253,23 @@ def ranked_scores(labels) -> tuple[np.ndarray, np.ndarray]:
     """Labels of a ranked list (first = highest score) with distinct descending scores."""
     y = np.asarray(labels)
     return y, np.arange(y.size, 0, -1, dtype=float)
+
+
+def algorithm3_pr_points(roc: C.RocCurve, n_points: int = 101) -> tuple[np.ndarray, np.ndarray]:
+    """The PR curve drawn for one trial-model (Figs. 5.2 and 5.7): ``(recall, precision)`` of Algorithm 3 on a
+    grid of ``n_points`` recalls, interpolated in ROC space from ``roc``
+    (:func:`medeval.metrics.curves.interpolated_pr_points`, ``mode="curve"``)."""
+    return C.interpolated_pr_points(roc, n_points=n_points)
+
+
+def tie_case_curves(name: str, n_points: int = 101) -> dict:
+    """The curves of the ranked list ``TIE_CASES[name]`` (Example 1 figure): its ROC curve (``"roc"``), the PR
+    curve of Algorithm 3 (``"recall"``, ``"precision"``, :func:`algorithm3_pr_points`) and the plain PR points
+    (``"pr"``, :func:`medeval.metrics.curves.pr_curve`)."""
+    y, s = ranked_scores(TIE_CASES[name])
+    roc = C.roc_curve(y, s)
+    recall, precision = algorithm3_pr_points(roc, n_points)
+    return {"roc": roc, "recall": recall, "precision": precision, "pr": C.pr_curve(y, s)}
 
 
 def tie_cases(n_points: int = 101) -> pd.DataFrame:

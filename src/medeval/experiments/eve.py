@@ -16,18 +16,39 @@ Experiments (paper section):
 * :func:`comparison_unit` (ours): a worked CI and a paired SVM-vs-centroid comparison;
 * :func:`bridge_unit` (ours): EVE for the macro-AUC of a multi-label problem (chapter 5's metric).
 
-:func:`run_chapter` builds every grid of the chapter and runs it as one grid (so that local workers stay
+:func:`run_validation` runs one validation strategy on many subsets at once and scores it
+(:class:`ValidationResult`): the fold ids of :mod:`medeval.data.splits`, the fits of
+:func:`medeval.models.linear_svm.fit_decision_values` (the batched torch engine, the exact active-set solver
+or a scikit-learn ``SVC`` loop as the reference) and the measures of
+:func:`medeval.metrics.decision_values.decision_value_scores` on the pooled held-out decisions (as LIBSVM's
+``svm_cross_validation`` does), averaged over repeats. :func:`verify_hard_margin_limit` checks the paper's
+hard-margin criterion.
+
+:func:`run_experiments` builds every grid of the chapter and runs it as one grid (so that local workers stay
 busy); :mod:`medeval.experiments.eve_claims` decides the paper's claims from its results.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, model_validator
 
+from medeval.data.seeding import as_generator
+from medeval.data.splits import (
+    Strategy,
+    check_binary_labels,
+    draw_balanced_subsets,
+    draw_disjoint_subset_pairs,
+    draw_parent,
+    libsvm_fold_ids,
+    max_disjoint_subset_size,
+    parse_strategy,
+    strategy_fold_ids,
+)
+from medeval.experiments.eve_params import DATASETS, HARD_MARGIN_SPLITS, PAPER_COUNTS, Params  # noqa: F401
+from medeval.metrics.decision_values import DECISION_VALUE_SCORES, decision_value_scores
 from medeval.metrics.variance import (
     empirical_variance_estimate,
     empirical_variance_estimate_standard_error,
@@ -39,116 +60,10 @@ from medeval.metrics.variance import (
     sample_variance_standard_error,
     strategy_bias_variance_mse,
 )
-from medeval.runtime.params import ChapterParams
-from medeval.validation import (
-    METRICS,
-    draw_balanced_subsets,
-    draw_disjoint_subset_pairs,
-    draw_parent,
-    max_disjoint_subset_size,
-    parse_strategy,
-    run_validation,
-    verify_hard_margin_limit,
-)
+from medeval.models.linear_svm import fit_decision_values
 
-DATASETS = ("adni_phantom", "wdbc", "adni")
-PAPER_COUNTS = {
-    "drawstring_parent_sizes": list(range(25, 156, 2)),
-    "drawstring_n_parents": 500,
-    "drawstring_n_pairs": 500,
-    "characterization_n_pairs": 10_000,
-    "characterization_sizes": "10 .. 125 per class (step not stated)",
-    "strategy_n_pairs": 2_500,
-}
-
-PerClass = Annotated[int, Field(ge=2, le=1000)]
-
-
-class Params(ChapterParams):
-    """Parameters of chapter 3 (counts default to a few minutes on a 2-core CPU; paper values in `full`)."""
-
-    dataset: Literal["adni_phantom", "wdbc", "adni"] = Field(
-        "adni_phantom",
-        description="main pool: 'adni_phantom' (synthetic 370 HC / 252 AD), 'wdbc' (scikit-learn), 'adni' (your CSV)",
-    )
-    adni_csv: str | None = Field(
-        None, description="path of an ADNI regional-volume CSV (subject_id, diagnosis HC|AD, regions); "
-        "null = $MEDEVAL_DATA/adni/adni_regional_volumes.csv via the data manifest"
-    )
-    effect_size: float = Field(1.5, gt=0, le=5, description="AD atrophy in medial temporal regions (HC SDs), phantom only")
-    n_features: int = Field(80, ge=6, le=200, description="regions of the ADNI-like phantom")
-    classifier: Literal["svm", "nearest_centroid"] = Field("svm", description="main learner (the paper: hard-margin linear SVM)")
-    engine: Literal["auto", "batched", "sklearn", "active_set"] = Field(
-        "auto", description="SVM fitting: 'batched' torch SMO (CPU/GPU), a scikit-learn SVC loop, 'active_set' (the "
-        "exact optimum of problems with at most d training points by a batched active-set method, the rest by "
-        "scikit-learn), or 'auto' (batched on CUDA, active_set on the CPU)"
-    )
-    svm_c: float = Field(1e4, gt=0, le=1e9, description="SVM box constraint C (verified to be in the hard-margin limit)")
-    svm_tol: float = Field(1e-3, gt=0, le=0.1, description="SVM stopping tolerance (LIBSVM eps)")
-    hard_margin_factor: float = Field(100.0, ge=2, le=1e6, description="C is in the hard-margin limit if C x factor changes no prediction")
-    metric: Literal["accuracy", "sensitivity", "specificity", "auc"] = Field("accuracy", description="performance metric")
-    n_splits: int = Field(10, ge=2, le=50, description="K of the K-fold CV in the drawstring and characterization")
-
-    drawstring_parent_sizes: list[PerClass] = Field(
-        [25, 35, 50, 100, 155], min_length=2, max_length=100, description="parent sizes P (per class); paper 25..155 step 2"
-    )
-    drawstring_subset_size: PerClass = Field(25, description="subjects per class in each drawstring subset (paper 25)")
-    drawstring_n_parents: int = Field(96, ge=2, le=10_000, description="parents per P (paper 500)")
-    drawstring_n_pairs: int = Field(24, ge=2, le=100_000, description="disjoint pairs per parent (paper 500); NEVE uses "
-                                    "their 2x subsets, or as many independently drawn ones where no pair fits")
-
-    characterization_sizes: list[PerClass] = Field(
-        [10, 25, 50, 100], min_length=2, max_length=100, description="subset sizes per class (paper 10..125)"
-    )
-    characterization_n_pairs: int = Field(100, ge=2, le=1_000_000, description="disjoint pairs per size (paper 10,000)")
-    characterization_n_pairs_small: int | None = Field(
-        400, ge=2, le=1_000_000, description="disjoint pairs per size at sizes up to 25 per class, where fits are cheap "
-        "(null: characterization_n_pairs)")
-
-    strategy_sizes: list[PerClass] = Field([10, 25], min_length=1, max_length=20, description="subset sizes for the strategy comparison")
-    strategy_n_pairs: int = Field(300, ge=2, le=100_000, description="disjoint pairs per size (paper 2,500)")
-    strategies: list[str] = Field(
-        ["10x1", "10x10", "3x1", "3x10", "LOO"], min_length=2, description="strategies compared with leave-one-out (must include LOO)"
-    )
-
-    truth_sizes: list[PerClass] = Field([10, 20], min_length=1, max_length=20, description="sizes of the known-truth "
-                                        "check (phantom); a size n with 2n also listed tests EVE as conservative for 2n")
-    truth_n_pools: int = Field(500, ge=2, le=100_000, description="independent finite phantom pools (370/252) in the known-truth check")
-    truth_pairs_per_pool: int = Field(10, ge=1, le=100_000, description="disjoint pairs per pool in the known-truth check")
-    truth_n_draws: int = Field(5000, ge=10, le=1_000_000, description="fresh draws for the Monte Carlo true variance (2000 or more keep its error small)")
-    truth_null_pairs: int = Field(5, ge=0, le=100_000, description="pairs per pool re-validated with a second fold partition: "
-                                  "the paired test under a true null (0 = skip)")
-    n_bootstrap: int = Field(2000, ge=100, le=100_000, description="bootstrap resamples of pairs for the intervals of the claims")
-
-    setting_sizes: list[PerClass] = Field([10, 25], min_length=1, max_length=20, description="sizes of the learner x data comparison")
-    setting_n_pairs: int = Field(60, ge=2, le=100_000, description="disjoint pairs per size in the learner x data comparison")
-
-    comparison_size: PerClass = Field(25, description="subset size (per class) of the worked CI / comparison example")
-    comparison_n_pairs: int = Field(40, ge=2, le=100_000, description="pairs in the worked CI / comparison example")
-
-    bridge_n_pairs: int = Field(30, ge=2, le=100_000, description="pairs for EVE on the multi-label macro-AUC")
-    bridge_size: int = Field(100, ge=20, le=2000, description="images per subset in the multi-label bridge")
-
-    @model_validator(mode="after")
-    def _check(self):
-        if self.truth_null_pairs > self.truth_pairs_per_pool:
-            raise ValueError(f"truth_null_pairs={self.truth_null_pairs} exceeds truth_pairs_per_pool={self.truth_pairs_per_pool}")
-        if "LOO" not in [s.upper() for s in self.strategies]:
-            raise ValueError("strategies must include 'LOO' (the reference of the comparison)")
-        for s in self.strategies:
-            parse_strategy(s)
-        small = [p for p in self.drawstring_parent_sizes if p < self.drawstring_subset_size]
-        if small:
-            raise ValueError(
-                f"drawstring_parent_sizes {small} are below drawstring_subset_size={self.drawstring_subset_size}: "
-                "a parent must hold at least one subset"
-            )
-        if max(self.drawstring_parent_sizes) < 2 * self.drawstring_subset_size:
-            raise ValueError(
-                f"drawstring_parent_sizes {self.drawstring_parent_sizes}: at least one must be >= 2 x "
-                f"drawstring_subset_size = {2 * self.drawstring_subset_size}, where a disjoint pair (EVE) fits"
-            )
-        return self
+#: The validation metrics every experiment can report (one fit, all metrics).
+METRICS: tuple[str, ...] = DECISION_VALUE_SCORES
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,27 +140,15 @@ def load_pool(dataset: str, *, seed: int = 0, effect_size: float = 1.5, n_featur
 
 def check_pool_fits(P: Params, labels) -> None:
     """Refuse, before any compute, sizes that the main pool cannot hold (e.g. the paper's sizes on a
-    smaller ADNI CSV), naming the parameter and the largest value that fits."""
+    smaller ADNI CSV), naming the parameter and the largest value that fits (the rules of
+    :meth:`medeval.experiments.eve_params.Params.pool_violations`, which the pre-flight applies to an ADNI CSV and
+    the schema to the pools of known size)."""
     y = np.asarray(labels)
-    smallest = int(min(np.sum(y == 0), np.sum(y == 1)))
-    pair_max = smallest // 2
-    where = f"the {P.dataset!r} pool ({int(np.sum(y == 0))} negatives, {int(np.sum(y == 1))} positives)"
-    problems = []
-    too_big = [p for p in P.drawstring_parent_sizes if p > smallest]
-    if too_big:
-        problems.append(f"drawstring_parent_sizes {too_big} exceed the smaller class (at most {smallest} per class)")
-    too_big = [n for n in P.strategy_sizes if n > pair_max]
-    if too_big:
-        problems.append(f"strategy_sizes {too_big} too large for two disjoint subsets (at most {pair_max} per class)")
-    if P.comparison_size > pair_max:
-        problems.append(f"comparison_size={P.comparison_size} too large for two disjoint subsets "
-                        f"(at most {pair_max} per class)")
-    fitting = [n for n in P.characterization_sizes if n <= pair_max]
-    if len(fitting) < 2:
-        problems.append(f"characterization_sizes {P.characterization_sizes}: fewer than two sizes fit two disjoint "
-                        f"subsets (at most {pair_max} per class; larger sizes are omitted, as in the paper)")
+    negatives, positives = int(np.sum(y == 0)), int(np.sum(y == 1))
+    problems = P.pool_violations(f"the {P.dataset!r} pool ({negatives} negatives, {positives} positives)",
+                                 negatives, positives)
     if problems:
-        raise ValueError(f"{where}: " + "; ".join(problems))
+        raise ValueError("; ".join(v.rule for v in problems))
 
 
 def _pool_from_config(config: dict):
@@ -284,6 +187,166 @@ def make_config(P: Params, **changes) -> dict:
     return config
 
 
+# ----------------------------------------------------------------------------------------------
+# validation runs: one strategy on many subsets, and the hard-margin check
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class ValidationResult:
+    """Scores of one strategy on S subsets.
+
+    ``scores[metric]``: (S,) the strategy's estimate on each subset (pooled over folds, averaged
+    over repeats). ``fold_scores[metric]``: (S, M·K) the score of every evaluated fold (NaN where a
+    fold lacks a class the metric needs; LOO folds give 0/1 accuracies). ``n_unconverged``: SVM
+    problems that hit the iteration limit. ``repeat_scores[metric]``: (S, M) the estimate of every
+    repeat (its first column is the unrepeated strategy on the same subsets: 3x10 contains a 3x1).
+    """
+
+    strategy: str
+    scores: dict[str, np.ndarray]
+    fold_scores: dict[str, np.ndarray]
+    n_unconverged: int
+    repeat_scores: dict[str, np.ndarray] = None
+
+
+def run_validation(
+    features,
+    labels,
+    subsets,
+    strategy: Strategy | str,
+    *,
+    rng=None,
+    classifier: str = "svm",
+    metrics=("accuracy",),
+    engine: str = "batched",
+    C: float = 1e4,
+    tol: float = 1e-3,
+    device="cpu",
+    require_balanced: bool = True,
+    max_problem_points: int = 2**22,
+) -> ValidationResult:
+    """Run ``strategy`` on each row of ``subsets`` (an (S, m) index array into ``features``/``labels``).
+
+    With ``require_balanced`` (the paper's setting: "subsets with equal numbers of subjects from each
+    class") an unbalanced subset raises ``ValueError``. Work is split into chunks of subsets so that
+    at most ``max_problem_points`` (problems x points) are fitted at once.
+    """
+    strategy = parse_strategy(strategy)
+    X = np.asarray(features, dtype=float)
+    y = check_binary_labels(labels)
+    if X.ndim != 2 or X.shape[0] != y.size:
+        raise ValueError(f"features must have shape (n_samples={y.size}, n_features), got {X.shape}")
+    idx = np.asarray(subsets, dtype=np.int64)
+    if idx.ndim == 1:
+        idx = idx[None]
+    if idx.ndim != 2 or idx.size == 0:
+        raise ValueError(f"subsets must be an (n_subsets, subset_size) index array, got shape {idx.shape}")
+    if idx.min() < 0 or idx.max() >= y.size:
+        raise ValueError(f"subsets must index into the {y.size} samples")
+    for metric in metrics:
+        if metric not in METRICS:
+            raise ValueError(f"metrics must be drawn from {METRICS}, got {metric!r}")
+    y_sub = y[idx]
+    n_pos = y_sub.sum(axis=1)
+    if require_balanced and np.any(2 * n_pos != idx.shape[1]):
+        bad = int(np.sum(2 * n_pos != idx.shape[1]))
+        raise ValueError(
+            f"subsets: {bad} subset(s) are not balanced (equal numbers of each class are required; "
+            "pass require_balanced=False to allow it)"
+        )
+    if np.any(np.array([len(set(row)) for row in idx[: min(len(idx), 64)]]) != idx.shape[1]):
+        raise ValueError("subsets: a subset lists the same sample twice")
+    rng = as_generator(rng, name="rng")
+    fold_ids, n_eval = strategy_fold_ids(y_sub, strategy, rng)
+    n_subsets, n_repeats, m = fold_ids.shape
+    per_subset = n_repeats * n_eval * m
+    chunk = max(1, max_problem_points // per_subset)
+
+    scores = {metric: np.empty(n_subsets) for metric in metrics}
+    repeat_scores = {metric: np.empty((n_subsets, n_repeats)) for metric in metrics}
+    fold_scores = {metric: np.empty((n_subsets, n_repeats * n_eval)) for metric in metrics}
+    n_unconverged = 0
+    for start in range(0, n_subsets, chunk):
+        stop = min(start + chunk, n_subsets)
+        folds = fold_ids[start:stop]  # (s, M, m)
+        s = stop - start
+        k = np.arange(n_eval)
+        train_mask = folds[:, :, None, :] != k[None, None, :, None]  # (s, M, n_eval, m)
+        subset_index = np.repeat(np.arange(s), n_repeats * n_eval)
+        decision, unconverged = fit_decision_values(
+            X[idx[start:stop]], y_sub[start:stop], train_mask.reshape(-1, m), subset_index,
+            classifier=classifier, engine=engine, C=C, tol=tol, device=device,
+        )
+        n_unconverged += unconverged
+        decision = decision.reshape(s, n_repeats, n_eval, m)
+        tested = folds < n_eval  # (s, M, m)
+        own_fold = np.minimum(folds, n_eval - 1)[:, :, None, :]  # the fold that tests each point
+        pooled = np.take_along_axis(decision, own_fold, axis=2)[:, :, 0, :]
+        labels_rep = np.broadcast_to(y_sub[start:stop, None, :], folds.shape)
+        in_fold = ~train_mask  # (s, M, n_eval, m): the test points of each fold
+        for metric in metrics:
+            repeat_scores[metric][start:stop] = decision_value_scores(pooled, labels_rep, tested, metric)
+            scores[metric][start:stop] = repeat_scores[metric][start:stop].mean(axis=1)
+            fold_scores[metric][start:stop] = decision_value_scores(
+                decision, labels_rep[:, :, None, :], in_fold, metric
+            ).reshape(s, -1)
+    return ValidationResult(strategy.name, scores, fold_scores, n_unconverged, repeat_scores)
+
+
+def verify_hard_margin_limit(
+    features,
+    labels,
+    n_per_class: int,
+    C: float,
+    *,
+    factor: float = 100.0,
+    n_subsets: int = 20,
+    n_splits: int = 10,
+    rng=None,
+    engine: str = "sklearn",
+    tol: float = 1e-3,
+    device="cpu",
+) -> dict:
+    """Check the paper's criterion for the hard-margin limit: increasing C "brought about no change".
+
+    Runs ``n_splits``-fold CV on ``n_subsets`` random balanced subsets with C and with ``factor`` x C
+    (same folds) and reports the fraction of held-out predictions that agree, the largest change of a
+    CV accuracy, and the largest relative change of a decision value. ``in_limit`` is True when every
+    prediction agrees and every SVM converged (``n_unconverged``: fits that hit the iteration limit, e.g.
+    on training sets that are not linearly separable).
+    """
+    rng = as_generator(rng, name="rng")
+    y = check_binary_labels(labels)
+    subsets = draw_balanced_subsets(y, n_per_class, n_subsets, rng)
+    fold_ids = libsvm_fold_ids(y[subsets], n_splits, rng)
+    m = subsets.shape[1]
+    train_mask = (fold_ids[:, None, :] != np.arange(n_splits)[None, :, None]).reshape(-1, m)
+    subset_index = np.repeat(np.arange(n_subsets), n_splits)
+    X = np.asarray(features, dtype=float)[subsets]
+    out, n_unconverged = [], 0
+    for c_value in (C, C * factor):
+        decision, unconverged = fit_decision_values(X, y[subsets], train_mask, subset_index, engine=engine,
+                                                    C=c_value, tol=tol, device=device)
+        out.append(decision.reshape(n_subsets, n_splits, m))
+        n_unconverged += int(unconverged)
+    held_out = ~train_mask.reshape(n_subsets, n_splits, m)
+    same = ((out[0] > 0) == (out[1] > 0))[held_out]
+    rel = np.abs(out[0] - out[1])[held_out] / np.maximum(np.abs(out[1][held_out]), 1e-12)
+    accs = []
+    for dec in out:
+        pooled = np.where(held_out, dec, 0).sum(axis=1)
+        accs.append(((pooled > 0) == y[subsets].astype(bool)).mean(axis=1))
+    return {
+        "C": float(C),
+        "C_larger": float(C * factor),
+        "prediction_agreement": float(same.mean()),
+        "max_accuracy_change": float(np.max(np.abs(accs[0] - accs[1]))),
+        "median_relative_decision_change": float(np.median(rel)),
+        "in_limit": bool(same.all() and n_unconverged == 0),
+        "n_predictions": int(same.size),
+        "n_unconverged": n_unconverged,
+    }
+
+
 def _validate(X, y, subsets, strategy, config, rng, metrics=None):
     """``run_validation`` with the config's learner and engine; ``metrics`` defaults to the config's metric."""
     return run_validation(
@@ -302,7 +365,7 @@ def _rng(seed: int, *keys: int) -> np.random.Generator:
 def drawstring_unit(config: dict, parent_size: int, subset_size: int, n_parents: int, n_pairs: int,
                     n_splits: int, seed: int, part: int = 0) -> pd.DataFrame:
     """Sec. 3.1: for ``n_parents`` parents of ``parent_size`` per class, EVE and NEVE of ``n_splits``-fold CV on
-    subsets of ``subset_size`` per class, for every metric of :data:`medeval.validation.METRICS` at once (the
+    subsets of ``subset_size`` per class, for every metric of :data:`METRICS` at once (the
     same fits).
 
     Where two disjoint subsets fit in the parent (P ≥ 2n), EVE comes from ``n_pairs`` disjoint pairs and NEVE is
@@ -633,12 +696,27 @@ def comparison_unit(config: dict, subset_size: int, n_pairs: int, n_splits: int,
         scores[clf] = _validate(X, y, subsets, f"{n_splits}x1", {**config, "classifier": clf},
                                 _rng(seed, 36, subset_size)).scores[metric].reshape(n_pairs, 2)
     out = {"subset_size": subset_size, "n_pairs": n_pairs, "level": level, "scores": {k: v.tolist() for k, v in scores.items()}}
+    return {**out, **comparison_statistics(scores, subset_size, level)}
+
+
+def comparison_statistics(scores: dict, subset_size: int, level: float = 0.95) -> dict:
+    """The intervals and the paired test of the worked example, from each learner's (R, 2) scores on the
+    same disjoint pairs and folds (``scores["svm"]``, ``scores["nearest_centroid"]``: arrays or nested lists).
+
+    ``ci_<learner>``: the EVE interval of the learner's expected score (scheme 2, ½V,
+    :func:`medeval.metrics.variance.eve_confidence_interval`); ``binomial_ci_svm``: the naive binomial
+    interval of the SVM's mean score over the 4 ``subset_size`` test items of a pair; ``paired``: SVM −
+    nearest centroid by the EVE of the paired differences (:func:`medeval.metrics.variance.paired_comparison`,
+    as a dict).
+    """
+    from scipy import stats
+
+    scores = {clf: np.asarray(s, dtype=float) for clf, s in scores.items()}
+    out = {}
     for clf, s in scores.items():
         centre, low, high = eve_confidence_interval(s[:, 0], s[:, 1], level=level)
         out[f"ci_{clf}"] = {"centre": centre, "low": low, "high": high}
     p = float(scores["svm"].mean())
-    from scipy import stats
-
     half_width = stats.norm.ppf(0.5 + level / 2) * np.sqrt(naive_binomial_variance(p, 4 * subset_size))
     out["binomial_ci_svm"] = {"centre": p, "low": p - half_width, "high": p + half_width}
     out["paired"] = paired_comparison(scores["svm"][:, 0], scores["svm"][:, 1], scores["nearest_centroid"][:, 0],
@@ -646,14 +724,16 @@ def comparison_unit(config: dict, subset_size: int, n_pairs: int, n_splits: int,
     return out
 
 
-def hard_margin_unit(config: dict, subset_sizes: list[int], factor: float, seed: int, n_subsets: int = 10) -> pd.DataFrame:
-    """The paper's hard-margin check at each size: does C x ``factor`` change any held-out prediction?"""
+def hard_margin_unit(config: dict, subset_sizes: list[int], factor: float, seed: int, n_subsets: int = 10,
+                     n_splits: int = HARD_MARGIN_SPLITS) -> pd.DataFrame:
+    """The paper's hard-margin check at each size: does C x ``factor`` change any held-out prediction of
+    ``n_splits``-fold CV (the chapter's K)?"""
     X, y, _ = _pool_from_config(config)
     rows = []
     for n in subset_sizes:
         if n > int(min(np.sum(y == 0), np.sum(y == 1))):
             continue
-        res = verify_hard_margin_limit(X, y, n, config["C"], factor=factor, n_subsets=n_subsets,
+        res = verify_hard_margin_limit(X, y, n, config["C"], factor=factor, n_subsets=n_subsets, n_splits=n_splits,
                                        rng=_rng(seed, 37, n), engine=config["engine"], tol=config["tol"],
                                        device=config["device"])
         rows.append({"subset_size": n, **res})
@@ -664,8 +744,6 @@ def engine_check_unit(config: dict, subset_size: int, n_subsets: int, n_splits: 
     """The config's SVM engine against LIBSVM (scikit-learn's ``SVC``) run to a tight tolerance (1e-7) on the same
     10-fold problems: the share of held-out predictions that agree and the largest relative change of a held-out
     decision value. The active-set engine solves the C-SVC exactly, so it should agree with a converged LIBSVM."""
-    from medeval.validation import fit_decision_values, libsvm_fold_ids
-
     X, y, _ = _pool_from_config(config)
     rng = _rng(seed, 39, subset_size)
     subsets = draw_balanced_subsets(y, subset_size, n_subsets, rng)
@@ -816,7 +894,7 @@ def chapter_grid(P: Params) -> list[dict]:
                 n_splits=k, seed=P.seed)
     hm_sizes = sorted(set(P.characterization_sizes) | {P.drawstring_subset_size})
     add("hard_margin", 10 * k * sum(s**2 for s in hm_sizes), config=config, subset_sizes=hm_sizes,
-        factor=P.hard_margin_factor, seed=P.seed, n_subsets=5)
+        factor=P.hard_margin_factor, seed=P.seed, n_subsets=5, n_splits=k)
     add("engine_check", 5 * k * P.comparison_size**2 * 20, config=config, subset_size=P.comparison_size,
         n_subsets=5, n_splits=k, seed=P.seed)
     add("comparison", P.comparison_n_pairs * 4 * k * P.comparison_size**2, config=config,
@@ -826,7 +904,7 @@ def chapter_grid(P: Params) -> list[dict]:
     return [r[1] for r in runs]
 
 
-def run_chapter(P: Params, *, cache_dir=None) -> dict:
+def run_experiments(P: Params, *, cache_dir=None) -> dict:
     """Run the chapter's grid (:func:`chapter_grid`) and assemble its results.
 
     Returns a dict: ``hard_margin`` (frame), ``engine_check`` (dict), ``drawstring`` (one row per parent),
@@ -836,6 +914,9 @@ def run_chapter(P: Params, *, cache_dir=None) -> dict:
     """
     from medeval.runtime.grid import run_grid
 
+    # the schema refuses these sizes for the pools of known size, the pre-flight for an ADNI CSV; kept for callers
+    check_pool_fits(P, load_pool(P.dataset, seed=P.seed, effect_size=P.effect_size, n_features=P.n_features,
+                                 adni_csv=P.adni_csv)[1])
     grid = chapter_grid(P)
     values = run_grid(chapter_unit, grid, cache_dir=cache_dir, scheduler=P.scheduler, max_workers=P.max_workers,
                       desc="chapter 3 grid")

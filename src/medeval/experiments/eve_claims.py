@@ -1,6 +1,6 @@
 """Chapter 3: the paper's claims and the chapter's checks, each decided by a stated rule on computed results.
 
-:func:`chapter_claims` takes the results of :func:`medeval.experiments.eve.run_chapter` and returns a
+:func:`chapter_claims` takes the results of :func:`medeval.experiments.eve.run_experiments` and returns a
 :class:`~medeval.experiments.claims.ClaimList`. Every claim is decided by one ``decide_*`` function of this
 module, which takes small arrays or frames (so that the unit tests can build inputs on which a rule must pass
 and inputs on which it must fail) and returns the :class:`~medeval.experiments.claims.Decision` with the figures
@@ -598,7 +598,7 @@ def _explain(d: Decision, text: str) -> Decision:
 
 
 def chapter_claims(results: dict, P, *, scale: str, gpu=None) -> ClaimList:
-    """Every claim and check of chapter 3 from :func:`medeval.experiments.eve.run_chapter`'s results.
+    """Every claim and check of chapter 3 from :func:`medeval.experiments.eve.run_experiments`'s results.
 
     ``P`` are the run's parameters and ``scale`` its profile; ``gpu`` (optional) the `gpu` profile's parameters,
     whose counts the reason of every [~] names.

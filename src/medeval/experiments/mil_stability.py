@@ -27,15 +27,13 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, model_validator
 
+from medeval.experiments.mil_stability_params import OPERATOR_NAMES, OperatorName, Params  # noqa: F401 (re-exported)
 from medeval.metrics import stability as st
 from medeval.metrics.curves import roc_auc
-from medeval.runtime.params import ChapterParams
 
 # "noisy_or" is Eq. 5 evaluated exactly in log space; the Li et al. 0.98-normalised form (the authors' code) is
 # "noisy_or_li". With our 64-instance bags the normalised form cannot exceed 1 - 0.98**64 = 0.73 and barely trains.
@@ -51,7 +49,6 @@ OPERATOR_LABELS = {"noisy_or": "NOR", "noisy_or_li": "NOR (Li 0.98)", "mean": "M
 #: Subset seeds of the authors' code (``subset_seeds`` in cnn/subsets_training.py of romanovar/evaluation_MIL),
 #: extended deterministically beyond 5 models.
 SUBSET_SEEDS = (1234, 5678, 9012, 3456, 7890)
-OperatorName = Literal["noisy_or", "noisy_or_li", "mean", "lse_r0.1", "lse_r1", "max"]
 
 # the values printed in the paper (reference data for the paper-versus-us comparison, not our results)
 PAPER_TABLES = {
@@ -64,70 +61,6 @@ PAPER_TABLES = {
 PAPER_TABLE_V_AUC = {"chestxray14": 0.90, "mura": 0.84, "voc2005": 0.99}
 #: largest ``|ours - paper|`` bag AUC counted as reproduced in the paper-versus-us table (our choice, not the paper's)
 TABLE_V_AUC_TOLERANCE = 0.05
-
-
-class Params(ChapterParams):
-    """Parameters of chapter 1 (``medeval params 01-mil-stability`` shows this help)."""
-
-    data_source: Literal["phantoms", "real"] = Field(
-        "phantoms", description="phantoms: CXR phantoms + digit bags; real: ChestX-ray14, MURA, PASCAL VOC 2005"
-    )
-    operators: list[OperatorName] = Field(
-        ["noisy_or", "mean", "lse_r0.1", "lse_r1", "max"], min_length=1, description="MIL pooling operators"
-    )
-    n_models: int = Field(5, ge=2, le=50, description="models trained per operator on subsets (paper: 5)")
-    subset_fraction: float = Field(0.95, gt=0.5, le=1.0, description="share of the training set per model")
-    cv_folds: int = Field(3, ge=2, le=10, description="patient-grouped CV folds for bag AUC / DICE (paper: 5)")
-    test_fraction: float = Field(0.25, gt=0.05, lt=0.6, description="share of patients in the fixed test set")
-    backbone: Literal["small_cnn", "resnet18", "resnet50"] = Field("small_cnn", description="feature extractor")
-    small_cnn_widths: list[int] = Field([8, 16, 32], min_length=1, max_length=5, description="SmallCNN blocks")
-    weights_path: str | None = Field(None, description="local ResNet checkpoint (ImageNet weights), optional")
-    head_channels: int = Field(32, ge=4, le=1024, description="channels of the conv3x3 head (paper: 512)")
-    image_size: int = Field(64, ge=32, le=1024, description="CXR image side in pixels (paper: 512)")
-    grid_size: int = Field(8, ge=2, le=32, description="P: instances per bag = P * P (paper: 16)")
-    n_images: int = Field(400, ge=40, le=200000, description="CXR phantoms generated (train + test)")
-    difficulty: float = Field(
-        0.1, gt=0.0, le=1.0,
-        description="CXR lesion contrast: the enlarged heart blended into the normal one (1 = as rendered); size fixed",
-    )
-    annotated_fraction: float = Field(0.1, ge=0.0, le=1.0, description="share of positive training bags with instance labels (supervised pooling)")
-    annotated_weight: float = Field(5.0, ge=0.0, le=100.0, description="loss weight of annotated bags (Li et al.: 5)")
-    epochs: int = Field(5, ge=1, le=200, description="training epochs")
-    max_pooling_extra_epochs: int = Field(2, ge=0, le=100, description="extra epochs for max pooling (Table VIII)")
-    lr: float = Field(3e-3, gt=0.0, le=1.0, description="Adam learning rate")
-    batch_size: int = Field(12, ge=1, le=1024, description="batch size (small: more Adam steps per epoch)")
-    threshold: float = Field(0.5, gt=0.0, lt=1.0, description="T(binary) of Eq. 10")
-    jaccard_threshold: float = Field(0.1, gt=0.0, lt=1.0, description="T(Jacc) of Eq. 14")
-    thresholds: list[float] = Field(
-        [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], min_length=2, description="threshold sweep (Sec. IV-G)"
-    )
-    difficulty_levels: list[float] = Field(
-        [0.04, 0.06, 0.08, 0.1, 0.13, 0.17], min_length=2, description="CXR lesion contrasts for Fig. 8"
-    )
-    fig8_operators: list[OperatorName] = Field(["noisy_or"], min_length=1, description="operators run per level")
-    digits_epochs: int = Field(8, ge=1, le=500, description="training epochs on the digit bags")
-    digits_n_bags: int = Field(400, ge=40, le=100000, description="digit bags generated (train + test)")
-    digits_tiles: int = Field(4, ge=2, le=16, description="digit tiles per canvas side (P of the digit bags)")
-    digits_target: int = Field(3, ge=0, le=9, description="the target digit (the 'car')")
-    confounder_strength: float = Field(1.0, ge=0.0, le=1.0, description="marker/label association of the confounded digits")
-    confounded_operators: list[OperatorName] = Field(
-        ["noisy_or"], min_length=1, description="operators run on the confounded digits (stable but wrong)"
-    )
-    chance_n_bags: int = Field(2000, ge=10, le=1000000, description="random bag pairs for the chance level")
-
-    @model_validator(mode="after")
-    def _check(self):
-        if any(not (0 < t < 1) for t in self.thresholds):
-            raise ValueError("thresholds must lie in (0, 1)")
-        if any(not (0 < d <= 1) for d in self.difficulty_levels):
-            raise ValueError("difficulty_levels must lie in (0, 1]")
-        stride = 32 if self.backbone != "small_cnn" else 2 ** len(self.small_cnn_widths)
-        if self.image_size // stride < self.grid_size:
-            raise ValueError(
-                f"image_size {self.image_size} with a stride-{stride} backbone gives a "
-                f"{self.image_size // stride} x {self.image_size // stride} map, smaller than grid_size {self.grid_size}"
-            )
-        return self
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -640,7 +573,7 @@ def chapter_runs(P: Params) -> dict[str, tuple[dict, list[str], bool]]:
     return runs
 
 
-def run_chapter(P: Params, *, cache_dir=None) -> dict[str, ProtocolResult]:
+def run_experiments(P: Params, *, cache_dir=None) -> dict[str, ProtocolResult]:
     """All trainings of the chapter in one grid (so that local workers stay busy); results per dataset."""
     from medeval.runtime.grid import run_grid
 
@@ -756,6 +689,13 @@ def threshold_sweep(predictions: np.ndarray, thresholds, bag_mask=None) -> pd.Da
     return pd.concat(frames, ignore_index=True)
 
 
+def positive_bags_threshold_sweep(result: ProtocolResult, operator: str, thresholds) -> pd.DataFrame:
+    """Sec. IV-G on ``result``: :func:`threshold_sweep` of ``operator``'s subset-model predictions,
+    restricted to the positive test bags (the bag selection of Table VII)."""
+    mask = st.positive_bag_mask(result.data.bag_labels[result.test_idx])
+    return threshold_sweep(result.predictions[operator], thresholds, bag_mask=mask)
+
+
 def vote_examples(result: ProtocolResult, operator: str, P: Params, n_examples: int = 3) -> pd.DataFrame:
     """Fig. 5: vote histograms of the most stable, a median and the least stable positive test bag (by S_APJ)."""
     stab = stability_of(result, operator, P)
@@ -777,7 +717,7 @@ def vote_examples(result: ProtocolResult, operator: str, P: Params, n_examples: 
 
 def difficulty_grid(P: Params) -> dict[str, dict]:
     """CXR specs for the Fig. 8 difficulty levels."""
-    base = dataset_specs(P.model_copy(update={"data_source": "phantoms"}))["cxr"]
+    base = dataset_specs(P.model_copy(update={"data_source": "phantom"}))["cxr"]
     return {f"cxr@{d:g}": {**base, "difficulty": float(d)} for d in P.difficulty_levels}
 
 

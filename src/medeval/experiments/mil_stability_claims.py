@@ -1,6 +1,6 @@
 """Chapter 1: the paper's claims, checks and errata, each decided by a stated rule on computed results.
 
-:func:`claim_inputs` turns the chapter's trained models (:func:`medeval.experiments.mil_stability.run_chapter`)
+:func:`claim_inputs` turns the chapter's trained models (:func:`medeval.experiments.mil_stability.run_experiments`)
 into small tidy tables (:class:`ClaimInputs`); :func:`chapter_claims` decides every claim from those tables
 with the rules of :mod:`medeval.experiments.claims`. The notebook only calls the two and displays the result,
 and the unit tests build :class:`ClaimInputs` from a few constructed rows.

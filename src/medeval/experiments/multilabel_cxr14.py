@@ -21,12 +21,12 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 from torch.utils.data import Dataset
 
+from medeval.experiments.multilabel_cxr14_params import Params
 from medeval.metrics import multilabel as ml
 from medeval.metrics import split_quality as sq
-from medeval.runtime.params import ChapterParams
+from medeval.metrics.multilabel import UndefinedMetricWarning  # re-exported for the notebook
 
 __all__ = [
     "Params",
@@ -38,6 +38,9 @@ __all__ = [
     "label_frequency_table",
     "label_count_table",
     "indicator_row",
+    "most_frequent_labelset",
+    "no_finding_hamming_loss",
+    "UndefinedMetricWarning",
     "dependence_matrices",
     "dependence_summary",
     "toy_example",
@@ -62,37 +65,6 @@ __all__ = [
     "real_auc_by_protocol",
     "published_auc_comparison",
 ]
-
-
-class Params(ChapterParams):
-    """Parameters of chapter 5 (``medeval params 05-multilabel`` prints this help)."""
-
-    split_repetitions: int = Field(10, ge=1, le=1000, description="repetitions of random K-fold CV in the split experiment (thesis: 10)")
-    split_folds: int = Field(5, ge=2, le=20, description="folds K of the split experiment (thesis: 5)")
-    split_seed: int = Field(222, ge=0, le=2**31 - 1, description="seed of the split experiment (thesis: R set.seed(222); numpy's RNG differs)")
-    iterative_repetitions: int = Field(10, ge=0, le=1000, description="repetitions with iterative stratification (0 = skip); about 5 s each on 2 CPU cores")
-    split_subsample: int | None = Field(
-        None, ge=1000, le=112120, description="random subset of images for the split experiment; null = all 112,120"
-    )
-    data_source: Literal["phantoms", "real"] = Field(
-        "phantoms", description="CNN data: chest phantoms with the real label distribution, or the real ChestX-ray14 images (dataset chestxray14-images)"
-    )
-    n_images: int = Field(1200, ge=60, le=500_000, description="phantoms generated for the CNN (split 70/10/20 at patient level)")
-    image_size: int = Field(64, ge=64, le=512, description="image side in pixels (phantoms are rendered, real images resized, to this)")
-    input_size: int | None = Field(
-        32, ge=16, le=512, description="side of the CNN input: images are block-averaged from image_size (must divide it); null = image_size"
-    )
-    difficulty: float = Field(1.0, gt=0, le=1.0, description="phantom conspicuity in (0, 1]; smaller is harder")
-    backbone: Literal["small_cnn", "resnet18", "resnet50"] = Field("small_cnn", description="CNN backbone (medeval.models.backbones)")
-    weights_path: str | None = Field(None, description="local torch state dict to initialise a ResNet backbone (optional)")
-    epochs: int = Field(4, ge=0, le=500, description="training epochs")
-    batch_size: int = Field(32, ge=1, le=4096, description="training batch size")
-    learning_rate: float = Field(1e-3, gt=0, le=1.0, description="Adam learning rate")
-    n_bootstrap: int = Field(1000, ge=10, le=100_000, description="patient-clustered bootstrap replicates for the CIs")
-    eve_pairs: int = Field(50, ge=2, le=10_000, description="random patient-level halvings of the test set for EVE")
-    real_protocols: list[Literal["holdout_70_10_20", "kfold_5"]] = Field(
-        ["holdout_70_10_20", "kfold_5"], min_length=1, description="protocols for data_source=real (70/10/20 hold-out, 5-fold CV)"
-    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -144,6 +116,19 @@ def indicator_row(Y, name: str = "ChestX-ray14") -> pd.DataFrame:
     """The data set's row of Tab. mlprop: N, K, LCard, LDens, LDiv, PLDiv, PMax."""
     row = ml.multilabel_indicators(Y)
     return pd.DataFrame([{"dataset": name, **row}])
+
+
+def most_frequent_labelset(Y) -> tuple[np.ndarray, int]:
+    """The most frequent label set of ``Y`` (a bool row over the labels; all False = no finding) and the
+    number of observations that carry it (the numerator of PMax)."""
+    sets, counts = ml.labelset_counts(Y)
+    return sets[0], int(counts[0])
+
+
+def no_finding_hamming_loss(Y) -> float:
+    """Hamming loss of the prediction "no label for any observation": the share of ones in ``Y``, i.e.
+    LDens."""
+    return ml.hamming_loss(Y, np.zeros_like(Y))
 
 
 def dependence_matrices(Y, labels) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -684,7 +669,7 @@ def run_phantom_cnn(params: Params, seed: int) -> CnnRun:
     return CnnRun(
         labels=tuple(LABELS), y_val=y[val], p_val=p_val, y_test=y[test], p_test=p_test,
         patient_test=ph.patient_id[test], loss_history=history, train_seconds=seconds, n_train=len(train),
-        info={"n_validation": len(val), "n_test": len(test), "data": "phantoms",
+        info={"n_validation": len(val), "n_test": len(test), "data": "phantom",
               "train_label_counts": y[train].sum(0).tolist()},
     )
 
@@ -780,10 +765,10 @@ def run_real_cnn(params: Params, seed: int, protocol: Literal["holdout_70_10_20"
 
 
 def run_cnn(params: Params) -> dict[str, list[CnnRun]]:
-    """The chapter's CNN runs: ``{"phantoms": [one run]}`` on phantoms, or one entry per protocol of
+    """The chapter's CNN runs: ``{"phantom": [one run]}`` on phantoms, or one entry per protocol of
     ``params.real_protocols`` (one run per hold-out split or fold) on the real images."""
-    if params.data_source == "phantoms":
-        return {"phantoms": [run_phantom_cnn(params, params.seed)]}
+    if params.data_source == "phantom":
+        return {"phantom": [run_phantom_cnn(params, params.seed)]}
     return {protocol: run_real_cnn(params, params.seed, protocol) for protocol in params.real_protocols}
 
 

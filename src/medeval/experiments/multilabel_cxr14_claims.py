@@ -385,7 +385,7 @@ def _cnn_claim(cl: ClaimList, r: Mapping) -> None:
         decision = floor
     elif not real:
         decision = not_testable(
-            f"the CNN ran on phantoms (data_source = phantoms; macro AUC {q['macro_auc']:.3f}, in our quality band "
+            f"the CNN ran on phantoms (data_source = phantom; macro AUC {q['macro_auc']:.3f}, in our quality band "
             f"{QUALITY_BAND[0]}–{QUALITY_BAND[1]}: {'yes' if q['in_band'] else 'no'}): the published AUCs are on "
             "real ChestX-ray14 images, so a phantom AUC is not comparable; the full profile trains on the real "
             "images", n=n_text)

@@ -10,28 +10,14 @@ page's check (not a claim: the page reproduces no paper).
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import numpy as np
 import pandas as pd
-from pydantic import Field
 from scipy import stats
 
 from medeval.experiments.claims import Check
-from medeval.runtime.params import ChapterParams
+from medeval.experiments.rerun_demo_params import WDBC_CASES, Params
 
 ALPHA = 0.05
-
-
-class Params(ChapterParams):
-    """Parameters of the re-execution demo."""
-
-    test_sizes: list[Annotated[int, Field(ge=10, le=400)]] = Field(
-        [20, 40, 80, 160], min_length=1, max_length=20,
-        description="test-set sizes (number of images held out), each between 10 and 400",
-    )
-    n_repeats: int = Field(20, ge=2, le=10_000, description="random hold-out splits per test-set size")
-    regularisation_c: float = Field(1.0, gt=0, le=1e6, description="inverse L2 strength C of the logistic regression")
 
 
 def holdout_accuracy(test_size: int, repeat: int, seed: int, regularisation_c: float) -> dict:
@@ -43,7 +29,7 @@ def holdout_accuracy(test_size: int, repeat: int, seed: int, regularisation_c: f
     from sklearn.preprocessing import StandardScaler
 
     if not 10 <= test_size <= 400:
-        raise ValueError(f"test_size must be between 10 and 400 (WDBC has 569 images), got {test_size}")
+        raise ValueError(f"test_size must be between 10 and 400 (WDBC has {WDBC_CASES} cases), got {test_size}")
     x, y = load_breast_cancer(return_X_y=True)
     x_tr, x_te, y_tr, y_te = train_test_split(
         x, y, test_size=test_size, stratify=y, random_state=np.random.SeedSequence([seed, test_size, repeat]).generate_state(1)[0]

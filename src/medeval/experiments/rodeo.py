@@ -20,14 +20,13 @@ Pure functions of (parameters, seed) used by ``notebooks/02-rodeo.py``:
 from __future__ import annotations
 
 import warnings
-from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from medeval.data import corruptions as C
 from medeval.data.seeding import as_generator
+from medeval.experiments.rodeo_params import FloatList, Params, ProbList  # noqa: F401 (re-exported)
 from medeval.metrics.detection import (
     MAP_IOU_THRESHOLDS,
     ImageBoxes,
@@ -35,7 +34,6 @@ from medeval.metrics.detection import (
     average_precision_at_iou,
     robust_detection_outcome,
 )
-from medeval.runtime.params import ChapterParams
 
 #: The 8 ChestX-ray8 box classes, in the order of the paper's Table 1.
 CLASSES: tuple[str, ...] = (
@@ -65,94 +63,8 @@ PAPER_TABLE1 = pd.DataFrame(
     columns=["class", "classification", "localization", "shape_matching", "total", "acc@30", "mAP"],
 )
 
-FloatList = list[Annotated[float, Field(ge=0, le=10)]]
-ProbList = list[Annotated[float, Field(ge=0, le=1)]]
-
 #: Names of the metric columns returned by :func:`evaluate_detections`.
 IOU_SHOWN = (0.1, 0.3, 0.5)
-
-
-class Params(ChapterParams):
-    """Parameters of chapter 2 (RoDeO)."""
-
-    n_runs: int = Field(5, ge=1, le=100, description="repetitions of each oracle setting (the paper: 5)")
-    oracle_test_fraction: float = Field(
-        0.5,
-        gt=0,
-        lt=1,
-        description="fraction of boxed NIH images (by patient) forming the oracle test set, also the detector's "
-        "test set with detector_data=chestxray14 (paper: 0.5)",
-    )
-    sigma_pos: FloatList = Field(
-        [0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
-        min_length=2,
-        description="position-noise std (box sizes), Figs. 3 and 8",
-    )
-    sigma_shape: FloatList = Field(
-        [0, 0.25, 0.5, 0.75, 1.0, 1.5], min_length=2, description="log-normal shape-noise std, Fig. 3"
-    )
-    p_values: ProbList = Field(
-        [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
-        min_length=2,
-        description="probabilities for under-/over-prediction and class confusion, Figs. 4, 7, 10, 11",
-    )
-    expected_duplicates: FloatList = Field(
-        [0, 0.25, 0.5, 1, 2, 3, 4], min_length=2, description="E[D] of the box duplication, Fig. 5"
-    )
-    position_bias: FloatList = Field(
-        [0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
-        min_length=2,
-        description="position bias |Δp| (box sizes), Fig. 8",
-    )
-    sigma_size: FloatList = Field(
-        [0, 0.25, 0.5, 0.75, 1.0, 1.5], min_length=2, description="size-noise std, Fig. 9"
-    )
-    sigma_ratio: FloatList = Field(
-        [0, 0.25, 0.5, 0.75, 1.0, 1.5], min_length=2, description="aspect-ratio-noise std, Fig. 9"
-    )
-    random_box_sizes: list[Annotated[float, Field(gt=0, le=1)]] = Field(
-        [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7],
-        min_length=2,
-        description="side s of the random square boxes (fraction of the image), Fig. 7",
-    )
-    shift_grid_size: int = Field(
-        41, ge=5, le=201, description="grid points per axis of the Fig. 2 shift maps"
-    )
-    shift_range: float = Field(
-        1.5, gt=0, le=5, description="largest offset of the Fig. 2 maps (target sizes)"
-    )
-    # Table 1 analogue
-    detector_data: Literal["phantoms", "chestxray14"] = Field(
-        "phantoms",
-        description="data of the Table-1 detector: CXR phantoms, or the real ChestX-ray14 images (full)",
-    )
-    n_train: int = Field(
-        800,
-        ge=16,
-        le=200_000,
-        description="training images of the weakly supervised CNN (chestxray14: drawn from patients without boxes)",
-    )
-    n_test: int = Field(
-        300, ge=8, le=50_000, description="phantom test images (those with boxes are evaluated)"
-    )
-    image_size: int = Field(64, ge=64, le=512, description="image side in pixels")
-    backbone: Literal["small_cnn", "resnet18", "resnet50"] = Field("small_cnn", description="CNN backbone")
-    epochs: int = Field(5, ge=0, le=500, description="training epochs")
-    batch_size: int = Field(64, ge=1, le=1024, description="training batch size")
-    lr: float = Field(1e-3, gt=0, le=1, description="Adam learning rate (paper: 3.6e-5 for 50k iterations)")
-    weight_decay: float = Field(1e-6, ge=0, le=1, description="Adam weight decay (paper: 1e-6)")
-    cam_thresholds: list[Annotated[int, Field(ge=1, le=254)]] = Field(
-        [60, 180], min_length=1, description="thresholds of the per-image 0-255 CAM map (paper: 60 and 180)"
-    )
-    cam_min_probability: float = Field(
-        0.25,
-        ge=0,
-        le=1,
-        description="box only classes whose image-level probability reaches this (0 = box every class map)",
-    )
-    n_bootstrap: int = Field(
-        200, ge=0, le=10_000, description="bootstrap resamples of the test images for CIs"
-    )
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -323,7 +235,9 @@ def figure_settings(figure: str, params: Params) -> list[dict]:
         ]
     elif figure == "fig9":  # the two corruptions separately, as the two panels of Fig. 9
         grid = [{"sigma_size": s, "sigma_ratio": 0.0} for s in values["sigma_size"]]
-        grid += [{"sigma_size": 0.0, "sigma_ratio": s} for s in values["sigma_ratio"][1:]]
+        # the uncorrupted setting (0, 0) once: the size panel holds it when sigma_size has 0
+        have_origin = 0.0 in values["sigma_size"]
+        grid += [{"sigma_size": 0.0, "sigma_ratio": s} for s in values["sigma_ratio"] if s != 0 or not have_origin]
     elif figure == "fig8":
         grid = [
             {"position_bias": b, "sigma_pos": s} for s in (0.0, 0.25, 0.5) for b in values["position_bias"]
@@ -674,7 +588,7 @@ def phantom_detection_data(params: Params, seed: int):
         name="phantom boxes",
     )
     info = {
-        "data": "phantoms",
+        "data": "phantom",
         "n_train": len(train_idx),
         "n_train_patients": int(np.unique(ph.patient_id[train_idx]).size),
         "n_test": len(boxed),
@@ -780,7 +694,7 @@ def train_cam_detector(params: Params, seed: int) -> dict:
     from medeval.models.training import predict, train_model
 
     device = resolve_device(params.device)  # before loading: a bad device fails at once, naming `device`
-    if params.detector_data == "phantoms":
+    if params.detector_data == "phantom":
         x_train, y_train, x_test, targets, info = phantom_detection_data(params, seed)
     else:
         x_train, y_train, x_test, targets, info = chestxray14_detection_data(params, seed)

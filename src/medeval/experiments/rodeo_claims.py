@@ -87,7 +87,7 @@ INPUT_KEYS = (
     "table1_ours",  # rodeo.detector_table of the detector
     "table1_boot",  # rodeo.bootstrap_samples of the detector
     "detector_auc",  # {class: test AUC of the image-level classifier}
-    "detector_data",  # "phantoms" | "chestxray14"
+    "detector_data",  # "phantom" | "chestxray14"
     "eq8_literal_loc",  # rodeo.literal_eq8_localization
     "closed_forms",  # closed forms for the checks (see rodeo_claims.closed_forms)
     "fig6",  # rodeo.fig6_curves

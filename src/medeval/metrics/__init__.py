@@ -10,6 +10,8 @@ formula, its source in the paper and the policy for undefined cases:
   formats, IoU variants, RoDeO, acc@IoU and mAP (Meissen et al. 2023);
 * :mod:`~medeval.metrics.stability` — localization stability of MIL models (Romanova et al.);
 * :mod:`~medeval.metrics.variance` — the empirical variance estimator EVE (Mendelson et al.);
+* :mod:`~medeval.metrics.decision_values` — accuracy, sensitivity, specificity and AUC of a classifier's
+  decision values, one per run of a batch (the scores EVE is computed from, Mendelson et al.);
 * :mod:`~medeval.metrics.multilabel`, :mod:`~medeval.metrics.split_quality` — multi-label measures and the
   quality of multi-label splits (the ChestX-ray14 chapter).
 
@@ -21,6 +23,7 @@ from medeval.metrics import (
     box_overlap,
     boxes,
     curves,
+    decision_values,
     detection,
     multilabel,
     segmentation,
@@ -29,11 +32,13 @@ from medeval.metrics import (
     variance,
 )
 
-SUBMODULES = (boxes, box_overlap, curves, detection, multilabel, segmentation, split_quality, stability, variance)
+SUBMODULES = (boxes, box_overlap, curves, decision_values, detection, multilabel, segmentation, split_quality,
+              stability, variance)
 
 from medeval.metrics.box_overlap import *  # noqa: E402, F403
 from medeval.metrics.boxes import *  # noqa: E402, F403
 from medeval.metrics.curves import *  # noqa: E402, F403
+from medeval.metrics.decision_values import *  # noqa: E402, F403
 from medeval.metrics.detection import *  # noqa: E402, F403
 from medeval.metrics.multilabel import *  # noqa: E402, F403
 from medeval.metrics.segmentation import *  # noqa: E402, F403

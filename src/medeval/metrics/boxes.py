@@ -19,12 +19,15 @@ Edge-case policy: malformed boxes (wrong trailing dimension, NaN/inf, non-positi
 height) raise ``ValueError`` naming the argument; nothing is clipped or dropped silently.
 Empty box arrays of shape ``(0, 4)`` are valid and convert/measure to empty arrays.
 
-This module imports nothing from medeval (numpy only), so it can be lifted out on its own.
+This module imports nothing from medeval except :mod:`medeval.metrics._arrays` (the conversion of array
+inputs, numpy only), so the two can be lifted out together.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from medeval.metrics._arrays import to_numpy
 
 __all__ = ["BOX_FORMATS", "box_area", "convert_boxes", "validate_boxes"]
 
@@ -38,7 +41,7 @@ def _check_format(box_format: str, name: str) -> None:
 
 
 def _as_box_array(boxes, name: str) -> np.ndarray:
-    arr = np.asarray(boxes.detach().cpu() if hasattr(boxes, "detach") else boxes, dtype=np.float64)
+    arr = to_numpy(boxes, dtype=np.float64)
     if arr.ndim == 0 or arr.shape[-1] != 4:
         raise ValueError(f"{name} must be an array of shape (..., 4), got shape {arr.shape}")
     return arr

@@ -25,7 +25,9 @@ Edge-case policy
   positives, precision with no predicted positives, FPR with no negatives); the F-measure is ``0`` when
   precision and recall are both defined and both ``0``, and ``NaN`` when either is undefined.
 
-This module imports nothing from medeval outside ``medeval.metrics`` (numpy and scipy otherwise).
+Array inputs may be numpy arrays, sequences or torch tensors (also on the GPU or requiring grad; converted
+by ``medeval.metrics._arrays.to_numpy``). This module imports nothing from medeval outside
+``medeval.metrics`` (numpy and scipy otherwise).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from medeval.metrics._arrays import to_numpy
 from medeval.metrics._ranks import auc_from_stats, tie_group_stats
 
 __all__ = [
@@ -83,8 +86,8 @@ def _binary_labels_and_scores(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray,
 
 
 def _check_binary_problem(y_true, y_score) -> tuple[np.ndarray, np.ndarray]:
-    y = np.asarray(y_true)
-    s = np.asarray(y_score, dtype=np.float64)
+    y = to_numpy(y_true)
+    s = to_numpy(y_score, dtype=np.float64)
     if y.ndim != 1 or s.ndim != 1:
         raise ValueError(f"y_true and y_score must be 1-D, got shapes {y.shape} and {s.shape}")
     if y.shape != s.shape:
@@ -139,7 +142,7 @@ def confusion_rates(tp, fp, fn, tn) -> ConfusionRates:
     ...       f"F={float(r.f_measure):.4f} FPR={float(r.fpr):.4f}")
     recall=0.6000 precision=0.7500 F=0.6667 FPR=0.2000
     """
-    tp, fp, fn, tn = (np.asarray(v, dtype=np.float64) for v in (tp, fp, fn, tn))
+    tp, fp, fn, tn = (to_numpy(v, dtype=np.float64) for v in (tp, fp, fn, tn))
     for name, v in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn)):
         if np.any(v < 0) or not np.all(np.isfinite(v)):
             raise ValueError(f"{name} must hold finite non-negative counts")
@@ -225,8 +228,8 @@ def trapezoid_auc(x, y) -> float:
     >>> trapezoid_auc([0.0, 0.5, 1.0], [0.0, 1.0, 1.0])
     0.75
     """
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    x = to_numpy(x, dtype=np.float64)
+    y = to_numpy(y, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"x and y must be 1-D of equal length, got {x.shape} and {y.shape}")
     if np.isnan(x).any() or np.isnan(y).any():
@@ -274,14 +277,14 @@ def roc_auc(y_true, y_score, *, ties: str = "half", undefined="raise", sample_ma
             undefined = float(undefined)
         except (TypeError, ValueError):
             raise ValueError(f"undefined must be 'raise' or a number (e.g. np.nan), got {undefined!r}") from None
-    y = np.asarray(y_true)
-    s = np.asarray(y_score, dtype=np.float64)
+    y = to_numpy(y_true)
+    s = to_numpy(y_score, dtype=np.float64)
     if y.shape != s.shape or y.ndim == 0:
         raise ValueError(f"y_true and y_score must have the same shape (..., n), got {y.shape} and {s.shape}")
     y, s = _binary_labels_and_scores(y, s)
     mask = None
     if sample_mask is not None:
-        mask = np.asarray(sample_mask)
+        mask = to_numpy(sample_mask)
         if mask.dtype != bool:
             raise ValueError(f"sample_mask must be boolean, got dtype {mask.dtype}")
         try:
@@ -355,7 +358,7 @@ def min_max_normalize(y_score) -> np.ndarray:
     >>> min_max_normalize([2.0, 4.0, 6.0, 3.0]).tolist()
     [0.0, 0.5, 1.0, 0.25]
     """
-    s = np.asarray(y_score, dtype=np.float64)
+    s = to_numpy(y_score, dtype=np.float64)
     if s.size == 0:
         raise ValueError("y_score must not be empty")
     lo, hi = float(s.min()), float(s.max())
@@ -444,7 +447,7 @@ def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, nor
     y, s = _check_binary_problem(y_true, y_score)
     if normalize:
         s = min_max_normalize(s)
-    t = fixed_threshold_grid(n_thresholds) if thresholds is None else np.asarray(thresholds, dtype=np.float64)
+    t = fixed_threshold_grid(n_thresholds) if thresholds is None else to_numpy(thresholds, dtype=np.float64)
     if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0) or not np.isfinite(t).all():
         raise ValueError("thresholds must be a 1-D strictly increasing finite array with >= 2 values")
     pos_sorted = np.sort(s[y])
@@ -543,13 +546,13 @@ def vertical_average(xs: Sequence, ys: Sequence, grid, *, ddof: int = 0) -> Mean
     >>> avg.mean.tolist(), avg.std.tolist()
     ([0.0, 0.75, 1.0], [0.0, 0.25, 0.0])
     """
-    grid = np.asarray(grid, dtype=np.float64)
+    grid = to_numpy(grid, dtype=np.float64)
     if len(xs) != len(ys) or len(xs) == 0:
         raise ValueError("xs and ys must be non-empty sequences of equal length (one curve per trial)")
     rows = []
     for x, y in zip(xs, ys, strict=True):
-        x = np.asarray(x, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64)
+        x = to_numpy(x, dtype=np.float64)
+        y = to_numpy(y, dtype=np.float64)
         if x.shape != y.shape or x.ndim != 1:
             raise ValueError("each curve's x and y must be 1-D of equal length")
         if np.any(np.diff(x) < 0):
@@ -801,8 +804,8 @@ def argmax_precision_ttest(precision_a, precision_b, *, equal_var: bool = False,
     >>> print(f"t={res.statistic:.3f} p={res.pvalue:.5f}")
     t=8.018 p=0.00131
     """
-    a = np.asarray(precision_a, dtype=np.float64)
-    b = np.asarray(precision_b, dtype=np.float64)
+    a = to_numpy(precision_a, dtype=np.float64)
+    b = to_numpy(precision_b, dtype=np.float64)
     for name, v in (("precision_a", a), ("precision_b", b)):
         if v.ndim != 1 or v.size < 2:
             raise ValueError(f"{name} must be 1-D with at least 2 runs, got shape {v.shape}")

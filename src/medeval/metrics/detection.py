@@ -94,6 +94,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from medeval.metrics._arrays import to_numpy
 from medeval.metrics.box_overlap import _centered_iou_xywh, _generalized_iou_xywh, _iou_xywh
 from medeval.metrics.boxes import BOX_FORMATS, convert_boxes, validate_boxes
 
@@ -169,7 +170,7 @@ class ImageBoxes:
         """Validate flat arrays: ``boxes`` (N, 4) in ``box_format``, ``labels`` and ``image_ids`` (N,)."""
         if box_format not in BOX_FORMATS:
             raise ValueError(f"box_format must be one of {BOX_FORMATS}, got {box_format!r}")
-        arr = np.asarray(_to_numpy(boxes), dtype=np.float64)
+        arr = to_numpy(boxes, dtype=np.float64)
         if arr.size == 0:
             arr = arr.reshape(0, 4)
         if arr.ndim != 2 or arr.shape[1] != 4:
@@ -188,7 +189,7 @@ class ImageBoxes:
             )
         sc = None
         if scores is not None:
-            sc = np.asarray(_to_numpy(scores), dtype=np.float64).reshape(-1)
+            sc = to_numpy(scores, dtype=np.float64).reshape(-1)
             if sc.shape[0] != n:
                 raise ValueError(f"{name} scores must have length {n}, got {sc.shape[0]}")
             if not np.isfinite(sc).all():
@@ -210,7 +211,7 @@ class ImageBoxes:
         arrays = []
         n_cols = None
         for i, a in enumerate(per_image):
-            a = np.asarray(_to_numpy(a), dtype=np.float64)
+            a = to_numpy(a, dtype=np.float64)
             if a.size == 0:
                 arrays.append(None)
                 continue
@@ -283,7 +284,7 @@ class ImageBoxes:
     def subset_images(self, image_indices) -> ImageBoxes:
         """The boxes of the given images (renumbered 0..len(image_indices)-1, in the given order);
         images may repeat (bootstrap resampling)."""
-        idx = np.asarray(image_indices, dtype=np.int64).reshape(-1)
+        idx = to_numpy(image_indices, dtype=np.int64).reshape(-1)
         if idx.size and (idx.min() < 0 or idx.max() >= self.n_images):
             raise ValueError(f"image_indices must lie in [0, {self.n_images})")
         order = np.argsort(self.image_ids, kind="stable")
@@ -302,12 +303,8 @@ class ImageBoxes:
         )
 
 
-def _to_numpy(x):
-    return x.detach().cpu().numpy() if hasattr(x, "detach") else x
-
-
 def _integer_array(values, n: int, name: str) -> np.ndarray:
-    arr = np.asarray(_to_numpy(values)).reshape(-1) if np.ndim(_to_numpy(values)) else np.asarray([values])
+    arr = to_numpy(values).reshape(-1)  # a scalar: one value
     if arr.shape[0] != n:
         raise ValueError(f"{name} must have length {n}, got {arr.shape[0]}")
     if n == 0:
@@ -388,7 +385,7 @@ def binary_mcc_from_counts(tp, fp, fn, tn):
     >>> round(float(binary_mcc_from_counts(tp=3, fp=1, fn=2, tn=4)), 4)  # 10 / sqrt(4 * 5 * 6 * 5)
     0.4082
     """
-    tp, fp, fn, tn = (np.asarray(v, dtype=np.float64) for v in (tp, fp, fn, tn))
+    tp, fp, fn, tn = (to_numpy(v, dtype=np.float64) for v in (tp, fp, fn, tn))
     den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
     with np.errstate(invalid="ignore", divide="ignore"):
         mcc = np.where(den > 0, (tp * tn - fp * fn) / np.where(den > 0, den, 1.0), 0.0)
@@ -437,7 +434,7 @@ def rodeo_harmonic_mean(localization, shape_matching, classification, *, eps: fl
     """
     if not np.isfinite(eps) or eps < 0:
         raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
-    subs = [np.asarray(v, dtype=np.float64) + eps for v in (localization, shape_matching, classification)]
+    subs = [to_numpy(v, dtype=np.float64) + eps for v in (localization, shape_matching, classification)]
     with np.errstate(divide="ignore"):
         inv = 1.0 / subs[0] + 1.0 / subs[1] + 1.0 / subs[2]
         out = 3.0 / inv

@@ -32,8 +32,9 @@ Conventions fixed here (the chapter leaves them open; see the chapter-5 notebook
   F1); the count is still reported. ``zero_division="diagnose"`` is mldr's rule (1 if
   tp + fp + fn = 0, else 0). Nothing is silently replaced.
 
-Torch tensors are accepted (converted with ``numpy.asarray``). This module imports only
-numpy; scikit-learn and torchmetrics serve as test oracles.
+Torch tensors are accepted (also on the GPU or requiring grad; converted by
+``medeval.metrics._arrays.to_numpy``). This module imports only numpy and ``medeval.metrics``;
+scikit-learn and torchmetrics serve as test oracles.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from typing import Literal
 
 import numpy as np
 
+from medeval.metrics._arrays import to_numpy
 from medeval.metrics._ranks import auc_from_stats as _auc_from_stats
 from medeval.metrics._ranks import tie_group_stats as _tie_group_stats
 from medeval.metrics.curves import roc_auc
@@ -118,14 +120,8 @@ class UndefinedMetricWarning(RuntimeWarning):
 # --------------------------------------------------------------------------------------------
 # input validation
 # --------------------------------------------------------------------------------------------
-def _to_numpy(x):
-    if hasattr(x, "detach"):  # torch tensor, without importing torch
-        x = x.detach().cpu().numpy()
-    return np.asarray(x)
-
-
 def _check_binary(x, name: str, ndim: int = 2) -> np.ndarray:
-    a = _to_numpy(x)
+    a = to_numpy(x)
     if a.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array of 0/1 labels, got shape {a.shape}")
     if a.size == 0:
@@ -140,7 +136,7 @@ def _check_binary(x, name: str, ndim: int = 2) -> np.ndarray:
 
 
 def _check_scores(x, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    a = _to_numpy(x)
+    a = to_numpy(x)
     if a.dtype == bool or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
         raise ValueError(f"{name} must be a real-valued score array, got dtype {a.dtype}")
     if a.shape != shape:
@@ -243,10 +239,10 @@ def binarize(P, threshold=0.5, *, inclusive: bool = False) -> np.ndarray:
     >>> binarize([[0.9, 0.5, 0.2]], inclusive=True).tolist()
     [[True, True, False]]
     """
-    p = _to_numpy(P).astype(np.float64, copy=False)
+    p = to_numpy(P, dtype=np.float64)
     if p.ndim not in (1, 2):
         raise ValueError(f"P must be a 1-D or 2-D score array, got shape {p.shape}")
-    t = np.asarray(threshold, dtype=np.float64)
+    t = to_numpy(threshold, dtype=np.float64)
     if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != p.shape[-1]):
         raise ValueError(f"threshold must be a scalar or have one value per label ({p.shape[-1]}), got {t.shape}")
     if np.any(np.isnan(t)):
@@ -633,7 +629,7 @@ def example_average(metric: Callable[..., float], Y, Z, *, return_count: bool = 
     0.7833
     """
     y = _check_binary(Y, "Y")
-    z = _to_numpy(Z)
+    z = to_numpy(Z)
     if z.shape != y.shape:
         raise ValueError(f"Z must have the shape of Y {y.shape}, got {z.shape}")
     values = np.array([metric(y[i], z[i], **kwargs) for i in range(y.shape[0])], dtype=np.float64)
@@ -652,7 +648,7 @@ def macro_average(metric: Callable[..., float], Y, Z, *, return_count: bool = Fa
     0.7556
     """
     y = _check_binary(Y, "Y")
-    z = _to_numpy(Z)
+    z = to_numpy(Z)
     if z.shape != y.shape:
         raise ValueError(f"Z must have the shape of Y {y.shape}, got {z.shape}")
     values = np.array([metric(y[:, k], z[:, k], **kwargs) for k in range(y.shape[1])], dtype=np.float64)
@@ -671,7 +667,7 @@ def micro_average(metric: Callable[..., float], Y, Z, **kwargs) -> float:
     0.7692
     """
     y = _check_binary(Y, "Y")
-    z = _to_numpy(Z)
+    z = to_numpy(Z)
     if z.shape != y.shape:
         raise ValueError(f"Z must have the shape of Y {y.shape}, got {z.shape}")
     return float(metric(y.reshape(-1), z.reshape(-1), **kwargs))

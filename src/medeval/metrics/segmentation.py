@@ -24,7 +24,9 @@ Edge-case policy (the thesis does not state one; these are our choices):
   where the class is never predicted) is ``NaN``; image means skip NaN and report the number of images that
   were undefined for each rate (``n_undefined``). A class undefined on every image gives a mean of ``NaN``.
 
-This module imports only numpy and :mod:`medeval.metrics.curves`.
+Masks and probability maps may be numpy arrays, sequences or torch tensors (also on the GPU or requiring
+grad; converted by ``medeval.metrics._arrays.to_numpy``). This module imports only numpy,
+:mod:`medeval.metrics.curves` and ``medeval.metrics._arrays``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from medeval.metrics._arrays import to_numpy
 from medeval.metrics.curves import confusion_rates
 
 __all__ = [
@@ -45,7 +48,7 @@ __all__ = [
 
 
 def _check_mask(mask, name: str, ndim: int) -> np.ndarray:
-    m = np.asarray(mask)
+    m = to_numpy(mask)
     if m.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {m.shape}")
     if not (np.issubdtype(m.dtype, np.integer) or m.dtype == bool):
@@ -73,7 +76,7 @@ def tile_presence(binary_mask, tile_size: int) -> np.ndarray:
     [[False, True], [False, False]]
     """
     e = _check_tile_size(tile_size)
-    m = np.asarray(binary_mask, dtype=bool)
+    m = to_numpy(binary_mask, dtype=bool)
     if m.ndim not in (2, 3):
         raise ValueError(f"binary_mask must be (H, W) or (N, H, W), got shape {m.shape}")
     if e == 1:
@@ -217,7 +220,7 @@ def central_region_class_max(probabilities, central_size: int, *, channel_axis: 
     >>> central_region_class_max(prob, central_size=2).tolist()
     [[0.8, 0.9]]
     """
-    p = np.asarray(probabilities, dtype=np.float64)
+    p = to_numpy(probabilities, dtype=np.float64)
     if p.ndim != 4:
         raise ValueError(f"probabilities must be 4-D (N, C, l, l) or (N, l, l, C), got shape {p.shape}")
     if channel_axis not in (1, -1, 3):

@@ -30,6 +30,7 @@ from typing import Literal
 
 import numpy as np
 
+from medeval.metrics._arrays import is_tensor, to_numpy
 from medeval.metrics.multilabel import UndefinedMetricWarning, _check_binary
 
 __all__ = [
@@ -51,7 +52,7 @@ def fold_indices(folds, n_samples: int) -> list[np.ndarray]:
 
     Accepts a sequence of index arrays (e.g. the test parts of a K-fold splitter, or the
     ``(train, test)`` pairs themselves, whose test parts are used) or a length-``n_samples``
-    array of fold numbers.
+    array of fold numbers (numpy or torch).
 
     Examples
     --------
@@ -59,6 +60,8 @@ def fold_indices(folds, n_samples: int) -> list[np.ndarray]:
     >>> [f.tolist() for f in fold_indices(np.array([0, 1, 0, 1, 2]), 5)]
     [[0, 2], [1, 3], [4]]
     """
+    if is_tensor(folds):  # a tensor of fold numbers; a sequence stays one (of index arrays)
+        folds = to_numpy(folds)
     if isinstance(folds, np.ndarray) and folds.ndim == 1 and folds.shape[0] == n_samples and np.issubdtype(
         folds.dtype, np.integer
     ):
@@ -71,7 +74,7 @@ def fold_indices(folds, n_samples: int) -> list[np.ndarray]:
     for j, f in enumerate(folds):
         if isinstance(f, tuple) and len(f) == 2:  # (train_idx, test_idx) pair from a splitter
             f = f[1]
-        a = np.asarray(f)
+        a = to_numpy(f)
         if a.ndim != 1 or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
             raise ValueError(f"folds[{j}] must be a 1-D array of integer indices, got shape {a.shape}, dtype {a.dtype}")
         if a.size and (a.min() < 0 or a.max() >= n_samples):
@@ -177,7 +180,8 @@ def label_pair_distribution(
         \left| \frac{S^*_{jk}}{N_j - S^*_{jk}} - \frac{D^*_k}{N - D^*_k} \right|
 
     The text divides
-    by K* (``normalisation="pairs"``, default); the thesis code by K (``"labels"``).
+    by K* (``normalisation="pairs"``, default); the thesis code by K (``"labels"``). With one label
+    there is no label pair: the mean over no pairs is NaN.
 
     Examples
     --------
@@ -195,7 +199,8 @@ def label_pair_distribution(
     per_pair = np.nanmean(dev, axis=0) if np.any(~undefined) else np.full(dev.shape[1], np.nan)
     total = float(np.nansum(per_pair))
     divisor = per_pair.size if normalisation == "pairs" else y.shape[1]
-    return _report(total / divisor, int(undefined.sum()), "fold-pair terms", return_count)
+    value = total / divisor if divisor else float("nan")  # K = 1: no label pair (was a ZeroDivisionError)
+    return _report(value, int(undefined.sum()), "fold-pair terms", return_count)
 
 
 def example_distribution(folds, n_samples: int, desired_sizes=None) -> float:
@@ -215,7 +220,7 @@ def example_distribution(folds, n_samples: int, desired_sizes=None) -> float:
     if desired_sizes is None:
         c = np.full(sizes.size, n_samples / sizes.size)
     else:
-        c = np.asarray(desired_sizes, dtype=np.float64)
+        c = to_numpy(desired_sizes, dtype=np.float64)
         if c.shape != sizes.shape:
             raise ValueError(f"desired_sizes must have one entry per fold ({sizes.size}), got {c.shape}")
     return float(np.mean(np.abs(sizes - c)))
@@ -261,7 +266,7 @@ def fold_label_pair_zeros(
     count the label-pairs with a number of positive examples less than the number of splits").
     ``variant="code"``: the thesis code, ``(sum_j #zero pairs in fold j - #pairs with fewer than
     min_pair_count positives) / (K* J)`` with ``min_pair_count`` default 5; an int count for
-    "text", a float proportion for "code".
+    "text", a float proportion for "code" (NaN with one label: there is no label pair).
 
     Examples
     --------
@@ -282,6 +287,8 @@ def fold_label_pair_zeros(
     total = _pair_counts(y)
     if variant == "text":
         return int(np.count_nonzero((s == 0) & (total >= threshold)[None, :]))
+    if total.size == 0:  # K = 1: a proportion of no label pairs (was a ZeroDivisionError)
+        return float("nan")
     return float((np.count_nonzero(s == 0) - np.count_nonzero(total < threshold)) / (total.size * n_folds))
 
 

@@ -33,9 +33,9 @@ printed form is ``positive_only=True``); Table I's Pearson and Spearman formulas
 (standard forms are used); Kendall's tau as printed is tau-a, the authors' code uses scipy's
 tau-b (the default here, tau-a is ``variant="a"``).
 
-This module imports nothing from medeval except other ``medeval.metrics`` modules (numpy/scipy
-only), so it can be lifted out on its own. Torch tensors are accepted and converted with
-``np.asarray``.
+This module imports nothing from medeval except ``medeval.metrics._arrays`` (numpy/scipy otherwise), so
+the two can be lifted out together. Torch tensors are accepted (also on the GPU or requiring grad;
+converted by ``medeval.metrics._arrays.to_numpy``).
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+
+from medeval.metrics._arrays import to_numpy
 
 __all__ = [
     "BINARY_SCORES",
@@ -104,9 +106,7 @@ SCORE_NAMES = BINARY_SCORES + AGREEMENT_INDICATORS + PROBABILITY_SCORES
 # input validation
 # --------------------------------------------------------------------------------------------
 def _as_array(x, name: str) -> np.ndarray:
-    if hasattr(x, "detach"):  # torch tensor, without importing torch
-        x = x.detach().cpu()
-    arr = np.asarray(x)
+    arr = to_numpy(x)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be a numeric array, got dtype {arr.dtype}")
     return arr
@@ -748,7 +748,7 @@ def aggregate_over_pairs(per_pair) -> tuple[np.ndarray, np.ndarray]:
     >>> np.round(mean, 4).tolist(), n_nan.tolist()
     ([0.7, 0.2], [0, 2])
     """
-    values = np.asarray(per_pair, dtype=np.float64)
+    values = to_numpy(per_pair, dtype=np.float64)
     if values.ndim != 2:
         raise ValueError(f"per_pair must have shape (n_pairs, n_bags), got {values.shape}")
     finite = ~np.isnan(values)
@@ -839,7 +839,7 @@ def _check_predictions(predictions) -> np.ndarray:
 def _check_bag_mask(bag_mask, n_bags: int) -> np.ndarray:
     if bag_mask is None:
         return np.arange(n_bags)
-    mask = np.asarray(bag_mask)
+    mask = to_numpy(bag_mask)
     if mask.dtype != bool or mask.shape != (n_bags,):
         raise ValueError(f"bag_mask must be a boolean array of shape ({n_bags},), got {mask.dtype} {mask.shape}")
     return np.flatnonzero(mask)
@@ -1122,7 +1122,7 @@ def localization_accuracy(jaccard, *, jaccard_threshold: float = 0.1) -> np.ndar
     >>> localization_accuracy([0.05, 0.1, 0.6]).tolist()
     [0.0, 1.0, 1.0]
     """
-    j = np.asarray(jaccard, dtype=np.float64)
+    j = to_numpy(jaccard, dtype=np.float64)
     if not (0.0 <= float(jaccard_threshold) <= 1.0):
         raise ValueError(f"jaccard_threshold must lie in [0, 1], got {jaccard_threshold}")
     return np.where(np.isnan(j), np.nan, (j >= jaccard_threshold).astype(np.float64))

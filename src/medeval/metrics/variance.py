@@ -9,10 +9,11 @@ one subset of the data gives one performance estimate ``x`` (accuracy, sensitivi
 *empirical variance estimator* (EVE) runs the strategy on the two members of each of R pairs of
 disjoint, equally sized, randomly drawn subsets and averages the two-sample variances (Eq. 1).
 
-All functions take array-likes (numpy arrays, lists or torch tensors, converted with ``np.asarray``)
-and return floats or small dataclasses. Edge-case policy: non-finite scores, empty inputs, shape
-mismatches and out-of-range arguments raise ``ValueError`` naming the parameter; nothing is silently
-replaced. ``metrics`` imports nothing else from medeval and fits no model.
+All functions take array-likes (numpy arrays, lists or torch tensors, also on the GPU or requiring grad;
+converted by ``medeval.metrics._arrays.to_numpy``) and return floats or small dataclasses. Edge-case
+policy: non-finite scores, empty inputs, shape mismatches and out-of-range arguments raise ``ValueError``
+naming the parameter; nothing is silently replaced. This module imports nothing from medeval except
+``medeval.metrics._arrays`` and fits no model.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Literal
 
 import numpy as np
 from scipy import stats
+
+from medeval.metrics._arrays import to_numpy
 
 __all__ = [
     "EVE_TARGETS",
@@ -45,7 +48,7 @@ EVE_TARGETS: tuple[str, ...] = ("half_size", "full_size", "mean_of_halves")
 
 
 def _as_finite_1d(values, name: str, min_size: int = 1) -> np.ndarray:
-    array = np.asarray(values, dtype=float)
+    array = to_numpy(values, dtype=np.float64)
     if array.ndim == 0:
         array = array.reshape(1)
     if array.ndim != 1:
@@ -197,7 +200,7 @@ def naive_foldwise_variance(fold_scores) -> float:
     >>> round(naive_foldwise_variance([[0.8, 0.6, 0.7], [0.9, 0.7, 0.8]]), 6)  # s^2 / K = 0.01 / 3
     0.003333
     """
-    array = np.asarray(fold_scores, dtype=float)
+    array = to_numpy(fold_scores, dtype=np.float64)
     if array.ndim == 1:
         array = array[None, :]
     if array.ndim != 2:
@@ -228,8 +231,8 @@ def naive_binomial_variance(performance, n_items) -> float | np.ndarray:
     >>> round(naive_binomial_variance(0.8, 100), 6)  # 0.8 * 0.2 / 100
     0.0016
     """
-    p = np.asarray(performance, dtype=float)
-    n = np.asarray(n_items, dtype=float)
+    p = to_numpy(performance, dtype=np.float64)
+    n = to_numpy(n_items, dtype=np.float64)
     if not np.all(np.isfinite(p)) or np.any(p < 0) or np.any(p > 1):
         raise ValueError("performance must be finite and within [0, 1]")
     if not np.all(np.isfinite(n)) or np.any(n < 1):

@@ -38,7 +38,7 @@ def run_key(fn: Callable, kwargs: dict[str, Any], code_digest: str = "") -> str:
 
 def _code_digest() -> str:
     try:
-        from medeval.runtime.execution import source_digest
+        from medeval.runtime.cache_keys import source_digest
 
         return source_digest()
     except RuntimeError:  # not running from a checkout: the installed version stands for the code
@@ -58,7 +58,7 @@ def resolved_device_name() -> str:
 
 def grid_context() -> dict[str, str]:
     """What besides a run's arguments decides its result: the code, the installed versions and the device."""
-    from medeval.runtime.execution import environment_digest
+    from medeval.runtime.cache_keys import environment_digest
 
     return {"code": _code_digest(), "environment": environment_digest(), "device": resolved_device_name()}
 

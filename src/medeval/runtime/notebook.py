@@ -27,8 +27,15 @@ from medeval.experiments.claims import (  # a leaf module: no medeval imports
     ClaimList,
 )
 from medeval.runtime import provenance as _provenance
-from medeval.runtime.params import ChapterParams, ParameterError, get_chapter, resolve_params
-from medeval.runtime.paths import project_root, runs_dir
+from medeval.runtime.params import (
+    ChapterParams,
+    ParameterError,
+    format_bytes,
+    get_chapter,
+    preflight,
+    resolve_params,
+)
+from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
 
 SCORECARD_COLUMNS = REQUIRED_CLAIM_COLUMNS
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open", "display"}
@@ -69,16 +76,69 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
     else:
         overrides = {k: namespace[k] for k in schema.model_fields if namespace.get(k) is not None}
     params = resolve_params(chapter_id, profile, overrides)
+    estimate = preflight(chapter_id, params)  # data, device and memory, before any compute
     seed_everything(params.seed)
     _configure_display()
+    if _state.get("memory") is not None:
+        _state["memory"].stop()
     _state.clear()
     _state.update(
         chapter=chapter_id, profile=profile, params=params, start=time.perf_counter(),
-        results={}, results_file=_results_file(chapter_id),
+        results={}, results_file=_results_file(chapter_id), memory=PeakMemory().start(),
     )
     record("profile", profile)
     record("params", params.model_dump(mode="json"))
+    record("resource_estimate", {"peak_bytes": estimate.peak_bytes, "seconds": estimate.seconds,
+                                 "drivers": estimate.drivers, "terms": estimate.terms})
+    print(f"[medeval] {chapter_id} ({profile}): {estimate.describe()}")
     return params
+
+
+class PeakMemory:
+    """The peak memory of this process and all its descendants together (grid workers included), sampled every
+    ``interval`` seconds in a daemon thread; what the resource estimate is checked against.
+
+    Each process counts its proportional set size (PSS: private pages plus its share of pages shared with other
+    processes), so forked grid workers that share the kernel's pages are not counted twice; where PSS is not
+    available (not Linux) the resident set size.
+    """
+
+    def __init__(self, interval: float = 0.1):
+        self.interval = interval
+        self.peak = 0
+        self._stop = None
+
+    def sample(self) -> int:
+        import psutil
+
+        me = psutil.Process()
+        total = 0
+        for proc in [me, *me.children(recursive=True)]:
+            try:
+                info = proc.memory_full_info()
+                total += getattr(info, "pss", info.rss)
+            except psutil.Error:  # a worker that just exited
+                pass
+        self.peak = max(self.peak, total)
+        return total
+
+    def start(self) -> PeakMemory:
+        import threading
+
+        self._stop = threading.Event()
+        self.sample()
+
+        def loop():
+            while not self._stop.wait(self.interval):
+                self.sample()
+
+        threading.Thread(target=loop, name="medeval-peak-memory", daemon=True).start()
+        return self
+
+    def stop(self) -> int:
+        if self._stop is not None:
+            self._stop.set()
+        return self.sample()
 
 
 def seed_everything(seed: int) -> None:
@@ -130,9 +190,7 @@ def _jsonable(value: Any) -> Any:
 def _write() -> None:
     path: Path = _state["results_file"]
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(_state["results"], indent=1, sort_keys=True))
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(_state["results"], indent=1, sort_keys=True))
 
 
 def record(key: str, value: Any) -> Any:
@@ -444,10 +502,10 @@ def _format_duration(seconds: float) -> str:
 
 def cache_dir(name: str) -> Path:
     """A per-chapter, per-profile folder for resumable grid results (see :func:`medeval.runtime.grid.run_grid`),
-    inside a sub-folder named after the chapter's local data (:func:`medeval.runtime.execution.local_data_digest`),
+    inside a sub-folder named after the chapter's local data (:func:`medeval.runtime.cache_keys.local_data_digest`),
     so runs computed on other data files are never reused."""
     _require_setup()
-    from medeval.runtime.execution import local_data_digest
+    from medeval.runtime.cache_keys import local_data_digest
 
     data = local_data_digest(get_chapter(_state["chapter"]).datasets)[:12]  # new local data: fresh grid caches
     path = runs_dir() / "grid-cache" / _state["profile"] / _state["chapter"] / f"data-{data}" / name
@@ -466,6 +524,10 @@ def provenance():
     info = _provenance.collect(project_root())
     info["profile"] = _state["profile"]
     info["wall_time_s"] = round(elapsed(), 1)
+    memory: PeakMemory = _state["memory"]
+    memory.sample()
+    info["peak_memory"] = format_bytes(memory.peak)
+    record("peak_memory_bytes", memory.peak)
     record("provenance", info)
     record("wall_time_s", info["wall_time_s"])
 

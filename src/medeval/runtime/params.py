@@ -8,14 +8,18 @@ is validated before any compute; an error names the parameter and its allowed ra
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
 from medeval.runtime.paths import project_root
 
@@ -25,6 +29,111 @@ PARTS = ("chapters", "appendix")
 
 class ParameterError(ValueError):
     """An unknown chapter, profile or parameter, or a value outside its allowed range."""
+
+
+class PreflightError(ParameterError):
+    """Valid parameters that this machine cannot run: data missing or incomplete, no CUDA, too little memory."""
+
+
+class Violation(NamedTuple):
+    """One broken cross-field rule: the fields it involves and the rule, in words."""
+
+    fields: tuple[str, ...]
+    rule: str
+
+
+class CrossFieldError(ValueError):
+    """Raised by :meth:`ChapterParams.violations` checks; carries every broken rule."""
+
+    def __init__(self, violations: Sequence[Violation]):
+        self.violations = tuple(violations)
+        super().__init__("; ".join(f"{', '.join(v.fields)}: {v.rule}" for v in self.violations))
+
+
+def distinct(values: list) -> list:
+    """A list-field validator: refuses repeated entries (a repeated size or threshold would be computed twice and
+    counted twice in every summary), naming them."""
+    seen, repeated = set(), []
+    for v in values:
+        key = repr(v)
+        if key in seen and v not in repeated:
+            repeated.append(v)
+        seen.add(key)
+    if repeated:
+        raise ValueError(f"entries must be distinct; repeated: {repeated}")
+    return values
+
+
+def _distinct_entries(values: list) -> list:  # private, so the API reference need not link the annotation
+    return distinct(values)
+
+
+#: ``list[int]`` and friends whose entries must be distinct: ``Distinct[list[int]]``.
+Distinct = typing.Annotated[typing.TypeVar("_L"), AfterValidator(_distinct_entries)]
+
+GIB = 1024**3
+MIB = 1024**2
+
+
+@dataclass(frozen=True)
+class ResourceEstimate:
+    """What a parameter set will need, estimated before any compute.
+
+    ``peak_bytes`` is the peak resident memory of the kernel and its worker processes together; ``seconds`` a rough
+    wall time on this project's 2-core reference machine (``None`` where no model exists); ``drivers`` the
+    parameters (with their values) the estimate grows with.
+    """
+
+    peak_bytes: int
+    seconds: float | None = None
+    drivers: dict[str, Any] = field(default_factory=dict)
+    terms: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        text = f"estimated peak memory {format_bytes(self.peak_bytes)}"
+        if self.seconds is not None:
+            text += f", time ~{format_seconds(self.seconds)} on 2 cores"
+        if self.drivers:
+            text += " (driven by " + ", ".join(f"{k}={v!r}" for k, v in self.drivers.items()) + ")"
+        return text
+
+
+def ranked_drivers(parts, *, floor: float = 256 * MIB, share: float = 0.25) -> dict:
+    """The drivers of an estimate from its ``(bytes, {field: value})`` parts: the fields of every part of at least
+    ``floor`` bytes and ``share`` of the largest part, largest part first."""
+    largest = max((b for b, _ in parts), default=0.0)
+    drivers: dict = {}
+    for b, fields in sorted(parts, key=lambda part: -part[0]):
+        if b >= floor and b >= share * largest:
+            for name, value in fields.items():
+                drivers.setdefault(name, value)
+    return drivers
+
+
+def format_bytes(n: float) -> str:
+    return f"{n / GIB:.2f} GiB" if n >= GIB / 4 else f"{n / MIB:.0f} MiB"
+
+
+def format_seconds(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else (f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h")
+
+
+def available_memory_bytes() -> int | None:
+    """Memory this run may use: ``MEDEVAL_MEMORY_LIMIT`` (bytes, or with a K/M/G suffix) when set, else the
+    operating system's available memory (psutil), else ``None`` (unknown: not checked)."""
+    limit = os.environ.get("MEDEVAL_MEMORY_LIMIT")
+    if limit:
+        units = {"K": 1024, "M": MIB, "G": GIB}
+        text = limit.strip().upper().removesuffix("IB").removesuffix("B")
+        try:
+            return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(float(text))
+        except (ValueError, IndexError):
+            raise ParameterError(f"MEDEVAL_MEMORY_LIMIT={limit!r}: expected bytes, e.g. 8G or 512M") from None
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - psutil is a dependency
+        return None
+    return int(psutil.virtual_memory().available)
 
 
 class ChapterParams(BaseModel):
@@ -43,6 +152,43 @@ class ChapterParams(BaseModel):
         None, ge=1, le=1024, description="local process-pool size for grids of runs; null = number of cores"
     )
 
+    #: resident memory of a kernel that has imported what the chapter needs (numpy, pandas, matplotlib, torch ...)
+    base_memory: typing.ClassVar[int] = 400 * MIB
+
+    # ---- cross-field rules: checked whenever a parameter set is built or changed, before any compute ----------
+    def violations(self) -> list[Violation]:
+        """The cross-field rules this parameter set breaks (empty when it is valid). Chapters override this and
+        extend ``super().violations()``; each rule names its fields and states the constraint."""
+        return []
+
+    @model_validator(mode="after")
+    def _check_cross_field_rules(self):
+        broken = self.violations()
+        if broken:
+            raise CrossFieldError(broken)
+        return self
+
+    # ---- pre-flight: what this machine must offer ----------------------------------------------------------
+    def required_datasets(self) -> tuple[str, ...]:
+        """Manifest ids of the datasets this parameter set reads (checked present and complete before a run)."""
+        return ()
+
+    def resource_estimate(self) -> ResourceEstimate:
+        """Peak memory (and roughly time) of a run with these parameters; chapters override with their model."""
+        return ResourceEstimate(self.base_memory)
+
+    def preflight_problems(self) -> list[str]:
+        """Chapter-specific environment or data problems (e.g. a pool too small for the asked subset sizes)."""
+        return []
+
+    def pool_size(self, n_tasks: int) -> int:
+        """Worker processes that a local grid of ``n_tasks`` runs starts beside the kernel (as
+        :func:`medeval.runtime.grid.run_grid` does): none on a Dask cluster, with ``max_workers=1`` or for one
+        run (those run in the kernel), else ``min(n_tasks, max_workers or cores)``."""
+        if self.scheduler is not None or n_tasks <= 1 or self.max_workers == 1:
+            return 0
+        return min(n_tasks, self.max_workers or os.cpu_count() or 1)
+
 
 @dataclass(frozen=True)
 class Chapter:
@@ -56,6 +202,12 @@ class Chapter:
     datasets: tuple[str, ...]
     profiles: dict[str, dict[str, Any]] = field(hash=False)
     yaml_path: Path = field(hash=False, default=Path())
+    #: bounds of the executed property-based test: ``field: [lo, hi]`` or ``field: {choices: [...]}``; the
+    #: fields not named keep their smoke values, so that every draw runs in seconds
+    fuzz: dict[str, Any] = field(hash=False, default_factory=dict)
+    #: the chapter's rows of the README and introduction tables: ``label`` (the page's MyST target), ``paper``
+    #: and ``reproduces`` (README), ``cite`` (a bibliography key) and ``about`` (introduction)
+    summary: dict[str, Any] = field(hash=False, default_factory=dict)
 
     @property
     def schema(self) -> type[ChapterParams]:
@@ -91,13 +243,21 @@ def load_chapter(path: Path) -> Chapter:
         datasets=tuple(raw.get("datasets") or ()),
         profiles={k: dict(v or {}) for k, v in profiles.items()},
         yaml_path=path,
+        fuzz=dict(raw.get("fuzz") or {}),
+        summary=dict(raw.get("summary") or {}),
     )
 
 
 def chapters() -> dict[str, Chapter]:
     """All chapters and appendix pages, in book order (by id)."""
     paths = sorted((project_root() / "params").glob("*.yaml"))
-    return {p.stem: load_chapter(p) for p in paths}
+    return {p.stem: _load_chapter_cached(p, p.stat().st_mtime_ns) for p in paths}
+
+
+@functools.lru_cache(maxsize=256)
+def _load_chapter_cached(path: Path, mtime_ns: int) -> Chapter:
+    """:func:`load_chapter`, read again only when the file changed (every parameter resolution lists them)."""
+    return load_chapter(path)
 
 
 def get_chapter(chapter_id: str) -> Chapter:
@@ -108,14 +268,34 @@ def get_chapter(chapter_id: str) -> Chapter:
 
 
 def allowed_range(info) -> str:
-    """A human-readable description of a field's type and bounds, e.g. ``integer, 2 <= value <= 50``."""
-    parts = [_type_name(info.annotation)]
-    for meta in info.metadata:
+    """A human-readable description of a field's type and bounds, e.g. ``integer, >= 2, <= 50``."""
+    return _describe(info.annotation, info.metadata)
+
+
+def _bounds_text(metadata) -> list[str]:
+    parts = []
+    for meta in metadata:
+        if isinstance(meta, FieldInfo):  # Annotated[int, Field(ge=...)]: its constraints are in its metadata
+            parts += _bounds_text(meta.metadata)
+            continue
         for attr, sym in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
             bound = getattr(meta, attr, None)
             if bound is not None:
                 parts.append(f"{sym} {bound}")
-    return ", ".join(parts)
+        for attr, words in (("min_length", "at least"), ("max_length", "at most")):
+            length = getattr(meta, attr, None)
+            if length is not None:
+                parts.append(f"{words} {length} {'entry' if length == 1 else 'entries'}")
+        if getattr(meta, "func", None) is _distinct_entries:
+            parts.append("distinct entries")
+    return parts
+
+
+def _describe(annotation, metadata=()) -> str:
+    if typing.get_origin(annotation) is typing.Annotated:
+        args = typing.get_args(annotation)
+        return _describe(args[0], (*metadata, *annotation.__metadata__))
+    return ", ".join([_type_name(annotation), *_bounds_text(metadata)])
 
 
 def _type_name(annotation) -> str:
@@ -124,9 +304,9 @@ def _type_name(annotation) -> str:
     if origin is Literal:
         return "one of " + ", ".join(repr(a) for a in args)
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        return " or ".join(_type_name(a) for a in args)
+        return " or ".join(_describe(a) for a in args)
     if origin in (list, tuple, set):
-        return f"list of ({', '.join(_type_name(a) for a in args if a is not Ellipsis)})"
+        return f"list of ({', '.join(_describe(a) for a in args if a is not Ellipsis)})"
     if origin is dict:
         return "mapping"
     return {int: "integer", float: "number", bool: "true/false", str: "text", type(None): "null"}.get(
@@ -137,7 +317,18 @@ def _type_name(annotation) -> str:
 def _validation_message(chapter_id: str, schema: type[ChapterParams], exc: ValidationError, values: dict) -> str:
     lines = [f"invalid parameters for chapter {chapter_id!r}:"]
     for err in exc.errors():
-        name = str(err["loc"][0]) if err["loc"] else "?"
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, CrossFieldError):
+            for v in cause.violations:
+                shown = ", ".join(f"{f}={values.get(f, schema.model_fields[f].default)!r}" for f in v.fields
+                                  if f in schema.model_fields)
+                lines.append(f"  parameters {shown}: {v.rule}")
+            continue
+        msg = err["msg"].removeprefix("Value error, ")
+        if not err["loc"]:  # a model-level rule that is not a CrossFieldError: its message must name the fields
+            lines.append(f"  {msg}")
+            continue
+        name = str(err["loc"][0])
         if err["type"] == "extra_forbidden":
             lines.append(
                 f"  unknown parameter {name!r}; valid parameters: {', '.join(schema.model_fields)}"
@@ -145,7 +336,8 @@ def _validation_message(chapter_id: str, schema: type[ChapterParams], exc: Valid
             continue
         info = schema.model_fields.get(name)
         allowed = allowed_range(info) if info is not None else "?"
-        lines.append(f"  parameter {name!r} = {values.get(name)!r}: {err['msg']} (allowed: {allowed})")
+        where = "".join(f" entry {i}:" for i in err["loc"][1:] if isinstance(i, int))
+        lines.append(f"  parameter {name!r} = {values.get(name)!r}:{where} {msg} (allowed: {allowed})")
     return "\n".join(lines)
 
 
@@ -160,6 +352,39 @@ def resolve_params(chapter_id: str, profile: str = "default", overrides: dict[st
         return schema(**values)
     except ValidationError as exc:
         raise ParameterError(_validation_message(chapter_id, schema, exc, values)) from None
+
+
+def preflight(chapter_id: str, params: ChapterParams, *, available: int | None = None) -> ResourceEstimate:
+    """Check, before any compute, that this machine can run ``params``; return the resource estimate.
+
+    Refuses (:class:`PreflightError`, every problem listed) when a required dataset is missing or incomplete
+    (sizes checked, ``medeval data verify`` hashes), ``device='cuda'`` without CUDA, the estimated peak memory
+    above ``available`` (default :func:`available_memory_bytes`), or a chapter-specific problem.
+    """
+    problems: list[str] = []
+    estimate = params.resource_estimate()
+    available = available_memory_bytes() if available is None else available
+    if available is not None and estimate.peak_bytes > available:
+        problems.append(
+            f"{estimate.describe()} exceeds the {format_bytes(available)} available on this machine; lower "
+            + (", ".join(estimate.drivers) if estimate.drivers else "the sizes") + " or run where more memory is")
+    if params.required_datasets():
+        from medeval.data.manifest import DatasetUnavailableError, require
+
+        for dataset_id in params.required_datasets():
+            try:
+                require(dataset_id)
+            except (DatasetUnavailableError, ValueError) as exc:
+                problems.append(f"dataset {dataset_id!r}: {exc}")
+    if params.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            problems.append("device='cuda' but no CUDA device is visible to torch; use device=auto or cpu")
+    problems += params.preflight_problems()
+    if problems:
+        raise PreflightError(f"chapter {chapter_id!r} cannot run here:\n" + "\n".join(f"  {p}" for p in problems))
+    return estimate
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -188,3 +413,71 @@ def describe_schema(chapter_id: str) -> str:
         if info.description:
             lines.append(f"    {info.description}")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The chapter tables of README.md and book/intro.md, generated from the registry
+
+SUMMARY_KEYS = ("label", "paper", "reproduces", "cite", "about")
+#: file -> (opening marker, closing marker); the lines between them are the generated table
+TABLE_MARKERS = {
+    "README.md": ("<!-- chapter table: generated from the summary of params/*.yaml by "
+                  "`medeval chapters --write-tables`; edit it there -->", "<!-- end of chapter table -->"),
+    "book/intro.md": ("% chapter table: generated from the summary of params/*.yaml by "
+                      "`medeval chapters --write-tables`; edit it there", "% end of chapter table"),
+}
+
+
+def _summary(chapter: Chapter, key: str) -> str:
+    value = chapter.summary.get(key)
+    if key != "cite" and not value:
+        raise ParameterError(f"{chapter.yaml_path}: summary.{key} is missing; expected keys {list(SUMMARY_KEYS)}")
+    return str(value or "").replace("|", "\\|").strip()
+
+
+def chapter_tables(registry: dict[str, Chapter] | None = None) -> dict[str, str]:
+    """The chapter table of each file of :data:`TABLE_MARKERS`: every chapter and appendix page in the README,
+    the numbered chapters (with links and citations) in the book's introduction."""
+    registry = chapters() if registry is None else registry
+    readme = ["| id | paper | what the chapter reproduces |", "|---|---|---|"]
+    intro = ["| chapter | paper | what it is about |", "|---|---|---|"]
+    number = 0
+    for cid, ch in registry.items():
+        readme.append(f"| `{cid}` | {_summary(ch, 'paper')} | {_summary(ch, 'reproduces')} |")
+        if ch.part == "chapters":
+            number += 1
+            cite = _summary(ch, "cite")
+            paper = f"{{cite:t}}`{cite}`" if cite else _summary(ch, "paper")
+            intro.append(f"| {{ref}}`{number} <{_summary(ch, 'label')}>` | {paper} | {_summary(ch, 'about')} |")
+    return {"README.md": "\n".join(readme), "book/intro.md": "\n".join(intro)}
+
+
+def _with_table(text: str, name: str, table: str) -> str:
+    start, end = TABLE_MARKERS[name]
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise ParameterError(f"{name}: expected one chapter table between the lines {start!r} and {end!r}")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{table}\n{end}{tail}"
+
+
+def stale_chapter_tables(root: Path | None = None) -> list[str]:
+    """The files whose chapter table differs from the registry (empty when all are in sync)."""
+    root = Path(root or project_root())
+    tables = chapter_tables()
+    return [name for name, table in tables.items()
+            if _with_table((root / name).read_text(), name, table) != (root / name).read_text()]
+
+
+def write_chapter_tables(root: Path | None = None) -> list[Path]:
+    """Rewrite the chapter tables of README.md and book/intro.md from the registry; returns the files changed."""
+    root = Path(root or project_root())
+    changed = []
+    for name, table in chapter_tables().items():
+        path = root / name
+        text = path.read_text()
+        new = _with_table(text, name, table)
+        if new != text:
+            path.write_text(new)
+            changed.append(path)
+    return changed

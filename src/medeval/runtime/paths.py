@@ -23,3 +23,11 @@ def project_root() -> Path:
 def runs_dir() -> Path:
     """The run store (:mod:`medeval.runtime.runs`) and the grid cache: ``<root>/_runs/`` (``MEDEVAL_RUNS`` moves it)."""
     return Path(os.environ.get("MEDEVAL_RUNS", project_root() / "_runs"))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old content or the new, never a partial file: a
+    temporary file named for this process in the same folder, then one rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)

@@ -29,6 +29,8 @@ from typing import Any
 
 from filelock import FileLock
 
+from medeval.runtime.paths import atomic_write_text
+
 RUN_FILES = ("notebook.ipynb", "results.json", "meta.json", "log.txt")
 STATUSES = ("ok", "failed", "interrupted")
 DEFAULT_KEEP = 10
@@ -145,9 +147,7 @@ def note_cache_hit(run: Run) -> None:
     """Count that a run was served again from the cache; call with the chapter's lock held."""
     run.meta["cache_hits"] = int(run.meta.get("cache_hits", 0)) + 1
     run.meta["last_served"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-    tmp = run.path / f".meta.json.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(run.meta, indent=1, sort_keys=True))
-    os.replace(tmp, run.path / "meta.json")
+    atomic_write_text(run.path / "meta.json", json.dumps(run.meta, indent=1, sort_keys=True))
 
 
 def prune(profile_dir: Path, chapter_id: str, log, keep: int | None = None) -> list[str]:

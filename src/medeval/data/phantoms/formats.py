@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from medeval.data.camelyon16_layout import write_reference
 from medeval.data.phantoms.slide import SLIDE_CLASSES, generate_slide
 
 __all__ = [
@@ -98,7 +99,8 @@ def write_camelyon16_like(root, n_slides: int = 3, height: int = 1024, width: in
     """Write ``n_slides`` phantom test slides in the CAMELYON16 layout under ``root`` (see the module docstring).
 
     The first ``tumour_slides`` slides (default: about 40 %, as 49 of the 129 real test slides, at least one)
-    contain tumour and get an annotation file; the others are tumour-free and get none. Slide ``i`` uses seed
+    contain tumour and get an annotation file; the others are tumour-free and get none; ``testing/reference.csv``
+    says which is which, as CAMELYON16's reference standard does. Slide ``i`` uses seed
     ``seed + i``. Returns, per slide, its name, paths and level-0 mask (uint8, 1 = tumour) for checking.
     """
     if n_slides < 1:
@@ -126,6 +128,7 @@ def write_camelyon16_like(root, n_slides: int = 3, height: int = 1024, width: in
             xml = notes / f"{name}.xml"
             xml.write_text(mask_runs_to_asap_xml(tumour))
         out.append({"slide": name, "path": tif, "annotation": xml, "tumour_mask": tumour})
+    write_reference(root, {o["slide"]: o["annotation"] is not None for o in out})
     return out
 
 

@@ -1,0 +1,306 @@
+"""Render the book with jupyter-book 1.x from executed chapters: staging, the scorecard and reproducibility
+pages, the API reference pages, and the build (:func:`build_book`, what ``medeval book`` runs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from medeval.runtime.cache_keys import digest_files, source_digest
+from medeval.runtime.execution import ChapterExecutionError, ExecutionResult, run_chapter
+from medeval.runtime.params import (
+    ParameterError,
+    chapters,
+)
+from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
+
+
+def _copy_if_changed(src: Path, dst: Path) -> None:
+    """Copy keeping the destination's mtime when the content is unchanged (Sphinx rebuilds only what changed)."""
+    if dst.exists() and dst.read_bytes() == src.read_bytes():
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+
+
+def _write_if_changed(dst: Path, text: str) -> None:
+    if dst.exists() and dst.read_text() == text:
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(dst, text)
+
+
+def _html_cell(value: Any) -> str:
+    import html
+
+    return html.escape(str(value)).replace("|", "&#124;").replace("\n", " ")
+
+
+def scorecard_totals(executed: list[ExecutionResult]) -> dict[str, dict[str, int]]:
+    """Verdict totals overall and per basis, summed over every chapter's recorded ``paper_vs_us`` rows."""
+    from medeval.experiments.claims import BASES, VERDICTS
+
+    by_verdict = dict.fromkeys(VERDICTS, 0)
+    by_basis = {b: dict.fromkeys(VERDICTS, 0) for b in BASES}
+    for res in executed:
+        for row in res.results.get("paper_vs_us") or []:
+            by_verdict[row["verdict"]] += 1
+            by_basis[row["basis"]][row["verdict"]] += 1
+    return {"verdict": by_verdict, **{f"basis:{b}": v for b, v in by_basis.items()}}
+
+
+def scorecard_markdown(executed: list[ExecutionResult]) -> str:
+    """The Scorecard page: every chapter's recorded paper-versus-us rows, totals by verdict and by data basis.
+
+    Each claim links to its row on the chapter page (anchor ``claim-<id>``). Checks (formula identities) and errata
+    are not claims and are not counted here.
+    """
+    from medeval.experiments.claims import BASIS_HELP, VERDICTS
+
+    registry = chapters()
+    totals = scorecard_totals(executed)
+    lines = [
+        "(scorecard)=", "# Scorecard", "",
+        "Every claim of the five papers that this book tests, gathered from the chapters' recorded outputs "
+        "(nothing here is typed by hand). Each verdict is decided by a stated rule in `medeval.experiments` "
+        "that has a test on which it passes and one on which it fails. Verdicts: **[Re]** reproduced; "
+        "**[¬Re]** contradicted by the stated test or tolerance; **[~]** inconclusive at this scale (the reason "
+        "says which n would decide it); **[n/a]** not testable here (the reason says why). The sign of a noisy "
+        "difference, a tie, or \"no significant difference\" never supports a directional claim. Formula "
+        "identities (checks) and arithmetic on printed numbers (errata) are on the chapter pages and are not "
+        "counted here.", "",
+        "Data basis: " + "; ".join(f"**{b}**, {h}" for b, h in BASIS_HELP.items()) + ".", "",
+        "| | " + " | ".join(VERDICTS) + " | total |", "|---|" + "---|" * (len(VERDICTS) + 1),
+    ]
+    def total_row(label, counts):
+        return f"| {label} | " + " | ".join(str(counts[v]) for v in VERDICTS) + f" | {sum(counts.values())} |"
+
+    lines.append(total_row("**all claims**", totals["verdict"]))
+    for key, counts in totals.items():
+        if key.startswith("basis:") and sum(counts.values()):
+            lines.append(total_row(f"basis *{key.split(':', 1)[1]}*", counts))
+    lines.append("")
+    body: list[str] = []
+    for res in executed:
+        rows = res.results.get("paper_vs_us")
+        if not rows:
+            continue
+        counts = dict.fromkeys(VERDICTS, 0)
+        for row in rows:
+            counts[row["verdict"]] += 1
+        part = registry[res.chapter].part if res.chapter in registry else "chapters"
+        body += [f"## {res.meta['title']}", "",
+                 f"Chapter `{res.chapter}`, profile `{res.profile}`: "
+                 + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", ""]
+        body += ["| verdict | claim | basis | scale | n | test and p / CI | reason |", "|---|---|---|---|---|---|---|"]
+        for row in rows:
+            link = f'<a href="{part}/{res.chapter}.html#claim-{_html_cell(row["id"])}">{_html_cell(row["claim"])}</a>'
+            test = _html_cell(row["test"]) + (f"; {_html_cell(row['effect'])}" if row.get("effect") else "")
+            body.append("| " + " | ".join([f"**{_html_cell(row['verdict'])}**", link, _html_cell(row["basis"]),
+                                           _html_cell(row["scale"]), _html_cell(row["n"]), test,
+                                           _html_cell(row["reason"])]) + " |")
+        body.append("")
+    return "\n".join(lines + body)
+
+
+def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
+    lines = [
+        "# Reproducibility", "",
+        "Every page of this book is an executed notebook. This table lists, for each, the profile it ran with, "
+        "its cache key (a hash of the notebook source, the resolved parameters, every file of `src/medeval`, "
+        "the manifest entries it reads and the installed package versions), its measured wall time and where "
+        "it ran. Re-run any page with `medeval run <id> --profile <profile> [--set name=value]`.", "",
+        "| page | profile | cache key | wall time (s) | commit | device | executed |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    total = 0.0
+    for res in executed:
+        m = res.meta
+        total += m["wall_time_s"]
+        prov = m.get("provenance", {})
+        lines.append(
+            f"| `{res.chapter}` | {m['profile']} | `{m['key'][:12]}` | {m['wall_time_s']:.1f} | "
+            f"`{str(prov.get('git_commit', '?'))[:12]}` | {_html_cell(prov.get('device', '?'))} | {m['started']} |"
+        )
+    lines += ["", f"Total execution time of the pages: {total:.0f} s.", "", "## Parameters", ""]
+    for res in executed:
+        lines += [f"**{res.chapter}**: `{json.dumps(res.meta['params'], sort_keys=True)}`", ""]
+    lines += ["## Library versions", ""]
+    if executed:
+        prov = executed[0].meta.get("provenance", {})
+        lines += [f"- {k}: `{v}`" for k, v in sorted(prov.items()) if k not in ("wall_time_s",)]
+    from medeval.runtime.gpu_record import gpu_record_markdown
+
+    lines += ["", gpu_record_markdown()]
+    return "\n".join(lines) + "\n"
+
+
+def _toc_without_empty_globs(toc: dict, stage: Path) -> dict:
+    """Drop ``glob`` entries that match no staged page (e.g. a book built with ``--only``) and empty parts."""
+    parts = []
+    for part in toc.get("parts", []):
+        entries = [e for e in part.get("chapters", []) if "glob" not in e or any(stage.glob(e["glob"] + ".*"))]
+        if entries:
+            parts.append({**part, "chapters": entries})
+    return {**toc, "parts": parts}
+
+
+API_PACKAGES = ("medeval.metrics", "medeval.data", "medeval.models", "medeval.experiments", "medeval.plots",
+                "medeval.runtime")
+API_TITLES = {"medeval.metrics": "Metrics", "medeval.data": "Data", "medeval.models": "Models",
+              "medeval.experiments": "Experiments and claims", "medeval.plots": "Figures",
+              "medeval.runtime": "Runtime: parameters, execution, grids, provenance"}
+
+
+def api_modules(packages=API_PACKAGES) -> dict[str, list[str]]:
+    """Every public module of the API reference, per package (sub-packages included, private modules skipped)."""
+    import importlib
+    import pkgutil
+
+    found: dict[str, list[str]] = {}
+    for package in packages:
+        mod = importlib.import_module(package)
+        names = [package]
+        if hasattr(mod, "__path__"):
+            names += sorted(m.name for m in pkgutil.walk_packages(mod.__path__, package + ".")
+                            if not any(part.startswith("_") for part in m.name.split(".")))
+        found[package] = names
+    return found
+
+
+def _flat_namespace_page(module_name: str) -> str | None:
+    """A package that re-exports its submodules' names (``medeval.metrics``): its docstring and one table of every
+    name, each linked to where it is documented, instead of documenting every object a second time."""
+    import importlib
+    import inspect
+
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None)
+    if not hasattr(module, "__path__") or not names:
+        return None
+    targets = [f"{obj.__module__}.{name}".removeprefix(module_name + ".") for name in names  # relative to the page
+               if (inspect.isfunction(obj := getattr(module, name)) or inspect.isclass(obj)) and obj.__doc__]
+    return "\n".join([f"# `{module_name}`", "", "```{eval-rst}", f".. automodule:: {module_name}", "   :no-members:",
+                      "```", "", "## Every name", "", "```{eval-rst}", ".. autosummary::", "",
+                      *[f"   {t}" for t in targets], "```", ""])
+
+
+def api_pages() -> dict[str, str]:
+    """The API reference as MyST pages (``api/<module>.md`` and ``api/index.md``): Sphinx autodoc renders each
+    module from its docstrings (formulas and sources included), viewcode links every object to its source, and the
+    index lists the modules per package with autosummary. Chapters link here with ``{func}`` roles."""
+    pages: dict[str, str] = {}
+    index = ["(api-reference)=", "# API reference", "",
+             "Every function the chapters use, rendered from its docstring: the formula with its source in the paper, "
+             "the policy for degenerate inputs and, for the metrics, a worked example that the test suite runs as a "
+             "doctest. `[source]` next to an object opens its code.", ""]
+    for package, modules in api_modules().items():
+        index += [f"## {API_TITLES.get(package, package)}", "", "```{eval-rst}", ".. autosummary::", ""]
+        index += [f"   {m}" for m in modules] + ["```", ""]
+        for m in modules:
+            pages[f"api/{m}.md"] = _flat_namespace_page(m) or "\n".join([
+                f"# `{m}`", "", "```{eval-rst}", f".. automodule:: {m}", "   :members:", "   :show-inheritance:",
+                "```", ""])
+    pages["api/index.md"] = "\n".join(index)
+    return pages
+
+
+def build_book(
+    profile: str = "default", *, force: bool = False, chapters_only: list[str] | None = None,
+    out_dir: Path | None = None, log=None, solutions: bool = True, reruns: list[str] | None = None,
+) -> Path:
+    """Execute every chapter under ``profile`` (cached), stage the book, render it; returns the HTML folder.
+
+    ``solutions=False`` builds a student edition in ``_build/book/<profile>-student``: every gated solution of
+    the exercises (its explanation, code, outputs and checks) is cut from the staged notebooks and
+    sphinx-exercise's ``hide_solutions`` drops any other solution, so no solution reaches the HTML.
+
+    ``reruns`` names kept runs (ids or unique prefixes, any profile) to add as a *Re-runs* part, one page each
+    with its parameters and provenance (:func:`medeval.runtime.runs.rerun_notebook`).
+    """
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    root = project_root()
+    registry = chapters()
+    ids = chapters_only or list(registry)
+    from medeval.runtime import runs as run_store
+
+    try:
+        chosen = [run_store.find_run(r, runs_dir()) for r in reruns or []]
+    except LookupError as exc:
+        raise ParameterError(str(exc)) from None
+    unusable = [r.id for r in chosen if r.status != "ok"]
+    if unusable:
+        raise ParameterError(f"runs {unusable} did not finish (status failed or interrupted); `medeval runs` lists them")
+    executed = [run_chapter(cid, profile, force=force, log=log) for cid in ids]
+
+    build_root = Path(out_dir or root / "_build" / "book" / (profile if solutions else f"{profile}-student"))
+    stage = build_root / "source"
+    book = root / "book"
+    stage.mkdir(parents=True, exist_ok=True)
+    wanted: set[Path] = set()
+    for src in book.rglob("*"):
+        if src.is_file() and "_build" not in src.relative_to(book).parts:
+            dst = stage / src.relative_to(book)
+            if src.name == "_config.yml" and not solutions:
+                config = yaml.safe_load(src.read_text())
+                config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
+                _write_if_changed(dst, yaml.safe_dump(config, sort_keys=False))
+            else:
+                _copy_if_changed(src, dst)
+            wanted.add(dst)
+    for res in executed:
+        dst = stage / registry[res.chapter].part / f"{res.chapter}.ipynb"
+        if solutions:
+            _copy_if_changed(res.notebook, dst)
+        else:
+            from medeval.runtime.teaching import without_solutions
+
+            _write_if_changed(dst, without_solutions(res.notebook.read_text()))
+        wanted.add(dst)
+    for run in chosen:
+        dst = stage / "reruns" / f"{run.id}.ipynb"
+        _write_if_changed(dst, run_store.rerun_notebook(run))
+        wanted.add(dst)
+    from medeval.runtime.teaching import teachers_markdown
+
+    for name, text in (("scorecard.md", scorecard_markdown(executed)), ("teaching.md", teachers_markdown(built=set(ids))),
+                       ("reproducibility.md", reproducibility_markdown(executed)), *api_pages().items()):
+        _write_if_changed(stage / name, text)
+        wanted.add(stage / name)
+    wanted.add(stage / "_toc.yml")
+    for stale in [p for p in stage.rglob("*") if p.is_file() and p not in wanted]:
+        stale.unlink()  # before the table of contents is made: a glob must not count a page that is going away
+    toc = _toc_without_empty_globs(yaml.safe_load((book / "_toc.yml").read_text()), stage)
+    _write_if_changed(stage / "_toc.yml", yaml.safe_dump(toc, sort_keys=False))
+
+    html = build_root / "_build" / "html"
+    stamp = build_root / "built.sha256"
+    h = hashlib.sha256()
+    digest_files(sorted(wanted), stage, h)
+    h.update(source_digest(root).encode())  # the API reference renders the package's docstrings
+    digest = h.hexdigest()
+    if html.joinpath("index.html").exists() and stamp.exists() and stamp.read_text() == digest and not force:
+        log(f"[medeval] book ({profile}): unchanged, {html}")
+        return html
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(stage), "--path-output", str(build_root),
+           "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
+    log(f"[medeval] book ({profile}): rendering with jupyter-book")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        stamp.unlink(missing_ok=True)
+        raise ChapterExecutionError(
+            f"jupyter-book build failed (warnings are errors):\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+        )
+    atomic_write_text(stamp, digest)
+    log(f"[medeval] book ({profile}): {html / 'index.html'}")
+    return html
+

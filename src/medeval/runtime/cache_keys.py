@@ -1,0 +1,127 @@
+"""Cache keys of executed chapters: what an executed notebook depends on, hashed.
+
+The key hashes the notebook source, the resolved parameters and profile, every file of ``src/medeval``, the
+manifest entries the chapter reads (and a digest of the local data folders it reads), and the installed
+distributions' versions. An unchanged key reuses the newest good run with that key
+(:func:`medeval.runtime.execution.run_chapter`); any change executes a new run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+from medeval.data.manifest import file_hash
+from medeval.runtime.params import (
+    Chapter,
+    ParameterError,
+)
+from medeval.runtime.paths import project_root
+
+KEY_VERSION = "1"
+
+
+def digest_files(paths: list[Path], root: Path, h) -> None:
+    """Feed each file's path relative to ``root`` and its bytes into the hash ``h`` (``hashlib`` object)."""
+    for path in paths:
+        h.update(str(path.relative_to(root)).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+
+
+def source_files(root: Path | None = None) -> list[Path]:
+    """Every file of ``src/medeval`` that can change behaviour (no bytecode caches)."""
+    root = root or project_root()
+    pkg = root / "src" / "medeval"
+    return sorted(
+        p for p in pkg.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+    )
+
+
+def source_digest(root: Path | None = None) -> str:
+    root = root or project_root()
+    h = hashlib.sha256()
+    digest_files(source_files(root), root, h)
+    return h.hexdigest()
+
+
+def environment_digest() -> str:
+    """Hash of ``name==version`` of every installed distribution (the locked environment)."""
+    pins = sorted(
+        f"{(d.metadata['Name'] or '').lower()}=={d.version}" for d in metadata.distributions()
+        if (d.metadata["Name"] or "").lower() != "medeval"
+    )
+    return hashlib.sha256("\n".join(pins).encode()).hexdigest()
+
+
+def manifest_entries(dataset_ids: tuple[str, ...], root: Path | None = None) -> list[dict]:
+    root = root or project_root()
+    if not dataset_ids:
+        return []
+    manifest_path = root / "data_manifest.yaml"
+    if not manifest_path.exists():
+        raise ParameterError(f"{manifest_path} is missing; chapters read datasets {list(dataset_ids)} from it")
+    manifest = yaml.safe_load(manifest_path.read_text()) or {}
+    entries = manifest.get("datasets", manifest)
+    by_id = {e["id"]: e for e in entries} if isinstance(entries, list) else entries
+    unknown = [d for d in dataset_ids if d not in by_id]
+    if unknown:
+        raise ParameterError(f"datasets {unknown} are not in data_manifest.yaml; known: {sorted(by_id)}")
+    return [by_id[d] for d in dataset_ids]
+
+
+def local_data_digest(dataset_ids) -> str:
+    """Fingerprint of the local files of a chapter's downloaded or hand-placed datasets.
+
+    Per dataset: "absent" when :func:`medeval.data.manifest.require` refuses it, else a sha256 over every file's
+    relative path, size and modification time under its folder (not the contents: ChestX-ray14 alone is 42 GB).
+    Shipped and bundled datasets are skipped (the manifest entry and the installed versions cover them). Fetching,
+    placing or replacing data therefore changes the key of every chapter that lists the dataset.
+    """
+    from medeval.data.manifest import DatasetUnavailableError, get_dataset, require
+
+    out: dict[str, str] = {}
+    for d in sorted(set(dataset_ids)):
+        if get_dataset(d).access in ("shipped", "bundled"):
+            continue
+        try:
+            root = Path(require(d))
+        except DatasetUnavailableError:
+            out[d] = "absent"
+            continue
+        h = hashlib.sha256()
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for name in sorted(filenames):
+                path = Path(dirpath) / name
+                st = path.stat()
+                h.update(f"{path.relative_to(root).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        out[d] = h.hexdigest()
+    return hashlib.sha256(json.dumps(out, sort_keys=True).encode()).hexdigest()
+
+
+def cache_key(chapter: Chapter, profile: str, params_json: dict) -> tuple[str, dict[str, str]]:
+    """The cache key and its parts (so a stale cache can say what changed)."""
+    root = project_root()
+    parts = {
+        "key_version": KEY_VERSION,
+        "notebook": file_hash(chapter.notebook),
+        "params": hashlib.sha256(json.dumps({"profile": profile, **params_json}, sort_keys=True).encode()).hexdigest(),
+        "src": source_digest(root),
+        "manifest": hashlib.sha256(
+            json.dumps(manifest_entries(chapter.datasets, root), sort_keys=True, default=str).encode()
+        ).hexdigest(),
+        "environment": environment_digest(),
+        "data": local_data_digest(chapter.datasets),
+    }
+    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return key, parts
+
+
