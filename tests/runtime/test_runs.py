@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -174,8 +175,9 @@ def _group_members(pgid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
 def test_sigterm_stops_the_kernel_and_its_workers_and_keeps_the_run(tmp_path):
     env = _sandbox(tmp_path)
-    private_tmp = tmp_path / "tmp"  # the run's kernel folder lands here: other tests' kernels are not this run's
-    private_tmp.mkdir()
+    # the run's kernel folder lands here, so other tests' kernels are not taken for this run's; a short path,
+    # because the kernel's IPC socket paths must stay under the 107 characters of a Unix socket address
+    private_tmp = Path(tempfile.mkdtemp(prefix="sig-", dir="/tmp"))
     env["TMPDIR"] = str(private_tmp)
     proc = _run_cli(env, "--force", "--set", "n_repeats=400", "--set", "test_sizes=[20, 40, 80, 160]",
                     "--set", "max_workers=2")
@@ -200,6 +202,7 @@ def test_sigterm_stops_the_kernel_and_its_workers_and_keeps_the_run(tmp_path):
     assert _group_members(kernel_group) == [], "the kernel or its workers outlived the run"
     [run] = runs.list_runs(tmp_path / "_runs" / "smoke", "A2-rerun")
     assert run.status == "interrupted" and "interrupted" in (run.path / "log.txt").read_text()
+    shutil.rmtree(private_tmp, ignore_errors=True)
 
 
 @pytest.mark.slow

@@ -118,11 +118,6 @@ def classification_grid(P: Params) -> list[dict]:
     ]
 
 
-def classification_fn(P: Params):
-    """The run function of the classification study for the chosen data source."""
-    return pcam_classification_run if P.data_source == "real" else H.classification_run
-
-
 # --------------------------------------------------------------------------------------------------
 # the whole study: one grid, one process pool
 

@@ -113,6 +113,52 @@ class HistologyParams(ChapterParams):
     #: pools), beyond its run's arrays; measured (PSS) on the smoke profile
     worker_memory: ClassVar[int] = 140 * MIB
 
+    # ---- time: rough wall times on the 2-core reference machine (the parts both chapters share) -----------
+    #: drawing a slide phantom pixel and cutting its patch tables (measured: 1.9 s for the default profile's
+    #: 20 slides of 384 px)
+    slide_seconds: ClassVar[float] = 0.6e-6
+    #: a patch classifier's training pixel and epoch, 1 thread: ``a + b x`` its multiply-adds per input pixel,
+    #: and one Adam step beyond its pixels (measured 0.18-0.19 us at 2-3 blocks of 4-8 channels, 0.35 us at 3
+    #: blocks of 16, batches of 32); its scoring per test pixel as a share of that (measured in the chapters'
+    #: runs: 0.1)
+    cls_pixel_seconds: ClassVar[tuple[float, float]] = (0.12e-6, 7.5e-11)
+    cls_step_seconds: ClassVar[float] = 0.5e-3
+    cls_predict_share: ClassVar[float] = 0.1
+    #: wall time of a 2-process grid over its single-process work: one half, plus the pool's start and its
+    #: uneven tail (measured: the 4a default grid, 62.4 s for 117 s of runs timed one by one)
+    grid_overhead: ClassVar[float] = 1.07
+
+    def cls_pixel_cost(self) -> float:
+        """Seconds per training pixel and epoch of the patch classifier (``cls_n_blocks`` conv3x3 blocks of
+        ``cls_base_channels * 2**i`` channels, each at 1 / 4**i of the pixels)."""
+        c, macs = 3, 0.0
+        for i in range(self.cls_n_blocks):
+            w = self.cls_base_channels * 2**i
+            macs += 9 * c * w / 4**i
+            c = w
+        a, b = self.cls_pixel_seconds
+        return a + b * macs
+
+    def cls_unit(self) -> int:
+        """U of the phantom patch classifier: ``cls_unit_cap`` or about a 20th of the training patches (a
+        third of the fewer of the binary C and ¬C patches; measured: 53 of 900, 205 of 4,232)."""
+        return min(self.cls_unit_cap or 10**9, max(self.phantom_train_patches() // 20, 1))
+
+    def classifier_run_seconds(self, epochs: int | None = None) -> float:
+        """One phantom patch-classifier run (1 thread): training on 80 % of 4 U patches, then scoring every
+        classification test patch."""
+        epochs = self.cls_epochs if epochs is None else epochs
+        n, l2, cost = 0.8 * 4 * self.cls_unit(), self.patch_size**2, self.cls_pixel_cost()
+        train = epochs * (n * l2 * cost + -(-int(n) // self.batch_size) * self.cls_step_seconds)
+        return train + self.phantom_test_patches() * l2 * cost * self.cls_predict_share
+
+    def parallel_seconds(self, runs: list[float]) -> float:
+        """Wall time of a grid of runs (single-process seconds each) on the 2-core reference machine."""
+        processes = self.reference_processes(len(runs))
+        if processes == 1:
+            return sum(runs)
+        return max(sum(runs) / processes * self.grid_overhead, max(runs))
+
     @field_validator("c16_slides")
     @classmethod
     def _distinct_slides(cls, value):
@@ -198,7 +244,9 @@ class HistologyParams(ChapterParams):
             terms = {"pcam_train_patches": 4 * unit * PCAM_PATCH ** 2 * 3,
                      "pcam_test_patches": PCAM_TEST * PCAM_PATCH ** 2 * 3}
         else:
-            unit = min(self.cls_unit_cap or 10**9, max(self.phantom_train_patches() // 60, 1))
+            # the classifier's U is about a 20th of the training patches on the phantom (measured: 53 of 900,
+            # 205 of 4,232), not the U-Nets' 60th
+            unit = min(self.cls_unit_cap or 10**9, max(self.phantom_train_patches() // 20, 1))
             terms = {"cls_train_tensors": int(0.8 * 4 * unit * l2 * SEG_TRAIN_BYTES_PER_PX),
                      "cls_test_tensors": self.phantom_test_patches() * l2 * CLS_TEST_BYTES_PER_PX}
         return sum(terms.values()), terms
@@ -335,6 +383,68 @@ class Params(HistologyParams):
                                  f"every evaluation tile must fit in a slide (<= slide_size); too large: {too_big}"))
         return out
 
+    # ---- time ----------------------------------------------------------------------------------------------
+    #: seconds outside the terms below: kernel start, imports, the figures, the CAMELYON16 demo and the
+    #: exercise (the smoke profile's 13.6 s recorded in results/timings.json less its runs, 1.3 s timed one by
+    #: one, and its slides)
+    start_seconds: ClassVar[float] = 12.0
+    #: a U-Net training pixel and epoch, 1 thread: ``a + b x`` its multiply-adds per input pixel (measured
+    #: 0.42 us at base 4 / depth 1, 0.93 at 8 / 2, 0.97 at 8 / 3, 1.9 at 16 / 2; the chapter's runs timed one
+    #: by one gave 0.70 us at 8 / 2, which sets the scale); its sliding-window inference per pixel as a share
+    #: of that
+    unet_pixel_seconds: ClassVar[tuple[float, float]] = (0.35e-6, 5.5e-11)
+    unet_predict_share: ClassVar[float] = 0.3
+    #: one Adam step of the U-Net beyond its pixels (measured ~1.5 ms at 16 px patches)
+    step_seconds: ClassVar[float] = 1.5e-3
+
+    def unet_pixel_cost(self) -> float:
+        """Seconds per training pixel and epoch of the U-Net (``models.unet.UNet``: double conv3x3 blocks
+        down, a bottleneck, transposed convolutions and double blocks up, ``base_channels * 2**level``
+        channels at level ``level``)."""
+        w = [self.base_channels * 2**i for i in range(self.depth + 1)]
+        c, macs = 3, 0.0
+        for i in range(self.depth):
+            macs += 9 * (c * w[i] + w[i] ** 2) / 4**i
+            c = w[i]
+        macs += 9 * (w[-2] * w[-1] + w[-1] ** 2) / 4**self.depth
+        macs += sum((w[i + 1] * w[i] + 27 * w[i] ** 2) / 4**i for i in range(self.depth))
+        a, b = self.unet_pixel_seconds
+        return a + b * (macs + 3 * w[0])
+
+    def segmentation_train_sizes(self) -> list[float]:
+        """Training patches of every U-Net run (80 % of its training set): the Table 4.3 sets take
+        ``preliminary_fraction`` of their share of the training patches, the hypothesis sets their units of
+        U."""
+        train = self.phantom_train_patches()
+        unit = min(self.unit_cap or 10**9, max(train // 60, 1))
+        sizes = ([self.preliminary_fraction * train * PRELIMINARY_SHARES[d] for d in PRELIMINARY_NAMES]
+                 * self.n_preliminary_runs
+                 + [HYPOTHESIS_UNITS[d] * unit for d in self.hypothesis_experiments] * self.n_runs)
+        return [0.8 * min(train, n) for n in sizes]
+
+    def time_estimate(self) -> float | None:
+        """Rough wall time (seconds) on the 2-core reference machine: ``start_seconds`` + the slide phantoms +
+        the grid of U-Net and patch-classifier runs over its processes (at most the reference's 2 cores).
+
+        A U-Net run costs ``epochs x`` its training patches ``x patch_size**2`` pixels (plus one Adam step per
+        batch) and the sliding-window inference of the test slides (4 patches cover each pixel); a classifier
+        run ``cls_epochs x 4 x 0.8 U`` patches and the scoring of every classification test patch. Calibrated
+        on single-thread micro-benchmarks of both networks, the default grid timed run by run (117 s in 1
+        process) and the smoke run (model 12 s, recorded 13.6 s); checked against the default run (80 s,
+        recorded 79.1 s) and a third run (slides of 512 px, U-Nets of base 12, 5 epochs: 69 s, measured
+        78.2 s). ``None`` where no model was calibrated: ``device='cuda'`` (``auto`` counts as the CPU) and
+        ``data_source='real'`` (PCam and CAMELYON16 were never timed here)."""
+        if self.device == "cuda" or self.data_source == "real":
+            return None
+        l2, cost = self.patch_size**2, self.unet_pixel_cost()
+        inference = self.n_test_slides * self.slide_size**2 * 4 * cost * self.unet_predict_share
+        runs = [self.epochs * (n * l2 * cost + -(-int(n) // self.batch_size) * self.step_seconds) + inference
+                for n in self.segmentation_train_sizes()]
+        runs += [self.classifier_run_seconds()] * (3 * self.cls_runs)
+        slides = 2 * self.n_test_slides + self.n_train_slides + self.cls_extra_test_slides
+        render = self.slide_seconds * slides * self.slide_size**2
+        return self.start_seconds + render + self.parallel_seconds(runs)
+
     def resource_estimate(self) -> ResourceEstimate:
         s2, l2 = self.slide_size ** 2, self.patch_size ** 2
         n_tasks = 5 * self.n_preliminary_runs + len(self.hypothesis_experiments) * self.n_runs + 3 * self.cls_runs
@@ -379,4 +489,5 @@ class Params(HistologyParams):
             drivers["unit_cap"] = self.unit_cap
         if real:
             drivers["cls_unit_cap"] = self.cls_unit_cap
-        return ResourceEstimate(int(peak), None, drivers, {k: int(v) for k, v in terms.items()})
+        return ResourceEstimate(int(peak), self.time_estimate(), drivers,
+                                {k: int(v) for k, v in terms.items()})

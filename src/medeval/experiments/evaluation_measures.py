@@ -403,15 +403,6 @@ def ordering_share(counts: pd.DataFrame, a: str = "En", b: str = "Ep") -> float:
     return float(ok.mean())
 
 
-def errors_at_threshold(runs: list[dict], key: str = "imbalanced", threshold: float = 0.5) -> pd.DataFrame:
-    """Mean FP and FN per model at a raw-score threshold (the dashed line of Fig. 5.1)."""
-    rows = []
-    for r in runs:
-        fp, fn = errors_at(r[key]["y_true"], r[key]["score_c"], [threshold])
-        rows.append({"model": r["distribution"], "FP": int(fp[0]), "FN": int(fn[0])})
-    return pd.DataFrame(rows).groupby("model").mean().reset_index()
-
-
 def prior_corrected(score, train_prior: float, target_prior: float = 0.5) -> np.ndarray:
     """Scores moved from the training prior to ``target_prior`` (Saerens, Latinne & Decaestecker 2002):
     ``odds' = odds · [π_t / (1 − π_t)] / [π_s / (1 − π_s)]``. A monotone map: ROC and PR do not change, a fixed

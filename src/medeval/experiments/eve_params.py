@@ -74,6 +74,11 @@ def strategy_shape(spec: str) -> StrategyShape | str:
     return f"{spec!r} is not a strategy: write K-fold as '10x1' or '3x10' (K x repeats), 'LOO' or 'holdout0.3x5'"
 
 
+def _parts(total: int, size: int) -> list[int]:
+    """``total`` in parts of at most ``size`` (``eve._split``)."""
+    return [size] * (total // size) + ([total % size] if total % size else [])
+
+
 class Params(ChapterParams):
     """Parameters of chapter 3 (counts default to a few minutes on a 2-core CPU; paper values in `full`)."""
 
@@ -368,6 +373,106 @@ class Params(ChapterParams):
                                       + -(-self.truth_n_pools // max(1, 1000 // self.truth_pairs_per_pool)))
         return n + 6 * len(self.setting_sizes) + 4
 
+    # ---- time: a rough wall time on the 2-core reference machine ------------------------------------------
+    #: seconds outside the grid: kernel start, imports, tables, figures, the claims' bootstraps and the
+    #: exercise (the smoke profile's 9.1 s recorded in results/timings.json less its grid, 0.75 s measured
+    #: unit by unit)
+    start_seconds: ClassVar[float] = 8.3
+    #: one SVM fit on t training points, measured unit by unit on the default grid (1 process): the exact
+    #: active-set engine (t <= d) ``active_set_seconds x t**2`` (12-15 us at t = 18, 59 us at 36, 92 us at
+    #: 45); LIBSVM (t > d) ``sklearn_seconds[0] + sklearn_seconds[1] x t`` (0.87 ms at 90, 1.44 ms at 180 with
+    #: d = 80, 0.59 ms at 45 with d = 30); a nearest-centroid fit; a ridge fit of the multi-label bridge
+    active_set_seconds: ClassVar[float] = 4.5e-8
+    sklearn_seconds: ClassVar[tuple[float, float]] = (3e-4, 6.3e-6)
+    centroid_seconds: ClassVar[float] = 5e-6
+    ridge_seconds: ClassVar[float] = 1.2e-3
+    #: wall time of the 2-process grid over its single-process work: one half, plus the pool's start and its
+    #: uneven tail (measured: default grid 28.6 s for 52.6 s of units)
+    grid_overhead: ClassVar[float] = 1.09
+
+    def _fit_seconds(self, train: float, features: int, classifier: str) -> float:
+        if classifier == "nearest_centroid":
+            return self.centroid_seconds
+        engine = "active_set" if self.engine == "auto" else self.engine
+        if engine == "active_set" and train <= features:
+            return self.active_set_seconds * train**2
+        return self.sklearn_seconds[0] + self.sklearn_seconds[1] * train
+
+    def _validation_seconds(self, n_subsets: int, size: int, strategy: str, features: int,
+                            classifier: str | None = None) -> float:
+        """One ``run_validation`` of ``strategy`` on ``n_subsets`` subsets of ``size`` per class."""
+        shape, m = strategy_shape(strategy), 2 * size
+        classifier = classifier or self.classifier
+        if shape.kind == "kfold":
+            fits = [(shape.n_repeats * shape.n_splits, m * (shape.n_splits - 1) / shape.n_splits)]
+        elif shape.kind == "loo":
+            fits = [(m, m - 1)]
+        else:  # holdout<fraction>x<M>
+            fraction = float(shape.name.removeprefix("holdout").split("x")[0])
+            fits = [(shape.n_repeats, m * (1 - fraction))]
+        if classifier == "svm" and m <= features and self.engine in ("auto", "active_set"):
+            fits.append((1, m))  # the active-set engine's warm start: each subset's full problem
+        return n_subsets * sum(k * self._fit_seconds(t, features, classifier) for k, t in fits)
+
+    def unit_seconds(self) -> list[float]:
+        """Single-process seconds of every unit of the chapter's grid (``eve.chapter_grid``, in its parts)."""
+        d, k = self.main_features(), f"{self.n_splits}x1"
+        out: list[float] = []
+        per_part = max(1, 400 // self.drawstring_n_pairs)
+        for _ in self.drawstring_parent_sizes:
+            for count in _parts(self.drawstring_n_parents, per_part):
+                out.append(self._validation_seconds(count * 2 * self.drawstring_n_pairs,
+                                                    self.drawstring_subset_size, k, d))
+        for size in self.characterization_sizes:
+            out.append(self._validation_seconds(2 * self.characterization_pairs(size), size, k, d))
+        shapes = [strategy_shape(st) for st in self.strategies]
+        repeated = {sh.n_splits for sh in shapes if sh.kind == "kfold" and sh.n_repeats > 1}
+        # a Kx1 next to a repeated K-fold is read off the latter's first repeat: no fits of its own
+        run = [sh.name for sh in shapes
+               if not (sh.kind == "kfold" and sh.n_repeats == 1 and sh.n_splits in repeated)]
+        for size in self.strategy_sizes:
+            for count in _parts(self.strategy_n_pairs, 50):
+                out.append(sum(self._validation_seconds(2 * count, size, st, d) for st in run))
+        phantom = self.n_features
+        for size in self.truth_sizes:
+            for count in _parts(self.truth_n_draws, 1000):
+                out.append(self._validation_seconds(count, size, k, phantom))
+            for count in _parts(self.truth_n_pools, max(1, 1000 // self.truth_pairs_per_pool)):
+                subsets = count * 2 * (self.truth_pairs_per_pool + self.truth_null_pairs)
+                out.append(self._validation_seconds(subsets, size, k, phantom))
+        for dataset in dict.fromkeys(["adni_phantom", "wdbc", self.dataset]):
+            features = WDBC_FEATURES if dataset == "wdbc" else self.n_features
+            for classifier in ("svm", "nearest_centroid"):
+                out += [self._validation_seconds(2 * self.setting_n_pairs, size, k, features, classifier)
+                        for size in self.setting_sizes]
+        hard_margin = sorted(set(self.characterization_sizes) | {self.drawstring_subset_size})
+        out.append(sum(2 * self._validation_seconds(5, size, k, d) for size in hard_margin))
+        # the engine check: the engine's fits and LIBSVM's on the same 5 subsets
+        out.append(self._validation_seconds(5, self.comparison_size, k, d)
+                   + 5 * self.n_splits * self._fit_seconds(2 * self.comparison_size, 0, "svm"))
+        out.append(sum(self._validation_seconds(2 * self.comparison_n_pairs, self.comparison_size, k, d, c)
+                       for c in ("svm", "nearest_centroid")))
+        out.append(self.bridge_n_pairs * 2 * 5 * self.ridge_seconds)
+        return out
+
+    def time_estimate(self) -> float | None:
+        """Rough wall time (seconds) on the 2-core reference machine: ``start_seconds`` + the grid's units
+        (their SVM fits: subsets x repeats x folds, each costed by its training points, see the constants
+        above) over the pool's processes (at most the reference's 2 cores), at least its largest unit.
+
+        Calibrated on the default grid timed unit by unit (52.6 s in 1 process; the fit costs above) and the
+        smoke run (model 9 s, recorded 9.1 s); checked against the default run (40 s, recorded 38.8 s) and a
+        third run (5-fold CV, characterization sizes up to 125 at 800 pairs, more drawstring parents, setting
+        pairs and strategy sizes: 55 s, measured 63.5 s). ``None`` where no model was calibrated:
+        ``device='cuda'`` or the batched engine (never timed here; ``auto`` on the CPU is the active-set
+        engine) and ``dataset='adni'`` (its pool, features and reading are not on the reference machine)."""
+        if self.device == "cuda" or self.engine == "batched" or self.dataset == "adni":
+            return None
+        units = self.unit_seconds()
+        processes = self.reference_processes(self.n_units())
+        grid = max(sum(units) / processes * (self.grid_overhead if processes > 1 else 1.0), max(units))
+        return self.start_seconds + grid
+
     def resource_estimate(self) -> ResourceEstimate:
         units = self.unit_bytes()
         largest_kind = max(units, key=units.get)
@@ -392,5 +497,6 @@ class Params(ChapterParams):
         top = max(big.values())
         drivers = {f: getattr(self, f) for name, v in big.items() if v >= top / 4 and v > 64 * MIB
                    for f in drivers_of[name]}
-        return ResourceEstimate(peak_bytes=self.base_memory + grid + sum(kernel.values()), seconds=None,
+        return ResourceEstimate(peak_bytes=self.base_memory + grid + sum(kernel.values()),
+                                seconds=self.time_estimate(),
                                 drivers=drivers, terms=terms)

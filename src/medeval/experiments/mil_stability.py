@@ -543,21 +543,6 @@ def collect_protocol(P: Params, spec: dict, operators, results: list[dict], *, c
     return ProtocolResult(data, np.asarray(test_idx), predictions, bag_scores, pd.DataFrame(rows))
 
 
-def run_protocol(P: Params, specs: dict[str, dict], operators, *, cache_dir=None, cv: bool = True) -> dict[str, ProtocolResult]:
-    """Run the whole protocol for several datasets in one grid (local processes or Dask)."""
-    from medeval.runtime.grid import run_grid
-
-    grids = {name: protocol_grid(P, spec, operators, cv=cv) for name, spec in specs.items()}
-    flat = [run for g in grids.values() for run in g]
-    results = run_grid(train_and_predict, flat, cache_dir=cache_dir, scheduler=P.scheduler,
-                       max_workers=P.max_workers, desc="MIL trainings")
-    out, k = {}, 0
-    for name, g in grids.items():
-        out[name] = collect_protocol(P, specs[name], operators, results[k : k + len(g)], cv=cv)
-        k += len(g)
-    return out
-
-
 def chapter_runs(P: Params) -> dict[str, tuple[dict, list[str], bool]]:
     """Every dataset of the chapter: name -> (spec, operators, with CV). The X-Ray and PASCAL analogues get
     all operators with CV; the confounded digits ``confounded_operators`` without CV; the extra Fig. 8 difficulty

@@ -214,6 +214,75 @@ class Params(ChapterParams):
         return self.activation_bytes * self.batch_size * sum(
             w * (side / 2**i) ** 2 for i, w in enumerate(widths))
 
+    # ---- time: a rough wall time on the 2-core reference machine ------------------------------------------
+    #: seconds of a run outside the grid: kernel start, imports, the metric-only tables and the figures (the
+    #: smoke profile's 7.9 s recorded in results/timings.json less its model's grid and data terms)
+    start_seconds: ClassVar[float] = 6.5
+    #: one Adam step on the CPU, beyond its pixels (1 thread; measured: 1.5-1.9 ms per step at batch 3-48)
+    step_seconds: ClassVar[float] = 1.7e-3
+    #: seconds per input pixel of a training image and epoch (forward and backward, 1 thread): a SmallCNN
+    #: costs ``pixel_seconds + mac_seconds x`` its multiply-adds per input pixel (measured: 0.21 us at widths
+    #: 4-8-16, 612 MACs, 0.30 us at 8-16-32, 2,376 MACs, at 32-128 px); the ResNets per pixel (measured at
+    #: 128-256 px)
+    pixel_seconds: ClassVar[float] = 0.18e-6
+    mac_seconds: ClassVar[float] = 5.1e-11
+    resnet_pixel_seconds: ClassVar[dict[str, float]] = {"resnet18": 1.6e-6, "resnet50": 4.5e-6}
+    #: prediction of a test image, as a share of a training epoch's per-pixel cost (measured ~1/3)
+    predict_share: ClassVar[float] = 1 / 3
+    #: rendering one CXR phantom pixel (measured 0.16-0.22 us at 400 images of 64-128 px); each rendering is
+    #: done twice (enlarged and normal heart), in the workers (in parallel) and again in the kernel
+    render_seconds: ClassVar[float] = 0.2e-6
+
+    def _pixel_cost(self, side: int, backbone: str, widths, head: int) -> float:
+        """Seconds per training image and epoch at ``side`` px, beyond the Adam steps."""
+        if backbone != "small_cnn":
+            return self.resnet_pixel_seconds[backbone] * side**2
+        prev, macs = 1, 0.0
+        for i, w in enumerate(widths):  # two conv3x3 per block at 1 / 4**i of the input pixels
+            macs += 9 * (prev * w + w * w) / 4**i
+            prev = w
+        macs += 9 * prev * head / 4 ** len(widths)  # the conv3x3 head on the feature map
+        return side**2 * (self.pixel_seconds + self.mac_seconds * macs)
+
+    def time_estimate(self) -> float | None:
+        """Rough wall time (seconds) on the 2-core reference machine: ``start_seconds`` + the phantom
+        renderings + the grid's trainings over the processes that run them (at most the reference's 2 cores).
+
+        Each training counts ``epochs x (ceil(n_train / batch_size) x step_seconds + n_train x pixel cost)``
+        plus the prediction of its test images; ``n_train`` is the subset, ``subset_fraction x
+        (1 - test_fraction)`` of the bags, or the CV training folds. Calibrated on single-thread
+        micro-benchmarks of ``train_model`` (the constants above) and the smoke run (model 8 s, recorded
+        7.9 s); checked against the default run (96 s, recorded 99.1 s) and a third run (a 4-block SmallCNN
+        on 320 phantoms of 128 px, batch 6, 2 workers: 40 s, measured 46.0 s). ``None`` where no model was
+        calibrated: ``device='cuda'`` (a GPU's speed cannot be measured on the CPU reference; ``auto`` counts
+        as the CPU) and the real datasets (their decoding was never timed)."""
+        if self.device == "cuda" or self.data_source == "real":
+            return None
+        cxr = self._pixel_cost(self.image_size, self.backbone, self.small_cnn_widths, self.head_channels)
+        digits = self._pixel_cost(8 * self.digits_tiles, "small_cnn", DIGITS_WIDTHS, self.head_channels)
+
+        def runs(n_bags: int, cost: float, epochs: int, operators, *, cv: bool, datasets: int = 1) -> float:
+            sub, test = self.subset_fraction * (1 - self.test_fraction) * n_bags, self.test_fraction * n_bags
+            folds = [(sub, test)] * self.n_models
+            if cv:
+                k = self.cv_folds
+                folds += [(n_bags * (k - 1) / k, n_bags / k)] * k
+            total = 0.0
+            for op in operators:
+                ep = epochs + (self.max_pooling_extra_epochs if op == "max" else 0)
+                total += sum(ep * (-(-n // self.batch_size) * self.step_seconds + n * cost)
+                             + m * cost * self.predict_share for n, m in folds)
+            return datasets * total
+
+        levels = sum(abs(d - self.difficulty) > 1e-12 for d in self.difficulty_levels)
+        train = (runs(self.n_images, cxr, self.epochs, self.operators, cv=True)
+                 + runs(self.digits_n_bags, digits, self.digits_epochs, self.operators, cv=True)
+                 + runs(self.digits_n_bags, digits, self.digits_epochs, self.confounded_operators, cv=False)
+                 + runs(self.n_images, cxr, self.epochs, self.fig8_operators, cv=False, datasets=levels))
+        processes = self.reference_processes(self.n_grid_runs())
+        render = 2 * 2 * self.render_seconds * self.n_images * self.image_size**2
+        return self.start_seconds + render + train / processes
+
     def resource_estimate(self) -> ResourceEstimate:
         side2 = self.image_size**2
         digit_px = self.digits_n_bags * (8 * self.digits_tiles) ** 2
@@ -262,4 +331,5 @@ class Params(ChapterParams):
         drivers = ranked_drivers(parts)
         if workers > 1 and terms["grid workers"] > kernel and terms["grid workers"] >= 256 * MIB:
             drivers["max_workers"] = self.max_workers
-        return ResourceEstimate(peak_bytes=int(peak), seconds=None, drivers=drivers, terms=terms)
+        return ResourceEstimate(peak_bytes=int(peak), seconds=self.time_estimate(), drivers=drivers,
+                                terms=terms)

@@ -104,6 +104,49 @@ class Params(ChapterParams):
     def cnn_input_size(self) -> int:
         return self.input_size or self.image_size
 
+    # ---- time: a rough wall time on the 2-core reference machine ------------------------------------------
+    #: seconds outside the terms below: kernel start, imports, the label table and its statistics, figures and
+    #: the exercise (the smoke profile's 7.5 s recorded in results/timings.json less its model's terms, 0.4 s)
+    start_seconds: ClassVar[float] = 7.1
+    #: one repetition of the split experiment, per image: random K-fold and iterative stratification with the
+    #: split statistics (measured at 20,000 and 112,120 images, 5 and 10 folds: 0.35 us and 6.8 us)
+    random_split_seconds: ClassVar[float] = 0.35e-6
+    iterative_split_seconds: ClassVar[float] = 6.8e-6
+    #: rendering a phantom pixel, with its block-averaging and the predictions (measured 0.15 us at 64 px)
+    render_seconds: ClassVar[float] = 0.15e-6
+    #: a training pixel and epoch of the CNN on the kernel's 2 threads, Adam steps included (measured:
+    #: SmallCNN 0.41-0.7 us at 32-64 px; ResNet-18 0.85 us, ResNet-50 2.4 us at 64 px with chapter 2's CNN)
+    train_pixel_seconds: ClassVar[dict[str, float]] = {"small_cnn": 0.55e-6, "resnet18": 0.85e-6,
+                                                       "resnet50": 2.4e-6}
+    #: a patient-clustered bootstrap replicate, per test image: of the evaluation table (measured 2.4 us) and
+    #: of EVE's comparison (8.2 us); one EVE halving of the test set (0.8 ms at 244 test images)
+    evaluation_bootstrap_seconds: ClassVar[float] = 2.4e-6
+    eve_bootstrap_seconds: ClassVar[float] = 8.2e-6
+    eve_pair_seconds: ClassVar[float] = 0.8e-3
+
+    def time_estimate(self) -> float | None:
+        """Rough wall time (seconds) on the 2-core reference machine: ``start_seconds`` + the split experiment
+        (repetitions x images, random and iterative) + the CNN on phantoms (rendering, ``epochs`` x its 70 %
+        training images x input pixels) + the bootstraps of the test set (replicates x its 20 % test images).
+
+        Calibrated on micro-benchmarks of these functions (the constants above) and the smoke run (model
+        7.5 s, recorded 7.5 s); checked against the default run (20 s, recorded 22.0 s) and a third run (30 +
+        30 split repetitions, 3,000 phantoms of 128 px at input 64, 2,000 bootstrap replicates: 70 s, measured
+        71.0 s). ``None`` where no model was calibrated: ``device='cuda'`` (``auto`` counts as the CPU) and
+        ``data_source='real'`` (reading the ChestX-ray14 images was never timed)."""
+        if self.device == "cuda" or self.data_source == "real":
+            return None
+        n = self.split_subsample or N_IMAGES_REAL
+        split = n * (self.split_repetitions * self.random_split_seconds
+                     + self.iterative_repetitions * self.iterative_split_seconds)
+        side = self.cnn_input_size()
+        cnn = (self.render_seconds * self.n_images * self.image_size**2
+               + self.epochs * 0.7 * self.n_images * side**2 * self.train_pixel_seconds[self.backbone])
+        test = 0.2 * self.n_images
+        per_replicate = test * (self.evaluation_bootstrap_seconds + self.eve_bootstrap_seconds)
+        bootstrap = self.n_bootstrap * per_replicate + self.eve_pairs * self.eve_pair_seconds
+        return self.start_seconds + split + cnn + bootstrap
+
     def resource_estimate(self) -> ResourceEstimate:
         side = self.cnn_input_size()
         terms: dict[str, int] = {"kernel": self.base_memory}
@@ -129,4 +172,5 @@ class Params(ChapterParams):
             drivers.update({f: getattr(self, f) for f in data_drivers})
         if terms.get("training", 0) >= top / 4 and top > 64 * MIB:
             drivers.update({f: getattr(self, f) for f in model_drivers})
-        return ResourceEstimate(peak_bytes=sum(terms.values()), seconds=None, drivers=drivers, terms=terms)
+        return ResourceEstimate(peak_bytes=sum(terms.values()), seconds=self.time_estimate(), drivers=drivers,
+                                terms=terms)

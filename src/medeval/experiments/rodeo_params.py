@@ -161,6 +161,67 @@ class Params(ChapterParams):
     activation_bytes: ClassVar[float] = 30.0
     resnet_activation_bytes: ClassVar[dict[str, float]] = {"resnet18": 700.0, "resnet50": 2000.0}
 
+    # ---- time: a rough wall time on the 2-core reference machine ------------------------------------------
+    #: seconds outside the terms below: kernel start, imports, the shift maps, closed forms and every figure
+    #: (the smoke profile's 11.2 s recorded in results/timings.json less its model's terms, 0.6 s)
+    start_seconds: ClassVar[float] = 10.6
+    #: one oracle evaluation (a corrupted copy of the NIH test boxes scored by every metric), per setting and
+    #: run: ``a + b x oracle_test_fraction`` (measured, 1 process: 2.7 ms at 0.25, 3.4 ms at 0.5)
+    oracle_eval_seconds: ClassVar[tuple[float, float]] = (2.2e-3, 2.4e-3)
+    #: rendering a phantom pixel (measured 0.08-0.12 us for 1,100 phantoms of 64-128 px)
+    render_seconds: ClassVar[float] = 0.1e-6
+    #: a training image pixel and epoch of the detector at 64 px, forward and backward on the kernel's 2
+    #: threads (measured: SmallCNN 0.47-0.51 us; ResNet-18 0.84, ResNet-50 2.4 us); the SmallCNN's cost per
+    #: pixel grows with the image as ``(image_size / 64) ** small_cnn_size_exponent`` (measured 0.69-0.75 us
+    #: at 128 px, the ResNets' did not grow); one Adam step beyond its pixels
+    train_pixel_seconds: ClassVar[dict[str, float]] = {"small_cnn": 0.47e-6, "resnet18": 0.85e-6,
+                                                       "resnet50": 2.4e-6}
+    small_cnn_size_exponent: ClassVar[float] = 0.65
+    step_seconds: ClassVar[float] = 2e-3
+    #: a boxed test image pixel: its class activation maps and their boxes (measured 0.5 us at 64 px,
+    #: 1.0-1.6 us at 128 px, SmallCNN; the more boxes, the slower)
+    cam_pixel_seconds: ClassVar[float] = 1.0e-6
+    #: a bootstrap replicate, per boxed test image (Table 1 on a resample; measured 0.68 s for 200 x 126)
+    bootstrap_image_seconds: ClassVar[float] = 27e-6
+
+    def oracle_settings(self) -> dict[str, int]:
+        """Settings of every oracle figure (``rodeo.figure_settings``; a test keeps the counts equal)."""
+        p, ratio = len(self.p_values), len(self.sigma_ratio)
+        return {"fig3": len(self.sigma_pos) * len(self.sigma_shape), "fig4": p,
+                "fig5": len(self.expected_duplicates), "fig7": 3 * len(self.random_box_sizes),
+                "fig8": 3 * len(self.position_bias),
+                "fig9": len(self.sigma_size) + ratio - (0.0 in self.sigma_size and 0.0 in self.sigma_ratio),
+                "fig10": p, "fig11": p}
+
+    def time_estimate(self) -> float | None:
+        """Rough wall time (seconds) on the 2-core reference machine: ``start_seconds`` + the oracle grid
+        (settings x ``n_runs`` evaluations, over the pool's processes, at least its largest figure) + the
+        detector (phantom rendering, ``epochs x n_train`` image pixels of training, class activation maps of
+        the boxed test images) + the bootstrap of Table 1 (replicates x boxed test images).
+
+        Calibrated on micro-benchmarks of these functions (the constants above) and the smoke run (model
+        11 s, recorded 11.2 s); checked against the default run (27 s, recorded 30.1 s) and two more runs
+        (1,000 + 500 phantoms of 128 px, 3 epochs: 56 s, measured 71.6 s, where the SmallCNN trained slower
+        than in its micro-benchmark; 2,000 + 400 of 96 px: 52 s, measured 47.5 s). ``None`` where no model was
+        calibrated: ``device='cuda'`` (a GPU's speed cannot be measured on the CPU reference; ``auto`` counts
+        as the CPU) and ``detector_data='chestxray14'`` (reading the real images was never timed)."""
+        if self.device == "cuda" or self.detector_data != "phantom":
+            return None
+        a, b = self.oracle_eval_seconds
+        per_setting = self.n_runs * (a + b * self.oracle_test_fraction)
+        settings = self.oracle_settings()
+        processes = self.reference_processes(N_FIGURES)
+        oracle = per_setting * max(sum(settings.values()) / processes, max(settings.values()))
+        px, boxed = self.image_size**2, self.n_test_images()
+        pixel = self.train_pixel_seconds[self.backbone] * (
+            (self.image_size / 64) ** self.small_cnn_size_exponent if self.backbone == "small_cnn" else 1.0)
+        detector = (self.render_seconds * (self.n_train + self.n_test) * px
+                    + self.epochs * (self.n_train * px * pixel
+                                     + -(-self.n_train // self.batch_size) * self.step_seconds)
+                    + self.cam_pixel_seconds * boxed * px)
+        bootstrap = self.bootstrap_image_seconds * self.n_bootstrap * boxed
+        return self.start_seconds + oracle + detector + bootstrap
+
     def n_test_images(self) -> float:
         """Test images the detector is evaluated on: the boxed phantoms, or the boxed NIH test half."""
         if self.detector_data == "phantom":
@@ -209,4 +270,5 @@ class Params(ChapterParams):
                                   (act, net), (cam, tested | size | held)])
         if workers > 1 and terms["oracle grid workers"] >= max(data, train + act, cam, 256 * MIB):
             drivers["max_workers"] = self.max_workers
-        return ResourceEstimate(peak_bytes=int(peak), seconds=None, drivers=drivers, terms=terms)
+        return ResourceEstimate(peak_bytes=int(peak), seconds=self.time_estimate(), drivers=drivers,
+                                terms=terms)

@@ -575,11 +575,6 @@ def _standardized_ranks(r: _Ranks) -> np.ndarray:
     return out
 
 
-def _average_ranks(x: np.ndarray) -> np.ndarray:
-    """Average (fractional) ranks along the last axis, 1-based, like ``scipy.stats.rankdata``."""
-    return (_ranks(x).double_ranks + (x.shape[-1] + 1)) / 2.0
-
-
 def spearman_correlation(pred_a, pred_b) -> np.ndarray:
     """Spearman's rank correlation S_S of two maps along the last axis (Sec. III-B-2; the kept score).
 

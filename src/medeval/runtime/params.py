@@ -111,6 +111,8 @@ def ranked_drivers(parts, *, floor: float = 256 * MIB, share: float = 0.25) -> d
 
 
 def format_bytes(n: float) -> str:
+    if n >= 1024 * GIB:
+        return f"{n / (1024 * GIB):.2f} TiB"
     return f"{n / GIB:.2f} GiB" if n >= GIB / 4 else f"{n / MIB:.0f} MiB"
 
 
@@ -188,6 +190,15 @@ class ChapterParams(BaseModel):
         if self.scheduler is not None or n_tasks <= 1 or self.max_workers == 1:
             return 0
         return min(n_tasks, self.max_workers or os.cpu_count() or 1)
+
+    def reference_processes(self, n_tasks: int) -> int:
+        """Processes that share a local grid of ``n_tasks`` runs on the 2-core reference machine of the time
+        estimates (``ResourceEstimate.seconds``), whatever this machine's cores: 1 where the runs go one by
+        one (``max_workers=1``, a single run; a Dask cluster is counted so too), else
+        ``min(n_tasks, max_workers, 2)``."""
+        if self.scheduler is not None or n_tasks <= 1 or self.max_workers == 1:
+            return 1
+        return min(n_tasks, self.max_workers or 2, 2)
 
 
 @dataclass(frozen=True)
@@ -375,7 +386,9 @@ def preflight(chapter_id: str, params: ChapterParams, *, available: int | None =
             try:
                 require(dataset_id)
             except (DatasetUnavailableError, ValueError) as exc:
-                problems.append(f"dataset {dataset_id!r}: {exc}")
+                message = str(exc)
+                problems.append(message if message.startswith(f"dataset {dataset_id!r}")
+                                else f"dataset {dataset_id!r}: {message}")
     if params.device == "cuda":
         import torch
 

@@ -498,10 +498,6 @@ def _blob(cv: _Canvas, region, *, lobulation=0.0, angle=0.0):
     return mask, profile
 
 
-def _finalise_mask(mask, profile):
-    return mask, np.where(mask, np.maximum(profile, 1e-3), 0.0)
-
-
 def _render_atelectasis(cv, boxes):
     # plate-like (discoid) band opacity: a flattened, slightly tilted ellipse filling most of its box
     cx, cy, w, h = _scaled(_region(cv, "Atelectasis", boxes), cv.size_factor)
