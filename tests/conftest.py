@@ -98,6 +98,25 @@ def estimate_within():
 
 
 @pytest.fixture(scope="session")
+def recorded_time_within():
+    """``recorded_time_within(chapter_id, profile, seconds, factor=2)``: a time estimate lies within ``factor`` of
+    the wall time that the committed ``results/timings.json`` records for the chapter and profile (measured on
+    the 2-core reference machine; nothing is timed in the test); skipped where no run is recorded."""
+    from medeval.runtime.execution import recorded_timings
+
+    def check(chapter_id: str, profile: str, seconds: float | None, factor: float = 2.0) -> float:
+        recorded = recorded_timings(chapter_id).get(profile)
+        if recorded is None:
+            pytest.skip(f"results/timings.json records no {profile} run of {chapter_id}")
+        assert seconds is not None, f"{chapter_id} ({profile}) gives no time estimate"
+        ratio = seconds / recorded["wall_time_s"]
+        assert 1 / factor <= ratio <= factor, (chapter_id, profile, seconds, recorded["wall_time_s"])
+        return ratio
+
+    return check
+
+
+@pytest.fixture(scope="session")
 def peak_growth():
     """``peak_growth(work, setup="")``: bytes by which a fresh interpreter's peak resident memory grows while it
     runs the Python source ``work`` (after ``setup``, whose imports and data do not count). The high-water mark is
