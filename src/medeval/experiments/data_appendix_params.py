@@ -33,7 +33,7 @@ class Params(ChapterParams):
     top_pairs: int = Field(10, ge=1, le=91, description="co-occurring pairs of findings listed")
     check_local_data: bool = Field(False, description="hash the locally present datasets (slow for large ones)")
 
-    # ---- resources, measured (ru_maxrss of one section at a scale where it dominates, and whole runs) ----------
+    # ---- resources, measured (VmHWM growth of one section at a scale where it dominates, and whole runs) -----
     #: the kernel after the page's imports (numpy, pandas, matplotlib, the shipped label and box tables)
     base_memory: ClassVar[int] = 460 * MIB
     #: one phantom label set while the label statistics are computed (the drawn rows, their stack, float64 copies)
