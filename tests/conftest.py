@@ -14,12 +14,20 @@ take a minute or more go first, so that no worker starts one when the others are
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-import pytest
-from filelock import FileLock
+# One BLAS/OpenMP thread per process: the suite runs one xdist worker per core, and each worker's notebook kernels
+# and grid workers inherit this. With the libraries' default (a thread per core in every process), two kernels
+# computing at once on two cores spin against each other: chapter A2's exercise cell took 24 s instead of 1.4 s.
+# Set before numpy or torch is imported; a value the caller set is kept.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from medeval.runtime.execution import run_chapter
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from filelock import FileLock  # noqa: E402
+
+from medeval.runtime.execution import run_chapter  # noqa: E402
 
 # Chapter runs in the tests share the cores with each other: their wall times would overwrite the committed
 # results/timings.json (what the pages' "Time to run" tables and the time-estimate tests read) with noise.

@@ -89,3 +89,38 @@ def test_pool_spawns_its_workers_once_cuda_is_initialised(monkeypatch):
     assert run_grid(json.dumps, grid, max_workers=2) == [json.dumps([x, "a"]) for x in range(3)]
     assert contexts[0] is None
     assert contexts[1] is not None and contexts[1].get_start_method() == "spawn"
+
+
+def worker_threads(x: int) -> dict:
+    """The thread counts a pool worker computes with: BLAS and OpenMP (threadpoolctl), torch, and the environment."""
+    import torch
+    from threadpoolctl import threadpool_info
+
+    pools = {p["user_api"]: p["num_threads"] for p in threadpool_info()}
+    return {"pools": pools, "torch": torch.get_num_threads(), "omp": os.environ.get("OMP_NUM_THREADS")}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_pool_workers_get_their_share_of_the_cores_as_threads(monkeypatch, workers):
+    """Each pool worker computes with cores // workers BLAS, OpenMP and torch threads (here the test fakes 4 cores,
+    whatever the machine has), including libraries the parent had loaded before forking with a thread per core."""
+    import numpy  # noqa: F401  (BLAS loaded in the parent, as in a notebook kernel)
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    import medeval.runtime.grid as grid_module
+
+    monkeypatch.setattr(grid_module.os, "cpu_count", lambda: 4)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(var, "4")
+    before = torch.get_num_threads()
+    try:
+        with threadpool_limits(limits=4):
+            torch.set_num_threads(4)
+            seen = run_grid(worker_threads, [{"x": x} for x in range(2 * workers)], max_workers=workers + 1)
+    finally:
+        torch.set_num_threads(before)
+    expected = 4 // (workers + 1)
+    for s in seen:
+        assert s["torch"] == expected and s["omp"] == str(expected), s
+        assert s["pools"] and set(s["pools"].values()) == {expected}, s
