@@ -36,10 +36,12 @@ os.environ["MEDEVAL_RECORD_TIMINGS"] = "0"
 _executed: dict = {}
 
 # Work units that take a minute or more on a 2-core machine, scheduled before everything else in this order: the
-# smoke book first, the units that read it (student edition, browser) once it is likely to be there.
+# smoke book first, the units that read it (the student edition starts from its render, the browser opens
+# it) once it is likely to be there.
 LONG_UNITS = ("book", "tests/notebooks/test_exercises.py", "tests/runtime/test_runs.py",
               "tests/runtime/test_execution.py", "tests/runtime/test_teaching.py",
-              "tests/book/test_student_edition.py", "tests/book/test_browser.py")
+              "tests/notebooks/test_04_full_profile_offline.py", "tests/book/test_student_edition.py",
+              "tests/book/test_browser.py")
 BOOK_UNIT = ("tests/book/test_book.py", "tests/book/test_bibliography.py")
 
 

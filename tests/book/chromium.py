@@ -114,7 +114,7 @@ class Browser:
         if screenshot is not None:
             height = min(int(audit.get("pageHeight", self.height)), max_height) if full_page else self.height
             shot = self.call("Page.captureScreenshot", {
-                "format": "png", "captureBeyondViewport": True,
+                "format": "png", "captureBeyondViewport": full_page,
                 "clip": {"x": 0, "y": 0, "width": self.width, "height": height, "scale": 1}})
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             screenshot.write_bytes(base64.b64decode(shot["data"]))

@@ -11,18 +11,22 @@ pytestmark = [pytest.mark.book, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def student_book(run_chapter_smoke, tmp_path_factory):
-    """The student edition of the smoke book: the same executed notebooks, rendered without solutions."""
-    for chapter_id in chapters():  # executed once per session, whichever worker comes first (tests/conftest.py)
-        run_chapter_smoke(chapter_id)
+def student_book(smoke_book, tmp_path_factory):
+    """The student edition of the smoke book: the same executed notebooks and re-run pages, staged in the smoke
+    book's folder and rendered without solutions, starting from the smoke book's render. ``(html, logs)``."""
+    _, teacher, _ = smoke_book
+    reruns = sorted(p.stem for p in (teacher / "source" / "reruns").glob("*.ipynb"))
+    logs: list[str] = []
     out = tmp_path_factory.mktemp("student-book")
-    return build_book("smoke", out_dir=out, log=lambda _: None, solutions=False)
+    html = build_book("smoke", out_dir=out, log=logs.append, solutions=False, teacher_edition=teacher, reruns=reruns)
+    return html, logs
 
 
 def test_student_edition_leaves_every_solution_out(student_book, request):
     from medeval.runtime.teaching import read_exercises
 
-    html = student_book
+    html, logs = student_book
+    assert any("starting from the teacher edition's render" in m for m in logs), logs
     for cid, ch in chapters().items():
         text = (html / ch.part / f"{cid}.html").read_text()
         exercises = read_exercises(cid).exercises
@@ -40,3 +44,22 @@ def test_student_edition_leaves_every_solution_out(student_book, request):
     for cid, ch in chapters().items():
         teacher = (teacher_html / ch.part / f"{cid}.html").read_text()
         assert re.search(r'class="[^"]*\bsolution\b', teacher), f"{cid}: the teacher's edition has no solution"
+
+
+def test_a_solution_left_outside_a_gate_is_found_in_the_staged_pages(tmp_path):
+    """The student edition refuses to render a page that still holds a solution directive: an ungated
+    ``{solution}`` in a markdown page or a notebook's markdown cell is named; a page that only mentions one is not."""
+    import json
+
+    from medeval.runtime.book import _SOLUTION_ELEMENT, _staged_solutions
+
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "intro.md").write_text("# Intro\n\nWrite the ``{solution}`` directive inside a gate.\n")
+    assert _staged_solutions(tmp_path) == []
+    (tmp_path / "notes.md").write_text("# Notes\n\n````{solution} ex-one\nThe answer.\n````\n")
+    nb = {"cells": [{"cell_type": "markdown", "source": ["Text\n", ":::{solution-start} ex-two\n"]},
+                    {"cell_type": "code", "source": "x = 1"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "chapters" / "c.ipynb").write_text(json.dumps(nb))
+    assert _staged_solutions(tmp_path) == ["chapters/c.ipynb", "notes.md"]
+    assert _SOLUTION_ELEMENT.search('<details class="solution dropdown">')
+    assert not _SOLUTION_ELEMENT.search('<div class="exercise"> a solution follows')

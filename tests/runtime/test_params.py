@@ -125,3 +125,20 @@ def test_chapter_ids_are_file_names():
     for cid, ch in chapters().items():
         assert re.fullmatch(r"(\d\d[a-z]?|A\d)-[a-z0-9-]+", cid), cid
         assert ch.notebook.name == f"{cid}.py"
+
+
+def test_seeding_makes_torch_deterministic_without_importing_its_compiler():
+    """``notebook.setup`` seeds every generator and switches torch to deterministic kernels (warn-only), in a fresh
+    interpreter as a kernel would; it does so without importing torch's compiler (1.2 s in every kernel)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, torch\nfrom medeval.runtime.notebook import seed_everything\nseed_everything(7)\n"
+            "a = torch.rand(3)\nseed_everything(7)\nassert torch.equal(a, torch.rand(3))\n"
+            "assert torch.are_deterministic_algorithms_enabled()\n"
+            "assert torch.is_deterministic_algorithms_warn_only_enabled()\n"
+            "assert not torch.backends.cudnn.benchmark\n"
+            "print('torch._inductor' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"

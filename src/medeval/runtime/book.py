@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -213,19 +214,59 @@ def api_pages() -> dict[str, str]:
     return pages
 
 
+_SOLUTION_DIRECTIVE = re.compile(r"^\s*(`{3,}|:{3,})\{solution(-start)?\}", re.M)
+_SOLUTION_ELEMENT = re.compile(r'class="[^"]*\bsolution\b')
+
+
+def _staged_solutions(stage: Path) -> list[str]:
+    """Staged pages that still hold a solution directive (a student edition must hold none)."""
+    found = []
+    for path in sorted(stage.rglob("*")):
+        if path.suffix == ".md":
+            text = path.read_text()
+        elif path.suffix == ".ipynb":
+            text = "\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                             for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
+        else:
+            continue
+        if _SOLUTION_DIRECTIVE.search(text):
+            found.append(path.relative_to(stage).as_posix())
+    return found
+
+
+def _start_from_teacher_render(build_root: Path, teacher_root: Path) -> bool:
+    """Make the student edition's Sphinx environment and HTML a copy of the teacher edition's last complete render
+    of the same staged sources. Sphinx then reads and writes again only the pages whose sources differ (the
+    chapters, with their solutions cut); every other page is the teacher's, which is the same page. False when the
+    teacher edition has no complete render (the student edition then renders from scratch)."""
+    teacher = teacher_root / "_build"
+    if not (teacher / ".doctrees" / "environment.pickle").exists() or not (teacher_root / "built.sha256").exists():
+        return False
+    shutil.rmtree(build_root / "_build", ignore_errors=True)
+    shutil.copytree(teacher, build_root / "_build")
+    return True
+
+
 def build_book(
     profile: str = "default", *, force: bool = False, chapters_only: list[str] | None = None,
     out_dir: Path | None = None, log=None, solutions: bool = True, reruns: list[str] | None = None,
+    teacher_edition: Path | None = None,
 ) -> Path:
     """Execute every chapter under ``profile`` (cached), stage the book, render it; returns the HTML folder.
 
-    ``solutions=False`` builds a student edition in ``_build/book/<profile>-student``: every gated solution of
-    the exercises (its explanation, code, outputs and checks) is cut from the staged notebooks and
-    sphinx-exercise's ``hide_solutions`` drops any other solution, so no solution reaches the HTML.
+    ``solutions=False`` builds a student edition in ``_build/book/<profile>-student`` (or ``out_dir``): every
+    gated solution of the exercises (its explanation, code, outputs and checks) is cut from the staged notebooks,
+    a page that still holds a solution directive is refused before rendering, and a rendered page with a solution
+    element fails the build, so no solution reaches the HTML. The student edition is staged in the teacher
+    edition's folder (``teacher_edition``; ``_build/book/<profile>`` unless ``out_dir`` is given; a lock there
+    serialises the two) and starts from a copy of the teacher's last complete render, so only the chapter pages are
+    rendered again.
 
     ``reruns`` names kept runs (ids or unique prefixes, any profile) to add as a *Re-runs* part, one page each
     with its parameters and provenance (:func:`medeval.runtime.runs.rerun_notebook`).
     """
+    from filelock import FileLock
+
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     root = project_root()
     registry = chapters()
@@ -242,19 +283,30 @@ def build_book(
     executed = [run_chapter(cid, profile, force=force, log=log) for cid in ids]
 
     build_root = Path(out_dir or root / "_build" / "book" / (profile if solutions else f"{profile}-student"))
-    stage = build_root / "source"
-    book = root / "book"
+    if solutions:
+        teacher_root = build_root
+    elif teacher_edition is not None or out_dir is None:
+        teacher_root = Path(teacher_edition or root / "_build" / "book" / profile)
+    else:  # a student edition elsewhere, with no teacher edition named: staged and rendered on its own
+        teacher_root = build_root
+    stage = teacher_root / "source"
     stage.mkdir(parents=True, exist_ok=True)
+    with FileLock(teacher_root / "stage.lock"):
+        return _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage, solutions, force, log)
+
+
+def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage, solutions, force, log) -> Path:
+    """Stage the book's sources in ``stage`` and render them into ``build_root`` (under the stage's lock)."""
+    from medeval.runtime import runs as run_store
+
+    root = project_root()
+    registry = chapters()
+    book = root / "book"
     wanted: set[Path] = set()
     for src in book.rglob("*"):
         if src.is_file() and "_build" not in src.relative_to(book).parts:
             dst = stage / src.relative_to(book)
-            if src.name == "_config.yml" and not solutions:
-                config = yaml.safe_load(src.read_text())
-                config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
-                _write_if_changed(dst, yaml.safe_dump(config, sort_keys=False))
-            else:
-                _copy_if_changed(src, dst)
+            _copy_if_changed(src, dst)
             wanted.add(dst)
     for res in executed:
         dst = stage / registry[res.chapter].part / f"{res.chapter}.ipynb"
@@ -271,7 +323,8 @@ def build_book(
         wanted.add(dst)
     from medeval.runtime.teaching import teachers_markdown
 
-    for name, text in (("scorecard.md", scorecard_markdown(executed)), ("teaching.md", teachers_markdown(built=set(ids))),
+    for name, text in (("scorecard.md", scorecard_markdown(executed)),
+                       ("teaching.md", teachers_markdown(built={res.chapter for res in executed})),
                        ("reproducibility.md", reproducibility_markdown(executed)), *api_pages().items()):
         _write_if_changed(stage / name, text)
         wanted.add(stage / name)
@@ -280,26 +333,35 @@ def build_book(
         stale.unlink()  # before the table of contents is made: a glob must not count a page that is going away
     toc = _toc_without_empty_globs(yaml.safe_load((book / "_toc.yml").read_text()), stage)
     _write_if_changed(stage / "_toc.yml", yaml.safe_dump(toc, sort_keys=False))
+    if not solutions and (left := _staged_solutions(stage)):
+        raise ChapterExecutionError(f"student edition: {left} still hold a solution directive outside a gated "
+                                    "{solution-start} ... {solution-end} block; gate it (see CONTRIBUTING.md)")
 
     html = build_root / "_build" / "html"
     stamp = build_root / "built.sha256"
     h = hashlib.sha256()
     digest_files(sorted(wanted), stage, h)
     h.update(source_digest(root).encode())  # the API reference renders the package's docstrings
+    h.update(b"teacher" if solutions else b"student")
     digest = h.hexdigest()
     if html.joinpath("index.html").exists() and stamp.exists() and stamp.read_text() == digest and not force:
         log(f"[medeval] book ({profile}): unchanged, {html}")
         return html
+    stamp.unlink(missing_ok=True)
+    if teacher_root != build_root and _start_from_teacher_render(build_root, teacher_root):
+        log(f"[medeval] book ({profile}, student edition): starting from the teacher edition's render")
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(stage), "--path-output", str(build_root),
            "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
     log(f"[medeval] book ({profile}): rendering with jupyter-book")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        stamp.unlink(missing_ok=True)
         raise ChapterExecutionError(
             f"jupyter-book build failed (warnings are errors):\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
         )
+    if not solutions and (shown := sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html")
+                                           if _SOLUTION_ELEMENT.search(p.read_text()))):
+        raise ChapterExecutionError(f"student edition: the rendered pages {shown} show a solution")
     atomic_write_text(stamp, digest)
     log(f"[medeval] book ({profile}): {html / 'index.html'}")
     return html

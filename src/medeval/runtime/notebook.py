@@ -142,16 +142,22 @@ class PeakMemory:
 
 
 def seed_everything(seed: int) -> None:
+    """Seed Python's, numpy's and torch's generators and ask torch for deterministic kernels (warning where an
+    operation has none; cuDNN's benchmark mode off)."""
+    import sys
+
     random.seed(seed)
     np.random.seed(seed % 2**32)
     try:
         import torch
-
-        torch.manual_seed(seed)
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        torch.backends.cudnn.benchmark = False
     except ImportError:
-        pass
+        return
+    torch.manual_seed(seed)
+    if "torch._inductor" in sys.modules:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    else:  # what the public call does, less importing the compiler (1.2 s per kernel) to set its flag too
+        torch._C._set_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False
 
 
 def _configure_display() -> None:
