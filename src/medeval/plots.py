@@ -207,7 +207,7 @@ def legibility_problems(fig) -> list[str]:
                     if t.get_fontsize() < MIN_FONT_PT - 1e-9})
     if small:
         problems.append(f"text below {MIN_FONT_PT:g} pt: " + ", ".join(small[:8]) + (" ..." if len(small) > 8 else ""))
-    fig.canvas.draw()
+    fig.draw_without_rendering()  # the layout and the text extents of a draw, without rasterising the figure
     renderer = fig.canvas.get_renderer()
     boxes = []
     for t in texts:
