@@ -142,3 +142,27 @@ def test_seeding_makes_torch_deterministic_without_importing_its_compiler():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False"
+
+
+def test_peak_memory_counts_the_process_and_its_children_by_pss():
+    """The sampler's figure is this process's PSS plus its children's: a child holding 200 MiB of its own raises
+    it by about that much, and the kernel's rollup agrees with psutil's reading of every mapping."""
+    import subprocess
+    import sys
+
+    import psutil
+
+    from medeval.runtime.notebook import PeakMemory
+
+    me = psutil.Process()
+    assert abs(PeakMemory._pss(me) - me.memory_full_info().pss) < 8 * 2**20
+    before = PeakMemory().sample()
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time\nb = bytearray(200 * 2**20)\n"
+                              "print('ready', flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        grown = PeakMemory().sample() - before
+    finally:
+        child.kill()
+        child.wait()
+    assert 190 * 2**20 < grown < 260 * 2**20, grown / 2**20

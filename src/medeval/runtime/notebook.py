@@ -100,13 +100,27 @@ class PeakMemory:
 
     Each process counts its proportional set size (PSS: private pages plus its share of pages shared with other
     processes), so forked grid workers that share the kernel's pages are not counted twice; where PSS is not
-    available (not Linux) the resident set size.
+    available (not Linux) the resident set size. On Linux the kernel's own sum (``/proc/<pid>/smaps_rollup``) is
+    read: 3 ms a process instead of the 6 ms of parsing every mapping, which at 0.1 s intervals took a fifth of a
+    core from a chapter's grid.
     """
 
-    def __init__(self, interval: float = 0.1):
+    def __init__(self, interval: float = 0.2):
         self.interval = interval
         self.peak = 0
         self._stop = None
+
+    @staticmethod
+    def _pss(proc) -> int:
+        try:
+            with open(f"/proc/{proc.pid}/smaps_rollup", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Pss:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        info = proc.memory_full_info()
+        return getattr(info, "pss", info.rss)
 
     def sample(self) -> int:
         import psutil
@@ -115,8 +129,7 @@ class PeakMemory:
         total = 0
         for proc in [me, *me.children(recursive=True)]:
             try:
-                info = proc.memory_full_info()
-                total += getattr(info, "pss", info.rss)
+                total += self._pss(proc)
             except psutil.Error:  # a worker that just exited
                 pass
         self.peak = max(self.peak, total)
