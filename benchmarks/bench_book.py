@@ -35,7 +35,7 @@ def in_process(profile: str) -> str:
         t0 = time.perf_counter()
         build_book(profile, out_dir=out, log=lambda m: None)
         warm = time.perf_counter() - t0
-    return (f"## Book build ({profile} profile)\n\n"
+    return (f"# Book build ({profile} profile)\n\n"
             f"`.venv/bin/python benchmarks/bench_book.py --profile {profile}` on "
             f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores.\n\n"
             f"| build | seconds |\n|---|---|\n| from scratch (execute every page + render) | {cold:.1f} |\n"
@@ -68,7 +68,7 @@ def fresh_clone(profile: str) -> str:
     render = book - render_start if render_start is not None else float("nan")
     rows = "\n".join(f"| {cid} | {s:.1f} |" for cid, s in chapters)
     total = make_env + book
-    return (f"## Book from a fresh clone ({profile} profile)\n\n"
+    return (f"# Book from a fresh clone ({profile} profile)\n\n"
             f"Command: `.venv/bin/python benchmarks/bench_book.py --fresh-clone --profile {profile}` (commit {head}; "
             f"a fresh `git clone`, then `make env`, `make book`, `make book` again).  \n"
             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; pip's "
