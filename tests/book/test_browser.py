@@ -2,8 +2,8 @@
 
 Each page must load without console errors; every figure has a number, a caption and alt text; no table is wider
 than the content column (a table too wide to wrap scrolls inside its own box); no raw Python repr shows; every
-chapter page has typeset math and cites at least one work that resolves to the bibliography. A screenshot of each
-page (the first screen only for the API reference) is kept under ``_build/test-artefacts/browser/``
+chapter page has typeset math and cites at least one work that resolves to the bibliography. A half-scale screenshot of
+each page (the first screen only for the API reference) is kept under ``_build/test-artefacts/browser/``
 (``MEDEVAL_TEST_ARTEFACTS`` moves it) to look at.
 """
 
