@@ -335,7 +335,7 @@ def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage
     _write_if_changed(stage / "_toc.yml", yaml.safe_dump(toc, sort_keys=False))
     if not solutions and (left := _staged_solutions(stage)):
         raise ChapterExecutionError(f"student edition: {left} still hold a solution directive outside a gated "
-                                    "{solution-start} ... {solution-end} block; gate it (see CONTRIBUTING.md)")
+                                    "{solution-start} ... {solution-end} block; gate it (README, 'Writing an exercise')")
 
     html = build_root / "_build" / "html"
     stamp = build_root / "built.sha256"
