@@ -144,9 +144,9 @@ def test_seeding_makes_torch_deterministic_without_importing_its_compiler():
     assert out.stdout.strip() == "False"
 
 
-def test_peak_memory_counts_the_process_and_its_children_by_pss():
-    """The sampler's figure is this process's PSS plus its children's: a child holding 200 MiB of its own raises
-    it by about that much, and the kernel's rollup agrees with psutil's reading of every mapping."""
+def test_peak_memory_counts_the_process_and_its_childrens_own_pages():
+    """The sampler's figure is this process's RSS plus its children's private pages: a child holding 200 MiB of
+    its own raises it by about that much, and the rollup agrees with psutil's reading of every mapping."""
     import subprocess
     import sys
 
@@ -155,7 +155,7 @@ def test_peak_memory_counts_the_process_and_its_children_by_pss():
     from medeval.runtime.notebook import PeakMemory
 
     me = psutil.Process()
-    assert abs(PeakMemory._pss(me) - me.memory_full_info().pss) < 8 * 2**20
+    assert abs(PeakMemory._footprint(me, root=True) - me.memory_info().rss) < 8 * 2**20
     before = PeakMemory().sample()
     child = subprocess.Popen([sys.executable, "-c", "import sys, time\nb = bytearray(200 * 2**20)\n"
                               "print('ready', flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE, text=True)
@@ -166,3 +166,30 @@ def test_peak_memory_counts_the_process_and_its_children_by_pss():
         child.kill()
         child.wait()
     assert 190 * 2**20 < grown < 260 * 2**20, grown / 2**20
+
+
+def test_peak_memory_does_not_shrink_when_unrelated_processes_map_the_same_libraries():
+    """Processes that are not descendants but load the same libraries (other kernels of a busy test suite) leave
+    the figure as it is; a proportional set size would shrink by the shares they take of the shared pages."""
+    import subprocess
+    import sys
+    import time
+
+    import matplotlib.pyplot  # noqa: F401  (the libraries the unrelated processes map too)
+    import pandas  # noqa: F401
+    import sklearn.linear_model  # noqa: F401
+    import torch  # noqa: F401
+
+    from medeval.runtime.notebook import PeakMemory
+
+    alone = PeakMemory().sample()
+    code = "import torch, numpy, pandas, sklearn.linear_model, matplotlib.pyplot\nimport time\ntime.sleep(20)"
+    # started through a shell that exits at once: the interpreters are orphans, not this process's descendants
+    subprocess.run(["sh", "-c", " ".join(f"'{sys.executable}' -c '{code}' >/dev/null 2>&1 &" for _ in range(3))],
+                   check=True)
+    try:
+        time.sleep(8)  # the three have imported their libraries
+        beside = PeakMemory().sample()
+    finally:
+        subprocess.run(["pkill", "-f", "time.sleep(20)"], check=False)
+    assert beside >= 0.99 * alone, (alone / 2**20, beside / 2**20)

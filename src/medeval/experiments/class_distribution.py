@@ -159,14 +159,14 @@ def study_grid(P: Params) -> list[dict]:
 def warm_up(P: Params) -> None:
     """Build the slides, the patch tables and torch's optimiser machinery in this process before a local process
     pool forks, so that every worker inherits them instead of rebuilding them (seconds per worker)."""
-    import torch
+    from medeval.models.training import load_optimizer_machinery
 
     data = data_config(P)
     H.train_test_slides(data)
     H.training_patches(data)
     if P.data_source == "phantom":
         H.classification_test_sets(data, cls_config(P))
-    torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # imports torch._dynamo once
+    load_optimizer_machinery()
 
 
 def run_study(P: Params, cache_dir=None, camelyon16_cache_dir=None) -> dict:

@@ -183,7 +183,10 @@ def run_experiments(P: Params, *, cache_dir=None) -> dict[str, dict]:
     from pathlib import Path
 
     from medeval.experiments.cifar10_binary import cifar10_run
+    from medeval.models.training import load_optimizer_machinery
     from medeval.runtime.grid import run_grid
+
+    load_optimizer_machinery()  # before the pools fork: the workers share it
 
     def sub(name):
         return None if cache_dir is None else Path(cache_dir) / name

@@ -560,8 +560,10 @@ def chapter_runs(P: Params) -> dict[str, tuple[dict, list[str], bool]]:
 
 def run_experiments(P: Params, *, cache_dir=None) -> dict[str, ProtocolResult]:
     """All trainings of the chapter in one grid (so that local workers stay busy); results per dataset."""
+    from medeval.models.training import load_optimizer_machinery
     from medeval.runtime.grid import run_grid
 
+    load_optimizer_machinery()  # before the pool forks: the workers share it
     runs = chapter_runs(P)
     grids = {name: protocol_grid(P, spec, ops, cv=cv) for name, (spec, ops, cv) in runs.items()}
     flat = [run for g in grids.values() for run in g]

@@ -98,11 +98,12 @@ class PeakMemory:
     """The peak memory of this process and all its descendants together (grid workers included), sampled every
     ``interval`` seconds in a daemon thread; what the resource estimate is checked against.
 
-    Each process counts its proportional set size (PSS: private pages plus its share of pages shared with other
-    processes), so forked grid workers that share the kernel's pages are not counted twice; where PSS is not
-    available (not Linux) the resident set size. On Linux the kernel's own sum (``/proc/<pid>/smaps_rollup``) is
-    read: 3 ms a process instead of the 6 ms of parsing every mapping, which at 0.1 s intervals took a fifth of a
-    core from a chapter's grid.
+    This process counts its resident set (RSS, shared libraries included: what it needs when it runs alone), each
+    descendant only its private pages (a forked grid worker shares the kernel's pages, which are counted once, in
+    the kernel). Neither depends on unrelated processes: the proportional set size (PSS) used before shrank when
+    other programs mapped the same libraries (a kernel with torch: 354 MB alone, 264 MB beside five similar
+    processes), so a run measured in a busy test suite looked smaller than it is. On Linux the kernel's own sums
+    (``/proc/<pid>/smaps_rollup``) are read, 3 ms a process; elsewhere psutil's RSS and USS.
     """
 
     def __init__(self, interval: float = 0.2):
@@ -111,16 +112,20 @@ class PeakMemory:
         self._stop = None
 
     @staticmethod
-    def _pss(proc) -> int:
+    def _footprint(proc, root: bool) -> int:
+        """Bytes ``proc`` adds to the total: its RSS for the root process, its private pages for a descendant."""
         try:
+            fields = {}
             with open(f"/proc/{proc.pid}/smaps_rollup", "rb") as f:
                 for line in f:
-                    if line.startswith(b"Pss:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
+                    name, _, rest = line.partition(b":")
+                    if name in (b"Rss", b"Private_Clean", b"Private_Dirty"):
+                        fields[name] = int(rest.split()[0]) * 1024
+            return fields[b"Rss"] if root else fields[b"Private_Clean"] + fields[b"Private_Dirty"]
+        except (OSError, KeyError):
             pass
         info = proc.memory_full_info()
-        return getattr(info, "pss", info.rss)
+        return info.rss if root else getattr(info, "uss", info.rss)
 
     def sample(self) -> int:
         import psutil
@@ -129,7 +134,7 @@ class PeakMemory:
         total = 0
         for proc in [me, *me.children(recursive=True)]:
             try:
-                total += self._pss(proc)
+                total += self._footprint(proc, root=proc is me)
             except psutil.Error:  # a worker that just exited
                 pass
         self.peak = max(self.peak, total)
