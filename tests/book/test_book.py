@@ -126,3 +126,14 @@ def test_a_kept_run_appears_in_the_re_runs_part_with_its_parameters(smoke_book):
     assert "ex-rerun-hand" not in text and "data-shufflequestions" not in text  # the teaching part stays in the chapter
     assert 'id="rerun-' in text  # its labels are its own, next to the chapter's
     assert "Re-runs" in (html / "intro.html").read_text()
+
+
+def test_api_pages_list_top_level_objects_on_the_page_and_document_every_member(smoke_book):
+    """A module page's *On this page* list stops at its sections and top-level objects (``tocdepth: 2``); the
+    members of its classes are documented on the page all the same."""
+    html, _, _ = smoke_book
+    page = (html / "api" / "medeval.metrics.detection.html").read_text()
+    listed = set(re.findall(r'class="reference internal nav-link" href="#([^"]+)"', page))
+    assert {"medeval.metrics.detection.ImageBoxes", "medeval.metrics.detection.rodeo_harmonic_mean"} <= listed
+    assert not {a for a in listed if a.startswith("medeval.metrics.detection.ImageBoxes.")}, sorted(listed)
+    assert 'id="medeval.metrics.detection.ImageBoxes.from_arrays"' in page

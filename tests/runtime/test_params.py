@@ -144,6 +144,30 @@ def test_seeding_makes_torch_deterministic_without_importing_its_compiler():
     assert out.stdout.strip() == "False"
 
 
+def test_torch_loaded_after_seeding_is_seeded_and_deterministic_there_and_in_forked_workers():
+    """A chapter that never uses torch does not load it; one that imports it after ``setup`` (in the kernel or in a
+    grid worker forked from it) finds it seeded and deterministic before any of its code runs."""
+    import subprocess
+    import sys
+
+    code = ("import sys, multiprocessing as mp\nfrom medeval.runtime.notebook import seed_everything\n"
+            "seed_everything(7)\nassert 'torch' not in sys.modules\n"
+            "def draw(_):\n    import torch\n"
+            "    return torch.rand(3).tolist(), torch.are_deterministic_algorithms_enabled()\n"
+            "with mp.get_context('fork').Pool(1) as pool:\n    in_worker, worker_det = pool.map(draw, [0])[0]\n"
+            "assert 'torch' not in sys.modules\n"
+            "import torch\nfirst = torch.rand(3).tolist()\n"
+            "assert torch.are_deterministic_algorithms_enabled() and worker_det\n"
+            "torch.manual_seed(7)\nassert first == in_worker == torch.rand(3).tolist(), (first, in_worker)\n"
+            "seed_everything(8)\nafter = torch.rand(3).tolist()\n"  # torch already loaded: seeded at once
+            "torch.manual_seed(8)\nassert after == torch.rand(3).tolist()\n"
+            "from medeval.runtime.notebook import _SeedTorchOnImport\n"
+            "print(sum(isinstance(f, _SeedTorchOnImport) for f in sys.meta_path))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "0"  # the hook is gone once torch is loaded, and not installed again
+
+
 def test_peak_memory_counts_the_process_and_its_childrens_own_pages():
     """The sampler's figure is this process's RSS plus its children's private pages: a child holding 200 MiB of
     its own raises it by about that much, and the rollup agrees with psutil's reading of every mapping."""
@@ -168,7 +192,7 @@ def test_peak_memory_counts_the_process_and_its_childrens_own_pages():
     assert 190 * 2**20 < grown < 260 * 2**20, grown / 2**20
 
 
-def test_peak_memory_does_not_shrink_when_unrelated_processes_map_the_same_libraries():
+def test_peak_memory_does_not_shrink_when_unrelated_processes_map_the_same_libraries(tmp_path):
     """Processes that are not descendants but load the same libraries (other kernels of a busy test suite) leave
     the figure as it is; a proportional set size would shrink by the shares they take of the shared pages."""
     import subprocess
@@ -183,12 +207,17 @@ def test_peak_memory_does_not_shrink_when_unrelated_processes_map_the_same_libra
     from medeval.runtime.notebook import PeakMemory
 
     alone = PeakMemory().sample()
-    code = "import torch, numpy, pandas, sklearn.linear_model, matplotlib.pyplot\nimport time\ntime.sleep(20)"
+    ready = tmp_path / "ready"
+    code = ("import torch, numpy, pandas, sklearn.linear_model, matplotlib.pyplot, os, sys, time\n"
+            "open(sys.argv[1] + str(os.getpid()), \"w\").close()\ntime.sleep(20)")
     # started through a shell that exits at once: the interpreters are orphans, not this process's descendants
-    subprocess.run(["sh", "-c", " ".join(f"'{sys.executable}' -c '{code}' >/dev/null 2>&1 &" for _ in range(3))],
-                   check=True)
+    shell = " ".join(f"'{sys.executable}' -c '{code}' '{ready}.' >/dev/null 2>&1 &" for _ in range(3))
+    subprocess.run(["sh", "-c", shell], check=True)
     try:
-        time.sleep(8)  # the three have imported their libraries
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("ready.*"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)  # until the three have imported their libraries
+        assert len(list(tmp_path.glob("ready.*"))) == 3, "the three interpreters did not start"
         beside = PeakMemory().sample()
     finally:
         subprocess.run(["pkill", "-f", "time.sleep(20)"], check=False)

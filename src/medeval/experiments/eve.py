@@ -172,10 +172,11 @@ def make_config(P: Params, **changes) -> dict:
     it, so a changed CSV is never answered with cached results.
     """
     engine = P.engine
-    if engine == "auto":
-        from medeval.models.device import resolve_device
+    if engine == "auto":  # the batched engine on a GPU (device cuda, or auto where one is visible)
+        from medeval.models.cuda import cuda_device_name
 
-        engine = "batched" if resolve_device(P.device).type == "cuda" else "active_set"
+        on_gpu = P.device.startswith("cuda") or (P.device == "auto" and cuda_device_name() is not None)
+        engine = "batched" if on_gpu else "active_set"
     config = {
         "dataset": P.dataset, "adni_csv": P.adni_csv, "effect_size": P.effect_size, "n_features": P.n_features,
         "data_seed": P.seed, "classifier": P.classifier, "engine": engine, "C": P.svm_c, "tol": P.svm_tol,

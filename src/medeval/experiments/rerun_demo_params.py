@@ -28,8 +28,9 @@ class Params(ChapterParams):
 
     # ---- resources: the kernel (numpy, pandas, scipy, matplotlib, scikit-learn) and the grid's workers; each
     # run fits a logistic regression on at most 559 x 30 values, so no term grows with the parameters
-    #: measured: the kernel of a smoke run with its imports (PSS; 429 MiB with max_workers=1, scikit-learn included)
-    base_memory: ClassVar[int] = 400 * MIB
+    #: measured: the kernel of a smoke run with its imports (RSS; 235 MiB with max_workers=1, scikit-learn included;
+    #: torch is not loaded, the page does not use it)
+    base_memory: ClassVar[int] = 240 * MIB
     #: measured: a forked grid worker with scikit-learn loaded, and the kernel pages it comes to own (copy on
     #: write) over a long grid (PSS: 521 MiB for the smoke profile's 16 runs, 644 MiB for full's 6,000 on 2 workers)
     worker_memory: ClassVar[int] = 80 * MIB

@@ -161,14 +161,14 @@ def fit_decision_values(
     on it.
     Returns (decision, n_unconverged).
     """
-    from medeval.models.batched_svm import batched_linear_svm, batched_nearest_centroid
-
     sklearn_jobs(n_jobs)  # refuse a bad n_jobs whichever engine runs
 
     if classifier not in CLASSIFIERS:
         raise ValueError(f"classifier must be one of {CLASSIFIERS}, got {classifier!r}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if classifier == "nearest_centroid" or engine == "batched":  # torch engines (loaded only for them)
+        from medeval.models.batched_svm import batched_linear_svm, batched_nearest_centroid
     if classifier == "nearest_centroid":
         model = batched_nearest_centroid(features, labels, train_mask, subset_index, device=device)
         return model.decision, 0

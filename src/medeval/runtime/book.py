@@ -194,10 +194,19 @@ def _flat_namespace_page(module_name: str) -> str | None:
                       *[f"   {t}" for t in targets], "```", ""])
 
 
+API_PAGE_FRONT_MATTER = "---\ntocdepth: 2\n---\n"
+
+
 def api_pages() -> dict[str, str]:
     """The API reference as MyST pages (``api/<module>.md`` and ``api/index.md``): Sphinx autodoc renders each
     module from its docstrings (formulas and sources included), viewcode links every object to its source, and the
-    index lists the modules per package with autosummary. Chapters link here with ``{func}`` roles."""
+    index lists the modules per package with autosummary. Chapters link here with ``{func}`` roles.
+
+    A module page's table of contents (its *On this page* list, and what the navigation copies of it for every
+    page of the book) stops at the module's sections and top-level objects (``tocdepth: 2``): the members of each
+    class stay documented on the page, unlisted. Listing them too made every page's navigation copy some 3000
+    entries and the whole render 22 % slower (59.6 s against 48.8 s for the smoke book).
+    """
     pages: dict[str, str] = {}
     index = ["(api-reference)=", "# API reference", "",
              "Every function the chapters use, rendered from its docstring: the formula with its source in the paper, "
@@ -207,9 +216,9 @@ def api_pages() -> dict[str, str]:
         index += [f"## {API_TITLES.get(package, package)}", "", "```{eval-rst}", ".. autosummary::", ""]
         index += [f"   {m}" for m in modules] + ["```", ""]
         for m in modules:
-            pages[f"api/{m}.md"] = _flat_namespace_page(m) or "\n".join([
+            pages[f"api/{m}.md"] = API_PAGE_FRONT_MATTER + (_flat_namespace_page(m) or "\n".join([
                 f"# `{m}`", "", "```{eval-rst}", f".. automodule:: {m}", "   :members:", "   :show-inheritance:",
-                "```", ""])
+                "```", ""]))
     pages["api/index.md"] = "\n".join(index)
     return pages
 

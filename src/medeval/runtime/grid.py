@@ -49,11 +49,10 @@ def _code_digest() -> str:
 
 def resolved_device_name() -> str:
     """The device a grid run with ``device="auto"`` computes on: ``cuda:<name>`` or ``cpu``."""
-    try:
-        import torch
-    except ImportError:  # pragma: no cover
-        return "cpu"
-    return f"cuda:{torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "cpu"
+    from medeval.models.cuda import cuda_device_name
+
+    gpu = cuda_device_name()
+    return f"cuda:{gpu}" if gpu else "cpu"
 
 
 def grid_context() -> dict[str, str]:

@@ -38,16 +38,12 @@ def cpu_name() -> str:
 
 def device_name() -> str:
     """The GPU's name when CUDA is available, else the CPU model."""
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            return f"GPU: {torch.cuda.get_device_name(0)}"
-    except ImportError:
-        pass
     import os
 
-    return f"CPU: {cpu_name()} ({os.cpu_count()} cores)"
+    from medeval.models.cuda import cuda_device_name
+
+    gpu = cuda_device_name()
+    return f"GPU: {gpu}" if gpu else f"CPU: {cpu_name()} ({os.cpu_count()} cores)"
 
 
 def _version(dist: str) -> str:
