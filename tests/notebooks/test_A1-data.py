@@ -85,3 +85,10 @@ def test_the_label_set_term_matches_a_measurement(peak_growth):
     assert 0.5 <= measured / estimated <= 2, (measured / 2**20, estimated / 2**20)
 
 
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default"])
+def test_time_estimate_within_factor_two_of_the_recorded_run(profile, recorded_time_within):
+    from medeval.runtime.params import resolve_params
+
+    recorded_time_within("A1-data", profile, resolve_params("A1-data", profile).resource_estimate().seconds)

@@ -56,3 +56,10 @@ def test_a_large_explicit_pool_is_refused_naming_max_workers():
     with pytest.raises(PreflightError, match=r"exceeds the 24.00 GiB available.*lower max_workers"):
         preflight("A2-rerun", params, available=24 * GIB)
     preflight("A2-rerun", resolve_params("A2-rerun", "full"), available=24 * GIB)
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default"])
+def test_time_estimate_within_factor_two_of_the_recorded_run(profile, recorded_time_within):
+    from medeval.runtime.params import resolve_params
+
+    recorded_time_within("A2-rerun", profile, resolve_params("A2-rerun", profile).resource_estimate().seconds)
