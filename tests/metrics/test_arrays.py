@@ -33,11 +33,35 @@ def test_a_tensor_requiring_grad_is_detached():
     assert to_numpy(torch.tensor([1, 0], dtype=torch.bool)).dtype == bool
 
 
+def test_low_precision_float_tensors_are_widened_exactly():
+    """bfloat16 (what mixed-precision training on a GPU produces) and the float8 types have no numpy dtype; they
+    arrive as float32 holding the same values, and a metric gives the float32 tensor's result."""
+    torch = pytest.importorskip("torch")
+    from medeval.metrics import roc_auc
+
+    scores = torch.tensor([0.1, 0.35, 0.4, 0.8, 0.9, 0.05])
+    labels = torch.tensor([0, 0, 1, 1, 1, 0])
+    for dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+        low = scores.to(dtype)
+        out = to_numpy(low)
+        assert out.dtype == np.float32
+        np.testing.assert_array_equal(out, low.float().numpy())
+        assert roc_auc(labels, low) == roc_auc(labels, low.float())
+    assert to_numpy(scores.half()).dtype == np.float16  # numpy has float16: kept as it is
+
+
 class _DeviceTensor:
     """A stand-in for a CUDA tensor: numpy can read it only after ``.cpu()``."""
 
     def __init__(self, values, on_host=False):
         self.values, self.on_host = np.asarray(values), on_host
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    def is_floating_point(self):
+        return self.values.dtype.kind == "f"
 
     def detach(self):
         return self

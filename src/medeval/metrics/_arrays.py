@@ -29,8 +29,10 @@ def to_numpy(x, dtype=None) -> np.ndarray:
 
     A torch tensor (CPU or CUDA, with or without ``requires_grad``) is detached and copied to the host first
     (``x.detach().cpu().numpy()``; a CPU tensor's memory is shared, not copied, as ``np.asarray`` shares an
-    array's); anything else goes to ``np.asarray(x, dtype=dtype)``, so a numpy array of the right dtype is
-    returned as it is. Validating the result (shape, dtype, values) is the caller's job.
+    array's). A floating-point tensor of a type numpy has no dtype for (bfloat16, which mixed-precision training
+    on a GPU produces, and the float8 types) is widened to float32 first, which holds its values exactly.
+    Anything else goes to ``np.asarray(x, dtype=dtype)``, so a numpy array of the right dtype is returned as it
+    is. Validating the result (shape, dtype, values) is the caller's job.
 
     Examples
     --------
@@ -42,5 +44,8 @@ def to_numpy(x, dtype=None) -> np.ndarray:
     True
     """
     if is_tensor(x):
-        x = x.detach().cpu().numpy()
+        x = x.detach().cpu()
+        if x.is_floating_point() and x.dtype.itemsize <= 2 and str(x.dtype) != "torch.float16":
+            x = x.float()
+        x = x.numpy()
     return np.asarray(x, dtype=dtype)
