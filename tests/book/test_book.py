@@ -137,3 +137,22 @@ def test_api_pages_list_top_level_objects_on_the_page_and_document_every_member(
     assert {"medeval.metrics.detection.ImageBoxes", "medeval.metrics.detection.rodeo_harmonic_mean"} <= listed
     assert not {a for a in listed if a.startswith("medeval.metrics.detection.ImageBoxes.")}, sorted(listed)
     assert 'id="medeval.metrics.detection.ImageBoxes.from_arrays"' in page
+
+
+def _sidebar_links(page: str) -> list[str]:
+    nav = page[page.index('<nav class="bd-links bd-docs-nav"'):]
+    return re.findall(r'<a class="reference internal" href="([^"#]+)"', nav[:nav.index("</nav>")])
+
+
+def test_the_sidebar_lists_the_api_modules_only_on_the_api_pages(smoke_book):
+    """Every page's sidebar lists the chapters, the appendices and the API reference; the 83 module pages are
+    listed under the API reference on its own pages only (``collapse_navbar``), where each is one click away."""
+    html, _, _ = smoke_book
+    modules = sorted(p.name for p in (html / "api").glob("medeval.*.html"))
+    assert len(modules) > 50
+    chapter = _sidebar_links((html / "chapters" / "01-mil-stability.html").read_text())
+    assert "02-rodeo.html" in chapter and "../api/index.html" in chapter and "../appendix/A1-data.html" in chapter
+    assert not [link for link in chapter if "/api/medeval." in link], chapter
+    api = {link.removeprefix("./") for link in _sidebar_links((html / "api" / "index.html").read_text())}
+    assert set(modules) <= api, sorted(set(modules) - api)
+    assert "../chapters/01-mil-stability.html" in api

@@ -23,6 +23,7 @@ SMALL_4A = {
     "base_channels": 4, "depth": 1, "epochs": 1, "n_runs": 2, "n_preliminary_runs": 1, "tile_sizes": [1, 16, 96],
     "evaluation_tile": 96, "cls_base_channels": 4, "cls_n_blocks": 2, "cls_epochs": 1, "cls_unit_cap": 20,
     "cls_runs": 2, "device": "cpu",
+    "hypothesis_experiments": ["E2.a", "E2.b"],  # the phantom segmentation study: all 11 run in the smoke book
 }
 SMALL_4B = {
     "n_trials": 2, "n_cifar_trials": 2, "cifar_model": "small_cnn", "cifar_max_epochs": 2, "cls_base_channels": 4,

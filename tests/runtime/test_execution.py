@@ -210,6 +210,42 @@ def test_local_data_digest_follows_the_data_files(tmp_path, monkeypatch):
     assert cache_key(chapter, "full", {})[0] != key_now
 
 
+def test_environment_digest_follows_installs_upgrades_and_removals(tmp_path, monkeypatch):
+    """The digest is kept while the folders on sys.path are unchanged, and follows every install, upgrade and
+    removal of a distribution (each adds or removes a *.dist-info folder, which changes its folder's mtime)."""
+    import os
+
+    from medeval.runtime.cache_keys import environment_digest
+
+    def set_mtime(seconds):  # what the file system does when a folder gains or loses an entry
+        os.utime(tmp_path, ns=(seconds * 10**9, seconds * 10**9))
+
+    def install(version):
+        info = tmp_path / f"medeval_probe-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: medeval-probe\nVersion: {version}\n")
+        return info
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    set_mtime(1_000)
+    before = environment_digest()
+    assert environment_digest() == before
+    v1 = install("1.0")
+    set_mtime(1_001)
+    installed = environment_digest()
+    assert installed != before
+    shutil.rmtree(v1)
+    install("2.0")
+    set_mtime(1_002)
+    upgraded = environment_digest()
+    assert upgraded not in (before, installed)
+    shutil.rmtree(tmp_path / "medeval_probe-2.0.dist-info")
+    set_mtime(1_003)
+    assert environment_digest() == before
+    monkeypatch.undo()  # sys.path as it was: the first folder is gone again
+    assert environment_digest() == before
+
+
 def test_timings_are_recorded_per_profile_and_read_back(tmp_path, monkeypatch):
     monkeypatch.setattr(execution, "timings_file", lambda: tmp_path / "results" / "timings.json")
     assert execution.recorded_timings("A2-rerun") == {}
