@@ -63,3 +63,22 @@ def test_time_estimate_within_factor_two_of_the_recorded_run(profile, recorded_t
     from medeval.runtime.params import resolve_params
 
     recorded_time_within("A2-rerun", profile, resolve_params("A2-rerun", profile).resource_estimate().seconds)
+
+
+def test_wdbc_is_read_once_read_only_and_fits_as_freshly_loaded_data():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = rerun_demo.wdbc()
+    assert rerun_demo.wdbc()[0] is x and x.shape == (rerun_demo.WDBC_CASES, 30)
+    assert not x.flags.writeable and not y.flags.writeable
+    fresh_x, fresh_y = load_breast_cancer(return_X_y=True)
+    for test_size, repeat in ((20, 0), (160, 3)):
+        state = np.random.SeedSequence([1, test_size, repeat]).generate_state(1)[0]
+        x_tr, x_te, y_tr, y_te = train_test_split(fresh_x, fresh_y, test_size=test_size, stratify=fresh_y,
+                                                  random_state=state)
+        model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(x_tr, y_tr)
+        assert rerun_demo.holdout_accuracy(test_size, repeat, 1, 1.0)["accuracy"] == model.score(x_te, y_te)
