@@ -97,6 +97,9 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
     return params
 
 
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 class PeakMemory:
     """The peak memory of this process and all its descendants together (grid workers included), sampled every
     ``interval`` seconds in a daemon thread; what the resource estimate is checked against.
@@ -106,7 +109,9 @@ class PeakMemory:
     the kernel). Neither depends on unrelated processes: the proportional set size (PSS) used before shrank when
     other programs mapped the same libraries (a kernel with torch: 354 MB alone, 264 MB beside five similar
     processes), so a run measured in a busy test suite looked smaller than it is. On Linux the kernel's own sums
-    (``/proc/<pid>/smaps_rollup``) are read, 3 ms a process; elsewhere psutil's RSS and USS.
+    (``/proc/<pid>/smaps_rollup``, a walk of the page tables: 3 ms a process) are read for the descendants, and
+    the resident count in ``/proc/<pid>/statm`` (0.05 ms, the same figure) for this process, which is sampled
+    whether or not it has workers; elsewhere psutil's RSS and USS.
     """
 
     def __init__(self, interval: float = 0.2):
@@ -118,6 +123,9 @@ class PeakMemory:
     def _footprint(proc, root: bool) -> int:
         """Bytes ``proc`` adds to the total: its RSS for the root process, its private pages for a descendant."""
         try:
+            if root:
+                with open(f"/proc/{proc.pid}/statm", "rb") as f:
+                    return int(f.read().split()[1]) * _PAGE_BYTES
             fields = {}
             with open(f"/proc/{proc.pid}/smaps_rollup", "rb") as f:
                 for line in f:
