@@ -225,3 +225,20 @@ def test_peak_memory_does_not_shrink_when_unrelated_processes_map_the_same_libra
     finally:
         subprocess.run(["pkill", "-f", "time.sleep(20)"], check=False)
     assert beside >= 0.99 * alone, (alone / 2**20, beside / 2**20)
+
+
+def test_yaml_files_read_alike_with_the_c_parser_and_pyyaml():
+    """The parameter files, the manifest, the book's table of contents and ``--set`` values read the same through
+    libyaml's parser (what medeval uses where PyYAML has it) as through PyYAML's own."""
+    import yaml
+
+    from medeval import _yaml
+    from medeval.runtime.paths import project_root
+
+    root = project_root()
+    assert _yaml.SafeLoader is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    files = [*sorted((root / "params").glob("*.yaml")), root / "data_manifest.yaml", root / "book" / "_toc.yml"]
+    for path in files:
+        assert _yaml.safe_load(path.read_text()) == yaml.safe_load(path.read_text()), path
+    for value in ("3", "0.5", "1e-3", "true", "null", "[a, 1]", "{k: v}", "'0.10'", "2026-11-26", "~", "0o17"):
+        assert _yaml.safe_load(value) == yaml.safe_load(value), value

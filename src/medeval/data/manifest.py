@@ -41,8 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from medeval import _yaml
 
 __all__ = [
     "ACCESS_KINDS",
@@ -248,7 +249,7 @@ def shipped_path(dataset_id: str, index: int = 0) -> Path:
 @functools.lru_cache(maxsize=4)
 def _load_manifest_cached(path: str, mtime_ns: int) -> Manifest:
     with open(path, encoding="utf-8") as fh:
-        raw = yaml.safe_load(fh)
+        raw = _yaml.safe_load(fh)
     return Manifest.model_validate(raw)
 
 

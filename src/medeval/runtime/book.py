@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from medeval import _yaml
 from medeval.runtime.cache_keys import digest_files, source_digest
 from medeval.runtime.execution import ChapterExecutionError, ExecutionResult, run_chapter
 from medeval.runtime.params import (
@@ -340,7 +341,7 @@ def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage
     wanted.add(stage / "_toc.yml")
     for stale in [p for p in stage.rglob("*") if p.is_file() and p not in wanted]:
         stale.unlink()  # before the table of contents is made: a glob must not count a page that is going away
-    toc = _toc_without_empty_globs(yaml.safe_load((book / "_toc.yml").read_text()), stage)
+    toc = _toc_without_empty_globs(_yaml.safe_load((book / "_toc.yml").read_text()), stage)
     _write_if_changed(stage / "_toc.yml", yaml.safe_dump(toc, sort_keys=False))
     if not solutions and (left := _staged_solutions(stage)):
         raise ChapterExecutionError(f"student edition: {left} still hold a solution directive outside a gated "

@@ -15,8 +15,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-import yaml
-
+from medeval import _yaml
 from medeval.data.manifest import file_hash
 from medeval.runtime.params import (
     Chapter,
@@ -98,7 +97,7 @@ def manifest_entries(dataset_ids: tuple[str, ...], root: Path | None = None) -> 
     manifest_path = root / "data_manifest.yaml"
     if not manifest_path.exists():
         raise ParameterError(f"{manifest_path} is missing; chapters read datasets {list(dataset_ids)} from it")
-    manifest = yaml.safe_load(manifest_path.read_text()) or {}
+    manifest = _yaml.safe_load(manifest_path.read_text()) or {}
     entries = manifest.get("datasets", manifest)
     by_id = {e["id"]: e for e in entries} if isinstance(entries, list) else entries
     unknown = [d for d in dataset_ids if d not in by_id]

@@ -21,6 +21,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 
+from medeval import _yaml
 from medeval.runtime.paths import project_root
 
 PROFILES = ("smoke", "default", "gpu", "full")
@@ -233,7 +234,7 @@ class Chapter:
 
 
 def load_chapter(path: Path) -> Chapter:
-    raw = yaml.safe_load(path.read_text()) or {}
+    raw = _yaml.safe_load(path.read_text()) or {}
     required = ("title", "notebook", "schema", "profiles")
     missing = [k for k in required if k not in raw]
     if missing:
@@ -406,7 +407,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     if not sep or not key.strip():
         raise ParameterError(f"--set expects key=value, got {text!r}")
     try:
-        parsed = yaml.safe_load(value)
+        parsed = _yaml.safe_load(value)
     except yaml.YAMLError as exc:
         raise ParameterError(f"--set {key}: cannot read value {value!r}: {exc}") from None
     return key.strip(), parsed
