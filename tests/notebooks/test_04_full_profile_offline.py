@@ -19,7 +19,7 @@ from medeval.runtime.params import PreflightError
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
 SMALL_4A = {
-    "slide_size": 768, "n_train_slides": 4, "n_test_slides": 1, "unit_cap": 12, "preliminary_fraction": 0.2,
+    "slide_size": 768, "n_train_slides": 3, "n_test_slides": 1, "unit_cap": 12, "preliminary_fraction": 0.2,
     "base_channels": 4, "depth": 1, "epochs": 1, "n_runs": 2, "n_preliminary_runs": 1, "tile_sizes": [1, 16, 96],
     "evaluation_tile": 96, "cls_base_channels": 4, "cls_n_blocks": 2, "cls_epochs": 1, "cls_unit_cap": 20,
     "cls_runs": 2, "device": "cpu",

@@ -52,6 +52,9 @@ def source_digest(root: Path | None = None) -> str:
     return h.hexdigest()
 
 
+_ENVIRONMENT_DIGEST: tuple[tuple, str] | None = None  # (the sys.path folders' state, the digest) last computed
+
+
 def environment_digest() -> str:
     """Hash of ``name==version`` of every installed distribution (the locked environment).
 
@@ -73,9 +76,6 @@ def environment_digest() -> str:
     digest = hashlib.sha256("\n".join(sorted(pins)).encode()).hexdigest()
     _ENVIRONMENT_DIGEST = (state, digest)
     return digest
-
-
-_ENVIRONMENT_DIGEST: tuple[tuple, str] | None = None
 
 
 def _path_folders_state() -> tuple:
