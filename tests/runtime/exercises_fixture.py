@@ -5,7 +5,8 @@
 
 # %% tags=["exercise-setup"]
 import numpy as np
-from sklearn.metrics import roc_auc_score
+
+from medeval.metrics.curves import roc_auc
 
 # %% [markdown]
 # ```{exercise} AUC by hand
@@ -28,7 +29,7 @@ ex_hand_auc = 3 / 4
 ex_hand_auc
 
 # %% tags=["remove-cell", "check"]
-assert np.isclose(ex_hand_auc, roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])), "not the AUC"
+assert np.isclose(ex_hand_auc, roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])), "not the AUC"
 
 # %% [markdown]
 # ```{solution-end}
@@ -58,7 +59,7 @@ def ex_auc(y, s):
 assert np.isclose(ex_auc([0, 1], [0.2, 0.9]), 1.0)
 
 # %% tags=["remove-cell", "check"]
-assert np.isclose(ex_auc([0, 1, 0, 1], [0.5, 0.5, 0.1, 0.9]), roc_auc_score([0, 1, 0, 1], [0.5, 0.5, 0.1, 0.9]))
+assert np.isclose(ex_auc([0, 1, 0, 1], [0.5, 0.5, 0.1, 0.9]), roc_auc([0, 1, 0, 1], [0.5, 0.5, 0.1, 0.9]))
 
 # %% [markdown]
 # ```{solution-end}
@@ -79,7 +80,7 @@ assert np.isclose(ex_auc([0, 1, 0, 1], [0.5, 0.5, 0.1, 0.9]), roc_auc_score([0, 
 # Every positive now outranks every negative: the AUC is 1.
 
 # %% tags=["solution"]
-ex_shifted_auc = roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.65, 1.1])
+ex_shifted_auc = roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.65, 1.1])
 
 # %% tags=["remove-cell", "check"]
 assert ex_shifted_auc == 1.0, "the shifted positives all outrank the negatives"

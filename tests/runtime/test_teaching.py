@@ -42,7 +42,7 @@ def test_the_fixture_is_read_as_four_exercises():
     assert [e.autograded for e in ex.exercises] == [True, True, True, False]
     assert ex.exercises[0].explanation == "Three of four pairs are ordered: 0.75."
     assert ex.exercises[3].explanation == "Model answer here."
-    assert "roc_auc_score" in ex.setup_cells[0]
+    assert "from medeval.metrics.curves import roc_auc" in ex.setup_cells[0]
 
 
 @pytest.mark.parametrize("edit, message", [
