@@ -126,14 +126,14 @@ class PeakMemory:
             if root:
                 with open(f"/proc/{proc.pid}/statm", "rb") as f:
                     return int(f.read().split()[1]) * _PAGE_BYTES
-            fields = {}
+            private = 0
             with open(f"/proc/{proc.pid}/smaps_rollup", "rb") as f:
                 for line in f:
                     name, _, rest = line.partition(b":")
-                    if name in (b"Rss", b"Private_Clean", b"Private_Dirty"):
-                        fields[name] = int(rest.split()[0]) * 1024
-            return fields[b"Rss"] if root else fields[b"Private_Clean"] + fields[b"Private_Dirty"]
-        except (OSError, KeyError):
+                    if name in (b"Private_Clean", b"Private_Dirty"):
+                        private += int(rest.split()[0]) * 1024
+            return private
+        except OSError:
             pass
         info = proc.memory_full_info()
         return info.rss if root else getattr(info, "uss", info.rss)
