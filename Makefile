@@ -12,7 +12,7 @@ USER_ID ?= $(shell id -u)
 LAB_ROOT := $(if $(filter 0,$(USER_ID)),--allow-root,)
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: book test fuzz lab student clean distclean env
+.PHONY: book test fuzz lab student clean distclean env verify reference calibrate robustness
 
 $(BIN)/medeval: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,22 @@ book: env
 
 test: env
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Same numbers on any machine: `make verify` compares this build (PROFILE) with results/reference/<profile>.json and
+# fails on a changed verdict or number. The other three write committed files, on purpose only, from builds made
+# on the reference machine; review their diffs like code.
+verify: env
+	$(BIN)/medeval verify --profile $(PROFILE)
+
+reference: env
+	$(BIN)/medeval verify --profile $(PROFILE) --update
+
+calibrate: env
+	$(BIN)/medeval calibrate --profile smoke --profile default
+
+SEEDS ?= 5
+robustness: env
+	$(BIN)/medeval robustness all --seeds $(SEEDS) --profile $(PROFILE) --update
 
 # The executed parameter fuzz: FUZZ_EXAMPLES draws per chapter from the `fuzz:` bounds of params/*.yaml, each run
 # under the smoke profile (refused before compute, or run to completion); statistics in _build/fuzz/<chapter>.json.

@@ -1,5 +1,5 @@
-"""Command line: ``medeval book | run | runs | compare | params | chapters | new-chapter | data | cache | student
-| grade``."""
+"""Command line: ``medeval book | run | runs | compare | verify | robustness | calibrate | params | chapters |
+new-chapter | data | cache | student | grade``."""
 
 from __future__ import annotations
 
@@ -46,6 +46,27 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("run_b", metavar="RUN_B")
     compare.add_argument("--markdown", metavar="PATH", help="also write the report as Markdown")
     compare.add_argument("--html", metavar="PATH", help="also write the report as HTML")
+
+    verify = sub.add_parser("verify", help="compare this build's recorded results with the committed reference "
+                                           "(exit 1 when a verdict or a number beyond tolerance differs)")
+    verify.add_argument("--profile", default="default", help=f"one of {', '.join(PROFILES)} (default: default)")
+    verify.add_argument("--update", action="store_true",
+                        help="write results/reference/<profile>.json from this build instead (review its diff)")
+
+    robust = sub.add_parser("robustness", help="re-run chapters under K master seeds and count each claim's verdicts")
+    robust.add_argument("chapters", nargs="+", metavar="CHAPTER", help="chapter ids, or 'all'")
+    robust.add_argument("--seeds", type=int, default=5, help="number of master seeds (default 5)")
+    robust.add_argument("--profile", default="default", help=f"one of {', '.join(PROFILES)} (default: default)")
+    robust.add_argument("--scheduler", default=None, help="Dask scheduler address: one chapter run per task")
+    robust.add_argument("--workers", type=int, default=1,
+                        help="local chapter runs at once (default 1: each run already uses every core)")
+    robust.add_argument("--update", action="store_true",
+                        help="write the committed record results/robustness/<profile>.json (else _runs/robustness/)")
+
+    calibrate = sub.add_parser("calibrate", help="write results/timings.json from this machine's measured runs "
+                                                 "(the committed reference machine; run on purpose)")
+    calibrate.add_argument("--profile", dest="profiles", action="append", default=None,
+                           help="profile to take from this machine (repeatable; default: smoke and default)")
 
     params = sub.add_parser("params", help="print a chapter's parameter schema: ranges, defaults, help")
     params.add_argument("chapter")
@@ -111,6 +132,34 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "cache":
             return _cache(args)
+        if args.command == "verify":
+            return _verify(args)
+        if args.command == "calibrate":
+            from medeval.runtime.calibration import CalibrationError, calibrate
+
+            profiles = args.profiles or ["smoke", "default"]
+            bad = [p for p in profiles if p not in PROFILES]
+            if bad:
+                raise ParameterError(f"unknown profile(s) {bad}; valid profiles: {', '.join(PROFILES)}")
+            try:
+                calibrate(profiles)
+            except CalibrationError as exc:
+                print(f"medeval: error: {exc}", file=sys.stderr)
+                return 1
+            return 0
+        if args.command == "robustness":
+            from medeval.runtime.robustness import robustness
+
+            if args.profile not in PROFILES:
+                raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+            if args.workers < 1:
+                raise ParameterError(f"--workers must be >= 1, got {args.workers}")
+            ids = list(chapters()) if args.chapters == ["all"] else args.chapters
+            _terminate_as_interrupt()
+            path = robustness(ids, args.profile, args.seeds, scheduler=args.scheduler, max_workers=args.workers,
+                              update=args.update)
+            print(path)
+            return 0
         if args.command in ("runs", "compare"):
             return _runs(args)
         if args.command in ("student", "grade"):
@@ -192,6 +241,28 @@ def _runs(args) -> int:
         return 0
     print(runs.runs_table(rows))
     return 0
+
+
+def _verify(args) -> int:
+    from medeval.runtime import reference
+
+    if args.profile not in PROFILES:
+        raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+    results = reference.current_results(args.profile)
+    if args.update:
+        missing = [c for c, r in results.items() if r is None]
+        if missing:
+            raise ParameterError(f"no run of the current code for {missing}; `medeval book --profile "
+                                 f"{args.profile}` first")
+        print(f"wrote {reference.write_reference(results, args.profile)}")
+        return 0
+    try:
+        ref = reference.load_reference(args.profile)
+    except (FileNotFoundError, ValueError) as exc:
+        raise ParameterError(str(exc)) from None
+    report = reference.verify(results, ref)
+    print(report.to_text())
+    return 1 if report.failed else 0
 
 
 def _cache(args) -> int:

@@ -119,3 +119,89 @@ def test_sample_size_formulas_match_known_values():
     # r = 0.3, one-sided: ((1.645 + 0.842) / atanh 0.3)^2 + 3 = 67.1 -> 68
     assert C.correlation_n_for_power(0.3) == 68
     assert C.one_sample_n_for_power(0.5) in (26, 27)
+
+
+# ---- every rule family under a simulated null: false [Re] and false [¬Re] at most α (within Monte Carlo error) ----
+
+NULL_DRAWS = 2000
+
+
+def _rates(decisions) -> tuple[float, float]:
+    verdicts = [d.verdict for d in decisions]
+    return verdicts.count("[Re]") / len(verdicts), verdicts.count("[¬Re]") / len(verdicts)
+
+
+def _bound(alpha: float = C.DEFAULT_ALPHA, draws: int = NULL_DRAWS) -> float:
+    return alpha + 3 * (alpha * (1 - alpha) / draws) ** 0.5
+
+
+@pytest.mark.claim
+@pytest.mark.parametrize("n", [3, 10])
+def test_null_calibration_of_the_difference_and_paired_rules(n):
+    rng = np.random.default_rng(n)
+    diff = [C.decide_difference(rng.normal(0, 1, n), rng.normal(0, 1, n), direction="greater")
+            for _ in range(NULL_DRAWS)]
+    paired = [C.decide_paired(rng.normal(0, 1, n), direction="less") for _ in range(NULL_DRAWS)]
+    for decisions in (diff, paired):
+        false_re, false_not_re = _rates(decisions)
+        assert false_re <= _bound() and false_not_re <= _bound(), (false_re, false_not_re)
+
+
+@pytest.mark.claim
+def test_null_calibration_of_the_trend_and_proportion_rules():
+    rng = np.random.default_rng(7)
+    x = np.arange(6)
+    trend = [C.decide_trend(x, rng.normal(0, 1, 6), direction="greater") for _ in range(NULL_DRAWS)]
+    shares = [C.decide_proportions(int(rng.binomial(40, 0.3)), 40, int(rng.binomial(40, 0.3)), 40,
+                                   direction="greater") for _ in range(NULL_DRAWS)]
+    for decisions in (trend, shares):
+        false_re, false_not_re = _rates(decisions)
+        assert false_re <= _bound() and false_not_re <= _bound(), (false_re, false_not_re)
+
+
+@pytest.mark.claim
+@pytest.mark.parametrize("parts", [2, 6, 11])
+def test_null_calibration_of_combine_holds_across_its_parts(parts):
+    """k parts under the null: without a correction any of k parts contradicting gives 1 − 0.95^k false [¬Re]
+    (43 % at k = 11, as in ch1 ss-above-apj); Holm keeps the row at α."""
+    rng = np.random.default_rng(parts)
+    draws = 600
+    rows = [C.combine([C.decide_difference(rng.normal(0, 1, 4), rng.normal(0, 1, 4), direction="greater")
+                       for _ in range(parts)]) for _ in range(draws)]
+    false_re, false_not_re = _rates(rows)
+    assert false_re <= _bound(draws=draws) and false_not_re <= _bound(draws=draws), (false_re, false_not_re)
+    assert f"{parts} parts" in rows[0].test or parts == 1
+
+
+def test_combine_still_contradicts_on_a_strong_part_and_on_an_exact_one():
+    strong = C.decide_difference([0.1, 0.12, 0.11, 0.13], [0.9, 0.91, 0.92, 0.9], direction="greater")
+    weak = [C.decide_difference([0.5, 0.6, 0.55], [0.52, 0.58, 0.57], direction="greater") for _ in range(5)]
+    assert strong.verdict == "[¬Re]" and strong.p_against < 0.001
+    assert C.combine([strong, *weak]).verdict == "[¬Re]"
+    exact = C.decide_tolerance(0.2, 0.1, tolerance=0.01)
+    assert C.combine([exact, *weak]).verdict == "[¬Re]"  # no test, no correction: an exact miss is a miss
+    borderline = C.Decision("[¬Re]", "t", p_against=0.03, reason="r")
+    demoted = C.combine([borderline, C.Decision("[Re]", "t", p_against=0.9)])
+    assert demoted.verdict == "[~]" and "Holm" in demoted.reason
+
+
+def test_constant_groups_and_constant_differences_never_decide_by_sign():
+    """[1.0, 1.0] vs [0.999, 0.999] is a ceiling, not evidence: no spread, no test, [~] with the lean."""
+    d = C.decide_difference([1.0, 1.0], [0.999, 0.999], direction="greater")
+    assert d.verdict == "[~]" and "leans towards the claim" in d.reason and "no spread" in d.effect
+    assert C.decide_difference([0.5, 0.5], [0.9, 0.9], direction="greater").verdict == "[~]"
+    p = C.decide_paired([0.01, 0.01, 0.01], direction="less")
+    assert p.verdict == "[~]" and "leans against the claim" in p.reason
+
+
+def test_an_undecided_row_says_which_way_it_leans_and_the_n_for_a_stated_effect():
+    towards = C.decide_difference([0.80, 0.86, 0.83], [0.78, 0.84, 0.79], direction="greater")
+    assert towards.verdict == "[~]" and towards.reason.startswith("leans towards the claim")
+    against = C.decide_difference([0.78, 0.84, 0.79], [0.80, 0.86, 0.83], direction="greater")
+    assert against.reason.startswith("leans against the claim")
+    flat = C.decide_difference([0.5, 0.6, 0.4, 0.55], [0.5, 0.61, 0.4, 0.54], direction="greater")
+    assert flat.reason.startswith("no effect seen")
+    # the n is for the stated effect (d = 0.5), the same whatever was observed
+    assert towards.needed_n == against.needed_n == C.two_sample_n_for_power(0.5) and "d = 0.50" in towards.reason
+    big = C.decide_difference([0.5, 0.6, 0.4], [0.5, 0.61, 0.4], direction="greater", effect_of_interest=1.0)
+    assert big.needed_n == C.two_sample_n_for_power(1.0) < towards.needed_n

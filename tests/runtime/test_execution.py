@@ -157,12 +157,12 @@ def test_claim_scorecard_totals_equal_the_sum_of_the_chapters_rows():
                                       _claim_row(3, "[¬Re]", "exact")])
     b = _result("02-rodeo", [_claim_row(1, "[n/a]", "real"), _claim_row(2, "[Re]", "exact")])
     totals = book.scorecard_totals([a, b])
-    assert totals["verdict"] == {"[Re]": 2, "[¬Re]": 1, "[~]": 1, "[n/a]": 1}
-    assert totals["basis:exact"] == {"[Re]": 1, "[¬Re]": 1, "[~]": 0, "[n/a]": 0}
+    assert totals["verdict"] == {"[Re]": 2, "[¬Re]": 1, "[~]": 1, "[n/a]": 1, "seed-sensitive": 0}
+    assert totals["basis:exact"] == {"[Re]": 1, "[¬Re]": 1, "[~]": 0, "[n/a]": 0, "seed-sensitive": 0}
     assert sum(sum(v.values()) for k, v in totals.items() if k.startswith("basis:")) == 5
     card = book.scorecard_markdown([a, b])
-    assert "| **all claims** | 2 | 1 | 1 | 1 | 5 |" in card
-    assert "| basis *phantom* | 1 | 0 | 1 | 0 | 2 |" in card
+    assert "| **all claims** | 2 | 1 | 1 | 1 | 0 | 5 |" in card
+    assert "| basis *phantom* | 1 | 0 | 1 | 0 | 0 | 2 |" in card
 
 
 def test_paper_vs_us_refuses_rows_outside_the_vocabulary(monkeypatch, tmp_path):
@@ -244,19 +244,6 @@ def test_environment_digest_follows_installs_upgrades_and_removals(tmp_path, mon
     assert environment_digest() == before
     monkeypatch.undo()  # sys.path as it was: the first folder is gone again
     assert environment_digest() == before
-
-
-def test_timings_are_recorded_per_profile_and_read_back(tmp_path, monkeypatch):
-    monkeypatch.setattr(execution, "timings_file", lambda: tmp_path / "results" / "timings.json")
-    assert execution.recorded_timings("A2-rerun") == {}
-    meta = {"wall_time_s": 12.3, "started": "2026-11-23T17:00:00",
-            "provenance": {"device": "CPU: test", "git_commit": "0123456789abcdef"}}
-    execution.record_timing("A2-rerun", "smoke", meta)
-    execution.record_timing("A2-rerun", "default", {**meta, "wall_time_s": 40.0})
-    got = execution.recorded_timings("A2-rerun")
-    assert got["smoke"]["wall_time_s"] == 12.3 and got["default"]["wall_time_s"] == 40.0
-    assert got["smoke"]["git_commit"] == "0123456789ab" and got["smoke"]["device"] == "CPU: test"
-    assert execution.recorded_timings("01-mil-stability") == {}
 
 
 @pytest.mark.slow

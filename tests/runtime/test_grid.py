@@ -111,6 +111,7 @@ def test_pool_workers_get_their_share_of_the_cores_as_threads(monkeypatch, worke
     import medeval.runtime.grid as grid_module
 
     monkeypatch.setattr(grid_module.os, "cpu_count", lambda: 4)
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "native")  # pinned numerics give every worker one thread (below)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(var, "4")
     before = torch.get_num_threads()
@@ -124,3 +125,25 @@ def test_pool_workers_get_their_share_of_the_cores_as_threads(monkeypatch, worke
     for s in seen:
         assert s["torch"] == expected and s["omp"] == str(expected), s
         assert s["pools"] and set(s["pools"].values()) == {expected}, s
+
+
+def test_pinned_numerics_give_every_pool_worker_one_thread_whatever_the_cores(monkeypatch):
+    """Pinned numerics (the default): a reduction's order must not follow the machine's cores, so each worker
+    computes with one BLAS, OpenMP and torch thread even where its share of the cores is larger."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    import medeval.runtime.grid as grid_module
+
+    monkeypatch.setattr(grid_module.os, "cpu_count", lambda: 8)
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "pinned")
+    before = torch.get_num_threads()
+    try:
+        with threadpool_limits(limits=4):
+            torch.set_num_threads(4)
+            seen = run_grid(worker_threads, [{"x": x} for x in range(2)], max_workers=2)
+    finally:
+        torch.set_num_threads(before)
+    for s in seen:
+        assert s["torch"] == 1 and s["omp"] == "1", s
+        assert set(s["pools"].values()) == {1}, s

@@ -73,6 +73,8 @@ class Decision:
     reason: str = ""
     p_value: float | None = None
     needed_n: int | None = None
+    #: the one-sided p-value against the claim, where a test gave one (what :func:`combine` corrects for parts)
+    p_against: float | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -254,10 +256,31 @@ def correlation_n_for_power(r: float, alpha: float = DEFAULT_ALPHA, power: float
     return int(math.ceil(((stats.norm.ppf(1 - alpha) + stats.norm.ppf(power)) / math.atanh(r)) ** 2 + 3))
 
 
-def _needed(n_needed: int | None, unit: str) -> str:
+#: the smallest effects of interest for which an undecided row states the n that would detect them (power 0.8):
+#: a standardised mean difference (Cohen's d), a correlation, and Cohen's h for two shares. Rules that know the
+#: paper's own effect pass it instead; the observed effect is never used (post-hoc power at the observed effect
+#: ranges from a few to a thousand runs for the same true effect at n = 4).
+SMALLEST_EFFECT_D = 0.5
+SMALLEST_EFFECT_R = 0.3
+SMALLEST_EFFECT_H = 0.5
+#: below these the estimate is reported as "no effect seen" rather than as leaning either way
+NEGLIGIBLE_D = 0.2
+NEGLIGIBLE_R = 0.1
+
+
+def _needed(n_needed: int | None, unit: str, effect: str = "") -> str:
     if n_needed is None:
-        return "the observed effect is zero, so no n decides it at this effect"
-    return f"about {n_needed:,} {unit} would decide it (power 0.8 at the observed effect)"
+        return "no n reaches power 0.8 for a stated effect here"
+    return f"about {n_needed:,} {unit} would detect {effect} (α 0.05 one-sided, power 0.8)"
+
+
+def lean(estimate: float, *, direction: str, negligible: bool) -> str:
+    """How an undecided estimate leans: ``"no effect seen"`` (negligible in size), ``"leans towards the claim"``
+    or ``"leans against the claim"`` (by the sign of the estimate relative to the claimed direction)."""
+    if negligible or estimate == 0 or not np.isfinite(estimate):
+        return "no effect seen"
+    towards = estimate > 0 if direction == "greater" else estimate < 0
+    return "leans towards the claim" if towards else "leans against the claim"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -291,13 +314,14 @@ def below_quality_floor(quality: dict[str, float], floor: float, *, measure: str
 
 def decide_difference(
     a: Sequence[float], b: Sequence[float], *, direction: str, alpha: float = DEFAULT_ALPHA, unit: str = "runs",
-    label_a: str = "a", label_b: str = "b",
+    label_a: str = "a", label_b: str = "b", effect_of_interest: float = SMALLEST_EFFECT_D,
 ) -> Decision:
     """Is mean(a) > mean(b) (``direction="greater"``) or < (``"less"``)? Welch's unequal-variance t-test.
 
     [Re] when the one-sided p-value in the claimed direction is below α; [¬Re] when the one-sided p-value in the
-    opposite direction is below α; otherwise [~] with the runs per group that a test at the observed
-    standardised difference would need. Identical constant samples are a tie and give [~]; fewer than two
+    opposite direction is below α; otherwise [~], saying which way the estimate leans and the runs per group that would detect a standardised
+    difference of ``effect_of_interest`` (never the observed one). Constant samples give [~] whatever their
+    difference (no spread, no test: two groups at a ceiling differ by a sign, not by evidence); fewer than two
     finite values per group give [~] too.
     """
     _check_direction(direction)
@@ -313,10 +337,10 @@ def decide_difference(
         if diff == 0:
             return Decision("[~]", test, effect="Δ = 0 (tie)", n=n,
                             reason=f"{label_a} and {label_b} are identical constants: a tie supports no direction")
-        # zero variance, different constants: the difference is exact
-        ok = diff > 0 if direction == "greater" else diff < 0
-        return Decision("[Re]" if ok else "[¬Re]", test, effect=f"Δ = {_fmt(diff)} (no spread)", n=n,
-                        p_value=0.0, reason="" if ok else f"{label_a} − {label_b} = {_fmt(diff)} against the claim")
+        # zero variance, different constants (a ceiling, a collapsed model): no test, so no direction
+        return Decision("[~]", test, effect=f"Δ = {_fmt(diff)} (no spread)", n=n,
+                        reason=f"{label_a} and {label_b} are constants ({lean(diff, direction=direction, negligible=False)}); "
+                               "with no spread there is no test, and the sign of a difference decides nothing")
     se = math.sqrt(sx / len(x) + sy / len(y))
     t = diff / se
     df = (sx / len(x) + sy / len(y)) ** 2 / (
@@ -327,22 +351,27 @@ def decide_difference(
     half = float(stats.t.ppf(1 - alpha, df)) * se  # one-sided (1-2α) two-sided interval
     effect = f"Δ = {_fmt(diff)} [{_fmt(diff - half)}, {_fmt(diff + half)}], {format_p(p_claim)}"
     if p_claim < alpha:
-        return Decision("[Re]", test, effect, n, p_value=p_claim)
+        return Decision("[Re]", test, effect, n, p_value=p_claim, p_against=p_against)
     if p_against < alpha:
-        return Decision("[¬Re]", test, effect, n, p_value=p_claim,
+        return Decision("[¬Re]", test, effect, n, p_value=p_claim, p_against=p_against,
                         reason=f"the difference is significant against the claim ({format_p(p_against)})")
     pooled = math.sqrt((sx + sy) / 2)
-    need = two_sample_n_for_power(diff / pooled if pooled > 0 else 0.0, alpha)
-    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need,
-                    reason=f"not significant at α = {alpha}; " + _needed(need, f"{unit} per group"))
+    d_obs = diff / pooled if pooled > 0 else 0.0
+    need = two_sample_n_for_power(effect_of_interest, alpha)
+    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need, p_against=p_against,
+                    reason=f"{lean(diff, direction=direction, negligible=abs(d_obs) < NEGLIGIBLE_D)} (d = "
+                           f"{_fmt(d_obs, 2)}), not significant at α = {alpha}; "
+                           + _needed(need, f"{unit} per group", f"d = {_fmt(effect_of_interest, 2)}"))
 
 
 def decide_paired(
     differences: Sequence[float], *, direction: str, alpha: float = DEFAULT_ALPHA, unit: str = "pairs",
+    effect_of_interest: float = SMALLEST_EFFECT_D,
 ) -> Decision:
     """Is the mean of paired differences > 0 (``"greater"``) or < 0 (``"less"``)? One-sample t-test on them.
 
-    Same verdict logic as :func:`decide_difference`; all-zero differences are a tie ([~]).
+    Same verdict logic as :func:`decide_difference`; differences with no spread (all zero, or all equal) give
+    [~]: no test, so no direction.
     """
     _check_direction(direction)
     _check_alpha(alpha)
@@ -355,9 +384,9 @@ def decide_paired(
     if sd == 0:
         if mean == 0:
             return Decision("[~]", test, effect="Δ = 0 (tie)", n=n, reason="every difference is 0: a tie supports no direction")
-        ok = mean > 0 if direction == "greater" else mean < 0
-        return Decision("[Re]" if ok else "[¬Re]", test, effect=f"Δ = {_fmt(mean)} (no spread)", n=n, p_value=0.0,
-                        reason="" if ok else "every difference lies against the claim")
+        return Decision("[~]", test, effect=f"Δ = {_fmt(mean)} (no spread)", n=n,
+                        reason=f"every difference is {_fmt(mean)} ({lean(mean, direction=direction, negligible=False)}); "
+                               "with no spread there is no test, and the sign of a difference decides nothing")
     se = sd / math.sqrt(len(d))
     t = mean / se
     df = len(d) - 1
@@ -366,23 +395,26 @@ def decide_paired(
     half = float(stats.t.ppf(1 - alpha, df)) * se
     effect = f"Δ = {_fmt(mean)} [{_fmt(mean - half)}, {_fmt(mean + half)}], {format_p(p_claim)}"
     if p_claim < alpha:
-        return Decision("[Re]", test, effect, n, p_value=p_claim)
+        return Decision("[Re]", test, effect, n, p_value=p_claim, p_against=1 - p_claim)
     if 1 - p_claim < alpha:
-        return Decision("[¬Re]", test, effect, n, p_value=p_claim,
+        return Decision("[¬Re]", test, effect, n, p_value=p_claim, p_against=1 - p_claim,
                         reason=f"the differences are significant against the claim ({format_p(1 - p_claim)})")
-    need = one_sample_n_for_power(mean / sd, alpha)
-    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need,
-                    reason=f"not significant at α = {alpha}; " + _needed(need, unit))
+    need = one_sample_n_for_power(effect_of_interest, alpha)
+    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need, p_against=1 - p_claim,
+                    reason=f"{lean(mean, direction=direction, negligible=abs(mean / sd) < NEGLIGIBLE_D)} (d = "
+                           f"{_fmt(mean / sd, 2)}), not significant at α = {alpha}; "
+                           + _needed(need, unit, f"d = {_fmt(effect_of_interest, 2)}"))
 
 
 def decide_trend(
     x: Sequence[float], y: Sequence[float], *, direction: str, alpha: float = DEFAULT_ALPHA,
-    method: str = "kendall", unit: str = "points",
+    method: str = "kendall", unit: str = "points", effect_of_interest: float = SMALLEST_EFFECT_R,
 ) -> Decision:
     """Does ``y`` rise (``"greater"``) or fall (``"less"``) with ``x``? Kendall's τ (default) or Spearman's ρ.
 
     [Re] when the one-sided p-value in the claimed direction is below α, [¬Re] when the one in the opposite
-    direction is, else [~] with the points a test at the observed correlation would need.
+    direction is, else [~] with the way it leans and the points that would detect a (Pearson) correlation of
+    ``effect_of_interest``.
     """
     _check_direction(direction)
     _check_alpha(alpha)
@@ -405,15 +437,16 @@ def decide_trend(
     p_against = float(fn(xa, ya, alternative="less" if direction == "greater" else "greater")[1])
     effect = f"{symbol} = {_fmt(r, 2)}, {format_p(p_claim)}"
     if p_claim < alpha:
-        return Decision("[Re]", test, effect, n, p_value=p_claim)
+        return Decision("[Re]", test, effect, n, p_value=p_claim, p_against=p_against)
     if p_against < alpha:
-        return Decision("[¬Re]", test, effect, n, p_value=p_claim,
+        return Decision("[¬Re]", test, effect, n, p_value=p_claim, p_against=p_against,
                         reason=f"the trend is significant against the claim ({format_p(p_against)})")
-    # Kendall's τ ≈ (2/π) asin ρ: convert before Fisher's z
+    # Kendall's τ ≈ (2/π) asin ρ: convert before judging its size
     r_pearson = math.sin(math.pi * r / 2) if method == "kendall" else r
-    need = correlation_n_for_power(r_pearson, alpha)
-    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need,
-                    reason=f"not significant at α = {alpha}; " + _needed(need, unit))
+    need = correlation_n_for_power(effect_of_interest, alpha)
+    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need, p_against=p_against,
+                    reason=f"{lean(r, direction=direction, negligible=abs(r_pearson) < NEGLIGIBLE_R)}, not significant "
+                           f"at α = {alpha}; " + _needed(need, unit, f"r = {_fmt(effect_of_interest, 2)}"))
 
 
 def decide_proportions(
@@ -437,15 +470,16 @@ def decide_proportions(
     p_claim, p_against = (p_greater, p_less) if direction == "greater" else (p_less, p_greater)
     effect = f"{label_a} {pa:.1%} vs {label_b} {pb:.1%}, {format_p(p_claim)}"
     if p_claim < alpha:
-        return Decision("[Re]", test, effect, n, p_value=p_claim)
+        return Decision("[Re]", test, effect, n, p_value=p_claim, p_against=p_against)
     if p_against < alpha:
-        return Decision("[¬Re]", test, effect, n, p_value=p_claim,
+        return Decision("[¬Re]", test, effect, n, p_value=p_claim, p_against=p_against,
                         reason=f"the shares differ against the claim ({format_p(p_against)})")
-    pbar = (k_a + k_b) / (n_a + n_b)
     h = 2 * math.asin(math.sqrt(pa)) - 2 * math.asin(math.sqrt(pb))  # Cohen's h
-    need = two_sample_n_for_power(h, alpha) if pbar not in (0, 1) else None
-    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need,
-                    reason=f"not significant at α = {alpha}; " + _needed(need, f"{unit} per group"))
+    need = two_sample_n_for_power(SMALLEST_EFFECT_H, alpha)
+    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need, p_against=p_against,
+                    reason=f"{lean(h, direction=direction, negligible=abs(h) < NEGLIGIBLE_D)} (h = {_fmt(h, 2)}), "
+                           f"not significant at α = {alpha}; "
+                           + _needed(need, f"{unit} per group", f"h = {_fmt(SMALLEST_EFFECT_H, 2)}"))
 
 
 def decide_equivalence(
@@ -537,20 +571,45 @@ def decide_exact(holds: bool, *, test: str, ours: str = "", n: str = "", reason_
     return Decision("[Re]" if holds else "[¬Re]", test, effect=ours, n=n, reason="" if holds else reason_if_not)
 
 
-def combine(decisions: Sequence[Decision], *, test: str | None = None, labels: Sequence[str] | None = None) -> Decision:
-    """A claim made of parts that must all hold (e.g. per dataset): [¬Re] if any part is [¬Re]; [Re] if every part is
-    [Re]; [n/a] if every part is [n/a]; otherwise [~]. Effects, n and reasons are joined with their labels."""
+def combine(decisions: Sequence[Decision], *, test: str | None = None, labels: Sequence[str] | None = None,
+            alpha: float = DEFAULT_ALPHA) -> Decision:
+    """A claim made of parts that must all hold (e.g. per dataset).
+
+    [Re] if every part is [Re] (an intersection-union test: each part at α keeps the row's error at α);
+    [n/a] if every part is [n/a]; [¬Re] if some part contradicts the claim at the family-wise level: a part
+    decided by a test counts against the row only when its one-sided p-value against the claim passes Holm's
+    step-down correction over the k tested parts (its first step is α / k), so that k noisy parts do not give
+    k chances of a false [¬Re]; a part decided without a test (an exact recomputation) counts as it is. Any other
+    mix is [~]. The row's test says how many parts it combines.
+    """
     if not decisions:
         raise ValueError("combine needs at least one decision")
+    _check_alpha(alpha)
     labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(decisions))]
     if len(labels) != len(decisions):
         raise ValueError("labels and decisions must have the same length")
-    verdicts = [d.verdict for d in decisions]
-    if "[¬Re]" in verdicts:
+    tested = [d.p_against for d in decisions if d.p_against is not None and np.isfinite(d.p_against)]
+    k = len(tested)
+    # Holm step-down on the p-values against the claim: reject the j-th smallest while p_(j) < α / (k − j)
+    holm_rejected: set[int] = set()
+    for rank, i in enumerate(sorted((i for i, d in enumerate(decisions) if d.p_against is not None
+                                     and np.isfinite(d.p_against)), key=lambda i: decisions[i].p_against)):
+        if decisions[i].p_against < alpha / (k - rank):
+            holm_rejected.add(i)
+        else:
+            break
+    effective, demoted = [], []
+    for i, d in enumerate(decisions):
+        if d.verdict == "[¬Re]" and d.p_against is not None and i not in holm_rejected:
+            effective.append("[~]")
+            demoted.append(labels[i])
+        else:
+            effective.append(d.verdict)
+    if "[¬Re]" in effective:
         v = "[¬Re]"
-    elif all(x == "[Re]" for x in verdicts):
+    elif all(x == "[Re]" for x in effective):
         v = "[Re]"
-    elif all(x == "[n/a]" for x in verdicts):
+    elif all(x == "[n/a]" for x in effective):
         v = "[n/a]"
     else:
         v = "[~]"
@@ -561,7 +620,13 @@ def combine(decisions: Sequence[Decision], *, test: str | None = None, labels: S
 
     reason = "; ".join(f"{lab} {d.verdict}: {d.reason}" for lab, d in zip(labels, decisions, strict=True)
                        if d.verdict != "[Re]" and d.reason)
-    return Decision(v, test or " + ".join(dict.fromkeys(d.test for d in decisions)), join("effect"), join("n"), reason)
+    if demoted:
+        reason = (f"{', '.join(demoted)} against the claim at α = {alpha} but not after Holm's correction over "
+                  f"{k} tested parts, so not a contradiction of the row" + (f"; {reason}" if reason else ""))
+    base = test or " + ".join(dict.fromkeys(d.test for d in decisions))
+    if len(decisions) > 1:
+        base += f" ({len(decisions)} parts, all must hold; against the claim: Holm over {k} tested parts)"
+    return Decision(v, base, join("effect"), join("n"), reason)
 
 
 def with_reason(decision: Decision, reason: str) -> Decision:

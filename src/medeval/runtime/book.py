@@ -46,16 +46,23 @@ def _html_cell(value: Any) -> str:
     return html.escape(str(value)).replace("|", "&#124;").replace("\n", " ")
 
 
-def scorecard_totals(executed: list[ExecutionResult]) -> dict[str, dict[str, int]]:
-    """Verdict totals overall and per basis, summed over every chapter's recorded ``paper_vs_us`` rows."""
-    from medeval.experiments.claims import BASES, VERDICTS
+#: what the Scorecard counts: the verdicts, and directional verdicts that too few seeds share
+SCORECARD_COLUMNS = ("[Re]", "[¬Re]", "[~]", "[n/a]", "seed-sensitive")
 
-    by_verdict = dict.fromkeys(VERDICTS, 0)
-    by_basis = {b: dict.fromkeys(VERDICTS, 0) for b in BASES}
+
+def scorecard_totals(executed: list[ExecutionResult]) -> dict[str, dict[str, int]]:
+    """Verdict totals overall and per basis, summed over every chapter's recorded ``paper_vs_us`` rows. A [Re] or
+    [¬Re] that fewer than 4 of 5 seeds share (the committed robustness record) counts as ``seed-sensitive``."""
+    from medeval.experiments.claims import BASES
+    from medeval.runtime.robustness import counted_verdict
+
+    by_verdict = dict.fromkeys(SCORECARD_COLUMNS, 0)
+    by_basis = {b: dict.fromkeys(SCORECARD_COLUMNS, 0) for b in BASES}
     for res in executed:
         for row in res.results.get("paper_vs_us") or []:
-            by_verdict[row["verdict"]] += 1
-            by_basis[row["basis"]][row["verdict"]] += 1
+            counted = counted_verdict(res.chapter, res.profile, row.get("id", ""), row["verdict"])
+            by_verdict[counted] += 1
+            by_basis[row["basis"]][counted] += 1
     return {"verdict": by_verdict, **{f"basis:{b}": v for b, v in by_basis.items()}}
 
 
@@ -80,10 +87,14 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
         "identities (checks) and arithmetic on printed numbers (errata) are on the chapter pages and are not "
         "counted here.", "",
         "Data basis: " + "; ".join(f"**{b}**, {h}" for b, h in BASIS_HELP.items()) + ".", "",
-        "| | " + " | ".join(VERDICTS) + " | total |", "|---|" + "---|" * (len(VERDICTS) + 1),
+        "Each row's agreement across master seeds comes from the committed robustness record "
+        "(`medeval robustness`, `results/robustness/<profile>.json`): a [Re] or [¬Re] that fewer than 4 of 5 "
+        "seeds share is counted as *seed-sensitive*, not as a finding.", "",
+        "| | " + " | ".join(SCORECARD_COLUMNS) + " | total |", "|---|" + "---|" * (len(SCORECARD_COLUMNS) + 1),
     ]
     def total_row(label, counts):
-        return f"| {label} | " + " | ".join(str(counts[v]) for v in VERDICTS) + f" | {sum(counts.values())} |"
+        return (f"| {label} | " + " | ".join(str(counts[v]) for v in SCORECARD_COLUMNS)
+                + f" | {sum(counts.values())} |")
 
     lines.append(total_row("**all claims**", totals["verdict"]))
     for key, counts in totals.items():
@@ -102,15 +113,44 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
         body += [f"## {res.meta['title']}", "",
                  f"Chapter `{res.chapter}`, profile `{res.profile}`: "
                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", ""]
-        body += ["| verdict | claim | basis | scale | n | test and p / CI | reason |", "|---|---|---|---|---|---|---|"]
+        body += ["| verdict | claim | basis | scale | n | test and p / CI | reason | across seeds |",
+                 "|---|---|---|---|---|---|---|---|"]
         for row in rows:
             link = f'<a href="{part}/{res.chapter}.html#claim-{_html_cell(row["id"])}">{_html_cell(row["claim"])}</a>'
             test = _html_cell(row["test"]) + (f"; {_html_cell(row['effect'])}" if row.get("effect") else "")
             body.append("| " + " | ".join([f"**{_html_cell(row['verdict'])}**", link, _html_cell(row["basis"]),
                                            _html_cell(row["scale"]), _html_cell(row["n"]), test,
-                                           _html_cell(row["reason"])]) + " |")
+                                           _html_cell(row["reason"]), _html_cell(_seeds_text(res, row))]) + " |")
         body.append("")
     return "\n".join(lines + body)
+
+
+def _seeds_text(res: ExecutionResult, row: dict) -> str:
+    from medeval.runtime.robustness import agreement
+
+    a = agreement(res.chapter, res.profile, row.get("id", ""), row["verdict"])
+    return a["text"] if a else "not measured"
+
+
+def verification_markdown(executed: list[ExecutionResult]) -> str:
+    """``medeval verify`` for the build being read: its recorded results against ``results/reference/<profile>.json``."""
+    from medeval.runtime import reference
+
+    if not executed:
+        return "No chapter was built."
+    profile = executed[0].profile
+    try:
+        ref = reference.load_reference(profile)
+    except (FileNotFoundError, ValueError) as exc:
+        return f"Not compared: {exc}."
+    report = reference.verify({res.chapter: res.results for res in executed}, ref)
+    if len(executed) < len(ref.get("chapters", {})):  # a partial build (--only): the others were not built
+        built = {res.chapter for res in executed}
+        report.chapters = [c for c in report.chapters if c.chapter in built]
+    return (f"The reference was built on {ref.get('machine', {}).get('device', '?')} with numerics "
+            f"{ref.get('machine', {}).get('numerics', '?')}, at commit `{str(ref.get('git_commit', '?'))[:12]}`. "
+            "`medeval verify --profile " + profile + "` prints the same comparison, value by value.\n\n"
+            + report.to_markdown())
 
 
 def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
@@ -139,6 +179,7 @@ def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
     if executed:
         prov = executed[0].meta.get("provenance", {})
         lines += [f"- {k}: `{v}`" for k, v in sorted(prov.items()) if k not in ("wall_time_s",)]
+    lines += ["", "## Against the committed reference", "", verification_markdown(executed)]
     from medeval.runtime.gpu_record import gpu_record_markdown
 
     lines += ["", gpu_record_markdown()]

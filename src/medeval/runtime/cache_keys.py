@@ -17,11 +17,13 @@ from pathlib import Path
 
 from medeval import _yaml
 from medeval.data.manifest import file_hash
+from medeval.runtime.numerics import numerics_mode
 from medeval.runtime.params import (
     Chapter,
     ParameterError,
 )
 from medeval.runtime.paths import project_root
+from medeval.runtime.robustness import chapter_record_digest
 
 KEY_VERSION = "1"
 
@@ -149,6 +151,9 @@ def cache_key(chapter: Chapter, profile: str, params_json: dict) -> tuple[str, d
         ).hexdigest(),
         "environment": environment_digest(),
         "data": local_data_digest(chapter.datasets),
+        "numerics": numerics_mode(),  # pinned and native numbers differ: never served for each other
+        # the page shows each claim's agreement across seeds from the committed record
+        "robustness": chapter_record_digest(chapter.id, profile),
     }
     key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
     return key, parts

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from medeval.runtime.cache_keys import cache_key
+from medeval.runtime.calibration import describe_local_estimate, record_local_timing
+from medeval.runtime.numerics import numerics_environment, numerics_mode
 from medeval.runtime.params import (
     PROFILES,
     ParameterError,
@@ -142,6 +144,7 @@ def run_chapter(
     if profile not in PROFILES:
         raise ParameterError(f"unknown profile {profile!r}; valid profiles: {', '.join(PROFILES)}")
     params = resolve_params(chapter_id, profile, overrides)  # refuses bad values before any compute
+    numerics = numerics_mode()  # refuses a bad MEDEVAL_NUMERICS before any compute
     estimate = preflight(chapter_id, params)  # refuses what this machine cannot run: data, CUDA, memory
     params_json = params.model_dump(mode="json")
     if not chapter.notebook.exists():
@@ -164,7 +167,8 @@ def run_chapter(
         if previous:
             changed = [k for k, v in parts.items() if previous[-1].meta.get("key_parts", {}).get(k) != v]
             log(f"[medeval] {chapter_id} ({profile}): re-executing, changed: {', '.join(changed) or 'unknown'}")
-    log(f"[medeval] {chapter_id} ({profile}): executing {chapter.notebook.name}; {estimate.describe()}")
+    log(f"[medeval] {chapter_id} ({profile}): executing {chapter.notebook.name}; {estimate.describe(time=False)}; "
+        f"{describe_local_estimate(estimate.seconds)}")
 
     nb = jupytext.read(chapter.notebook)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -205,7 +209,10 @@ def run_chapter(
     if not any(isinstance(f, _NotUnknown) for f in papermill_log.filters):
         papermill_log.addFilter(_NotUnknown())
     try:
-        with _environment(MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1",
+        # the numerics mode's variables (pinned: the same numbers on any x86-64 CPU) reach the kernel before it
+        # loads torch, MKL, oneDNN or OpenBLAS; the kernel's grid workers inherit them
+        with _environment(**numerics_environment(numerics), MEDEVAL_NUMERICS=numerics,
+                          MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1",
                           MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0",
                           MEDEVAL_GRID_FRESH="1" if force else "0"):
             papermill.execute_notebook(
@@ -261,52 +268,14 @@ def run_chapter(
     path = publish("ok")
     meta["run_id"] = path.name
     if own and out_dir == runs_dir() / profile and os.environ.get("MEDEVAL_RECORD_TIMINGS", "1") != "0":
-        record_timing(chapter_id, profile, meta)  # the test suite turns this off: its runs share the cores
+        # this checkout's own record (git-ignored); the committed one changes only through `medeval calibrate`
+        record_local_timing(chapter_id, profile, meta)
     return ExecutionResult(chapter_id, profile, path / "notebook.ipynb", results, meta, False)
 
 
 def _param_difference(asked: dict, used: dict) -> str:
     names = sorted(k for k in set(asked) | set(used) if asked.get(k) != used.get(k))
     return "; ".join(f"{k}: asked {asked.get(k)!r}, used {used.get(k)!r}" for k in names)
-
-
-def timings_file() -> Path:
-    """``results/timings.json``: the last measured wall time of every chapter per profile (committed with the book)."""
-    return project_root() / "results" / "timings.json"
-
-
-def record_timing(chapter_id: str, profile: str, meta: dict) -> None:
-    """Store the measured wall time of a run of the profile's own parameters, where it ran and on which commit."""
-    from filelock import FileLock
-
-    path = timings_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    runs_dir().mkdir(parents=True, exist_ok=True)
-    with FileLock(str(runs_dir() / ".timings.lock"), timeout=60):
-        try:
-            data = json.loads(path.read_text()) if path.exists() else {}
-        except json.JSONDecodeError:
-            data = {}
-        prov = meta.get("provenance", {})
-        data.setdefault(chapter_id, {})[profile] = {
-            "wall_time_s": meta["wall_time_s"], "started": meta["started"],
-            "device": prov.get("device", "?"), "cpu_count": os.cpu_count(),
-            "git_commit": str(prov.get("git_commit", "?"))[:12],
-        }
-        atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
-
-
-def recorded_timings(chapter_id: str) -> dict[str, dict]:
-    """The last measured run of ``chapter_id`` per profile, from :func:`timings_file` (empty when never run)."""
-    path = timings_file()
-    if not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text()).get(chapter_id, {})
-    except json.JSONDecodeError:
-        return {}
-
-
 
 
 def grid_cache_root() -> Path:

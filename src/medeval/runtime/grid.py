@@ -58,8 +58,10 @@ def resolved_device_name() -> str:
 def grid_context() -> dict[str, str]:
     """What besides a run's arguments decides its result: the code, the installed versions and the device."""
     from medeval.runtime.cache_keys import environment_digest
+    from medeval.runtime.numerics import numerics_mode
 
-    return {"code": _code_digest(), "environment": environment_digest(), "device": resolved_device_name()}
+    return {"code": _code_digest(), "environment": environment_digest(), "device": resolved_device_name(),
+            "numerics": numerics_mode()}
 
 
 def context_digest(context: dict[str, str]) -> str:
@@ -67,6 +69,21 @@ def context_digest(context: dict[str, str]) -> str:
 
 
 def _call(fn: Callable, kwargs: dict[str, Any]) -> Any:
+    return fn(**kwargs)
+
+
+def _call_by_name(module: str, qualname: str, kwargs: dict[str, Any], numerics: str) -> Any:
+    """A Dask task: pin this worker's numerics (``numerics``, the submitting kernel's mode) *before* the function's
+    module is imported, so that torch, MKL, oneDNN and OpenBLAS load with the pinned variables, then call it."""
+    import importlib
+
+    from medeval.runtime.numerics import pin_this_process
+
+    os.environ["MEDEVAL_NUMERICS"] = numerics
+    pin_this_process(numerics)
+    fn: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        fn = getattr(fn, part)
     return fn(**kwargs)
 
 
@@ -78,6 +95,9 @@ def share_cores(threads: int) -> None:
     cores ran 4.5x slower). The environment variables reach the libraries the worker loads later; ``threadpoolctl``
     limits those already loaded (a forked worker inherits its parent's).
     """
+    from medeval.runtime.numerics import pinned_threads
+
+    threads = pinned_threads(threads)  # pinned numerics: one thread, whatever the machine's cores
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)
     from threadpoolctl import threadpool_limits
@@ -201,7 +221,11 @@ def _run_dask(fn, grid, pending, scheduler, finish, bar) -> None:
     own = not isinstance(scheduler, Client)
     client = Client(scheduler) if own else scheduler
     try:
-        futures = {client.submit(_call, fn, grid[i], pure=False): i for i in pending}
+        from medeval.runtime.numerics import numerics_mode
+
+        mode = numerics_mode()
+        futures = {client.submit(_call_by_name, fn.__module__, fn.__qualname__, grid[i], mode, pure=False): i
+                   for i in pending}
         for fut in dask_as_completed(list(futures)):
             finish(futures[fut], fut.result())
             bar.update()

@@ -80,6 +80,13 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
         overrides = {k: namespace[k] for k in schema.model_fields if namespace.get(k) is not None}
     params = resolve_params(chapter_id, profile, overrides)
     estimate = preflight(chapter_id, params)  # data, device and memory, before any compute
+    from medeval.runtime import numerics
+
+    numerics.pin_this_process()  # `medeval run` set the variables before the kernel started; papermill alone did not
+    for problem in numerics.check_pinned():
+        print(f"[medeval] numerics not fully pinned: {problem}; start the kernel with `medeval run` (or export "
+              "the variables of medeval.runtime.numerics.PINNED_ENVIRONMENT) for the same numbers on any CPU",
+              file=sys.stderr)
     seed_everything(params.seed)
     _configure_display()
     if _state.get("memory") is not None:
@@ -188,6 +195,9 @@ def seed_everything(seed: int) -> None:
 
 
 def _seed_torch(torch, seed: int) -> None:
+    from medeval.runtime.numerics import pin_torch
+
+    pin_torch(torch)  # one thread and oneDNN off when the numerics are pinned, before torch computes anything
     torch.manual_seed(seed)
     if "torch._inductor" in sys.modules:
         torch.use_deterministic_algorithms(True, warn_only=True)
@@ -494,9 +504,15 @@ def claims_display(rows: list[dict]) -> HTMLTable:
     data basis, scale) and the reason."""
     head = ("<tr><th>verdict</th><th>claim</th><th>paper</th><th>ours</th><th>test and effect</th>"
             "<th>reason</th></tr>")
+    from medeval.runtime.robustness import agreement
+
     body = []
     for r in rows:
         verdict = _html_escape(r.get("verdict", ""))
+        seeds = (agreement(_state["chapter"], _state["profile"], r["id"], r.get("verdict", ""))
+                 if _state.get("chapter") else None)
+        if seeds:
+            verdict += '<br><span class="medeval-seeds">' + _html_escape(seeds["text"]) + "</span>"
         where = f'<br><span class="medeval-where">{_html_escape(r["where"])}</span>' if r.get("where") else ""
         evidence = "<br>".join(_html_escape(x) for x in (
             r.get("test", ""), r.get("effect", ""),
@@ -537,28 +553,31 @@ def errata_display(rows: list[dict]) -> HTMLTable:
 
 
 def time_to_run_table() -> HTMLTable:
-    """The chapter's "Time to run" table: the last measured wall time per profile, from recorded runs.
+    """The chapter's "Time to run" table: the wall time per profile measured on the reference machine.
 
-    Reads ``results/timings.json`` (written by every run of a profile's own parameters); a profile that was never
-    run says so instead of guessing. Nothing here is typed by hand.
+    Reads the committed calibration record (``results/timings.json``, written only by ``medeval calibrate``), so the
+    page says the same on every machine that builds it; a profile never measured there says so instead of guessing.
+    This build's own wall time is in the note at the top of the page. Nothing here is typed by hand.
     """
     _require_setup()
-    from medeval.runtime.execution import recorded_timings
+    from medeval.runtime.calibration import calibration_record, recorded_timings
     from medeval.runtime.params import PROFILES
 
     timings = recorded_timings(_state["chapter"])
+    machine = calibration_record().get("reference_machine", {}).get("device", MISSING)
     rows = []
     for profile in PROFILES:
         t = timings.get(profile)
         if t:
-            rows.append((profile, _format_duration(t["wall_time_s"]), f"{t['device']} ({t['cpu_count']} cores)",
+            rows.append((profile, _format_duration(t["wall_time_s"]), t.get("device", machine),
                          t["started"][:10], t["git_commit"]))
         else:
             rows.append((profile, "not measured yet", MISSING, MISSING, MISSING))
-    head = "".join(f"<th>{c}</th>" for c in ("profile", "last measured wall time", "machine", "date", "commit"))
+    head = "".join(f"<th>{c}</th>" for c in ("profile", "measured wall time", "machine", "date", "commit"))
     body = "".join("<tr>" + "".join(f"<td>{_html_escape(v)}</td>" for v in r) + "</tr>" for r in rows)
     html_text = _TABLE_BOX.format(
-        '<table class="medeval-table"><caption>Time to run: the last measured run of each profile</caption>'
+        '<table class="medeval-table"><caption>Time to run on the reference machine (a machine twice as slow takes '
+        "twice as long; <code>medeval run</code> prints an estimate scaled to yours)</caption>"
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     return HTMLTable(html_text, "\n".join(f"{r[0]}: {r[1]}" for r in rows))
 
@@ -593,6 +612,10 @@ def provenance():
     """The last cell of every chapter: records and displays versions, commit, device, profile, params, time."""
     _require_setup()
     info = _provenance.collect(project_root())
+    from medeval.runtime import numerics
+
+    problems = numerics.check_pinned()
+    info["numerics"] = numerics.describe() + (f" — incomplete: {'; '.join(problems)}" if problems else "")
     info["profile"] = _state["profile"]
     info["wall_time_s"] = round(elapsed(), 1)
     memory: PeakMemory = _state["memory"]

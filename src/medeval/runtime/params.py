@@ -81,7 +81,9 @@ class ResourceEstimate:
     """What a parameter set will need, estimated before any compute.
 
     ``peak_bytes`` is the peak resident memory of the kernel and its worker processes together; ``seconds`` a rough
-    wall time on this project's 2-core reference machine (``None`` where no model exists); ``drivers`` the
+    wall time from the chapter's time model (``None`` where no model exists), which
+    :func:`medeval.runtime.calibration.reference_seconds` scales to the committed reference machine and
+    :func:`~medeval.runtime.calibration.local_estimate` to this one; ``drivers`` the
     parameters (with their values) the estimate grows with.
     """
 
@@ -90,10 +92,14 @@ class ResourceEstimate:
     drivers: dict[str, Any] = field(default_factory=dict)
     terms: dict[str, int] = field(default_factory=dict)
 
-    def describe(self) -> str:
+    def describe(self, time: bool = True) -> str:
+        """The estimate in words; ``time`` adds the model's seconds on the reference machine (see
+        :func:`medeval.runtime.calibration.describe_local_estimate` for this machine's)."""
         text = f"estimated peak memory {format_bytes(self.peak_bytes)}"
-        if self.seconds is not None:
-            text += f", time ~{format_seconds(self.seconds)} on 2 cores"
+        if time and self.seconds is not None:
+            from medeval.runtime.calibration import reference_seconds
+
+            text += f", time ~{format_seconds(reference_seconds(self.seconds))} on the reference machine"
         if self.drivers:
             text += " (driven by " + ", ".join(f"{k}={v!r}" for k, v in self.drivers.items()) + ")"
         return text

@@ -697,7 +697,7 @@ def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: 
     linked = built is None or set(registry) <= set(built)
     text_of = (lambda t: t) if linked else notebook_markdown
     if timings is None:
-        from medeval.runtime.execution import recorded_timings
+        from medeval.runtime.calibration import recorded_timings
 
         timings = {cid: recorded_timings(cid) for cid in registry}
     rows, objectives, prerequisites = [], [], []

@@ -1,0 +1,104 @@
+"""Pinned numerics: the same numbers whatever the machine's libraries would pick, and the mode on every record."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from medeval.runtime import numerics
+from medeval.runtime.params import ParameterError, get_chapter
+
+# a convolution's forward and backward, a linear layer, a BLAS product, numpy ufuncs: what the chapters compute
+PROBE = r"""
+import hashlib, json, sys
+import numpy as np
+import torch
+from medeval.runtime.numerics import pin_torch, effective_settings
+pin_torch(torch)
+torch.manual_seed(0)
+x = torch.randn(4, 3, 32, 32)
+conv = torch.nn.Conv2d(3, 8, 3)
+y = conv(x)
+y.square().mean().backward()
+lin = torch.nn.Linear(128, 64)
+z = lin(torch.randn(32, 128)).tanh().sum()
+rng = np.random.default_rng(0)
+a = rng.random((200, 200))
+values = [y.detach().numpy().tobytes(), conv.weight.grad.numpy().tobytes(), z.detach().numpy().tobytes(),
+          (a @ a).tobytes(), np.exp(a).tobytes(), np.sort(rng.random(10_000)).tobytes()]
+print(json.dumps({"digest": hashlib.sha256(b"".join(values)).hexdigest(), "settings": effective_settings()}))
+"""
+
+
+def _probe(outside: dict[str, str], mode: str) -> dict:
+    """Run the probe in a fresh interpreter whose environment is ``outside`` (what the user had) with the mode's
+    variables applied on top, as ``medeval run`` starts a kernel."""
+    env = {k: v for k, v in os.environ.items() if k not in numerics.PINNED_ENVIRONMENT}
+    env.update(outside, MEDEVAL_NUMERICS=mode)
+    env.update(numerics.numerics_environment(mode))
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True,
+                         timeout=300)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_pinned_runs_compute_the_same_bits_whatever_the_unpinned_settings_were():
+    """The user's own instruction-set caps, MKL branch and thread counts are overridden in a pinned kernel: the
+    same bits come out (on this machine, several of these settings change the numbers when not pinned)."""
+    hostile = [{}, {"ONEDNN_MAX_CPU_ISA": "SSE41", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "2"},
+               {"ATEN_CPU_CAPABILITY": "default", "MKL_NUM_THREADS": "2", "OPENBLAS_CORETYPE": "Prescott"}]
+    seen = [_probe(outside, "pinned") for outside in hostile]
+    assert len({s["digest"] for s in seen}) == 1, seen
+    for s in seen:
+        assert s["settings"]["mode"] == "pinned" and s["settings"]["torch_threads"] == "1"
+        assert s["settings"]["onednn"] == "off"
+        assert s["settings"]["torch_cpu_capability"] in ("AVX2", "DEFAULT")  # DEFAULT: a CPU without AVX2
+
+
+def test_the_mode_is_read_from_the_environment_and_a_bad_value_is_refused(monkeypatch):
+    monkeypatch.delenv("MEDEVAL_NUMERICS", raising=False)
+    assert numerics.numerics_mode() == "pinned"
+    assert numerics.numerics_environment()["MKL_CBWR"] == "AVX2,STRICT"
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "Native")
+    assert numerics.numerics_mode() == "native" and numerics.numerics_environment() == {}
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "fast")
+    with pytest.raises(ParameterError, match="MEDEVAL_NUMERICS='fast': expected one of pinned, native"):
+        numerics.numerics_mode()
+
+
+def test_pinned_and_native_runs_never_share_a_cache_entry(monkeypatch):
+    from medeval.runtime.cache_keys import cache_key
+    from medeval.runtime.params import resolve_params
+
+    chapter = get_chapter("A2-rerun")
+    params = resolve_params("A2-rerun", "smoke").model_dump(mode="json")
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "pinned")
+    pinned, parts = cache_key(chapter, "smoke", params)
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "native")
+    native, _ = cache_key(chapter, "smoke", params)
+    assert pinned != native and parts["numerics"] == "pinned"
+
+
+def test_a_bad_mode_is_refused_before_a_kernel_starts(monkeypatch, tmp_path):
+    from medeval.runtime.execution import run_chapter
+
+    monkeypatch.setenv("MEDEVAL_RUNS", str(tmp_path))
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "turbo")
+    with pytest.raises(ParameterError, match="MEDEVAL_NUMERICS"):
+        run_chapter("A2-rerun", "smoke")
+    assert not any(tmp_path.rglob("meta.json"))
+
+
+def test_check_pinned_names_what_is_not_pinned(monkeypatch):
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "pinned")
+    for var, value in numerics.PINNED_ENVIRONMENT.items():
+        monkeypatch.setenv(var, value)
+    monkeypatch.setenv("MKL_CBWR", "AUTO")
+    problems = numerics.check_pinned()
+    assert any("MKL_CBWR='AUTO'" in p for p in problems)
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "native")
+    assert numerics.check_pinned() == []

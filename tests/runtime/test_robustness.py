@@ -1,0 +1,77 @@
+"""Verdicts across master seeds: counts, agreement, seed-sensitive rows and what the Scorecard counts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from medeval.runtime import robustness
+
+
+def _entry(seed, verdicts):
+    return {"seed": seed, "run_id": f"r{seed}", "git_commit": "abc", "numerics": "pinned", "device": "CPU: x",
+            "verdicts": verdicts}
+
+
+def test_agreement_counts_and_seed_sensitivity():
+    per_seed = [_entry(0, {"a": "[Re]", "b": "[Re]", "c": "[~]"}),
+                _entry(1, {"a": "[Re]", "b": "[~]", "c": "[~]"}),
+                _entry(2, {"a": "[Re]", "b": "[Re]", "c": "[~]"}),
+                _entry(3, {"a": "[Re]", "b": "[~]", "c": "[~]"}),
+                _entry(4, {"a": "[¬Re]", "b": "[Re]", "c": "[~]"})]
+    s = robustness.summarise(per_seed)
+    assert s["required_agreement"] == "4/5"
+    assert s["claims"]["a"]["agreement"] == "4/5" and not s["claims"]["a"]["seed_sensitive"]
+    assert s["claims"]["b"]["counts"] == {"[Re]": 3, "[~]": 2} and s["claims"]["b"]["seed_sensitive"]
+    assert s["claims"]["c"]["agreement"] == "5/5"
+    assert robustness.required_agreement(5) == 4 and robustness.required_agreement(10) == 8
+
+
+def test_the_scorecard_counts_a_knife_edge_verdict_as_seed_sensitive(tmp_path, monkeypatch):
+    per_seed = [_entry(s, {"a": v, "b": "[Re]"}) for s, v in enumerate(["[Re]", "[~]", "[Re]", "[~]", "[Re]"])]
+    record = {"version": 1, "profile": "smoke", "chapters": {"01-mil-stability": robustness.summarise(per_seed)}}
+    path = tmp_path / "smoke.json"
+    path.write_text(json.dumps(record))
+    monkeypatch.setattr(robustness, "record_file", lambda profile, committed=True: path)
+    assert robustness.counted_verdict("01-mil-stability", "smoke", "a", "[Re]") == "seed-sensitive"
+    assert robustness.counted_verdict("01-mil-stability", "smoke", "b", "[Re]") == "[Re]"
+    assert robustness.counted_verdict("01-mil-stability", "smoke", "a", "[~]") == "[~]"  # never upgraded
+    assert robustness.counted_verdict("01-mil-stability", "smoke", "zz", "[Re]") == "[Re]"  # not measured
+    assert robustness.agreement("01-mil-stability", "smoke", "b", "[Re]")["text"] == "[Re] 5/5 seeds"
+    assert robustness.agreement("01-mil-stability", "smoke", "a", "[Re]")["text"] == \
+        "seed-sensitive: [Re] 3/5, [~] 2/5"
+
+    from medeval.runtime import book
+    from medeval.runtime.execution import ExecutionResult
+
+    rows = [{"id": i, "verdict": "[Re]", "basis": "phantom", "claim": i, "scale": "smoke", "n": "1", "test": "t",
+             "reason": ""} for i in ("a", "b")]
+    res = ExecutionResult("01-mil-stability", "smoke", tmp_path / "x.ipynb", {"paper_vs_us": rows},
+                          {"title": "T", "part": "chapters"}, True)
+    totals = book.scorecard_totals([res])
+    assert totals["verdict"]["[Re]"] == 1 and totals["verdict"]["seed-sensitive"] == 1
+    assert "seed-sensitive: [Re] 3/5, [~] 2/5" in book.scorecard_markdown([res])
+
+
+def test_bad_requests_are_refused_before_any_run(tmp_path, monkeypatch):
+    from medeval.runtime.params import ParameterError
+
+    monkeypatch.setenv("MEDEVAL_RUNS", str(tmp_path))
+    with pytest.raises(ParameterError, match="unknown chapter"):
+        robustness.robustness(["99-nope"], "smoke", 5)
+    with pytest.raises(ParameterError, match="--seeds must be between 2 and 100"):
+        robustness.robustness(["A2-rerun"], "smoke", 1)
+    assert not any(tmp_path.rglob("meta.json"))
+
+
+@pytest.mark.slow
+def test_a_chapter_runs_under_each_seed_and_every_run_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDEVAL_RUNS", str(tmp_path))
+    path = robustness.robustness(["A2-rerun"], "smoke", 2, log=lambda m: None)
+    assert path == tmp_path / "robustness" / "smoke.json"
+    entry = json.loads(path.read_text())["chapters"]["A2-rerun"]
+    assert entry["seeds"] == [0, 1] and set(entry["runs"]) == {"0", "1"}
+    assert entry["claims"] and all(sum(c["counts"].values()) == 2 for c in entry["claims"].values())
+    kept = {p.parent.name for p in (tmp_path / "smoke" / "A2-rerun").glob("*/meta.json")}
+    assert set(entry["runs"].values()) <= kept
