@@ -54,7 +54,6 @@ def test_03_eve_smoke_sections(res):
     assert res["bridge"]["max_abs_difference_vs_sklearn"] < 1e-12
     assert len(res["setting_eve_to_binomial"]) == 4
     assert all(math.isfinite(v) for v in res["setting_eve_to_binomial"].values())
-    assert res["wall_time_s"] < 120
 
 
 def test_03_eve_quality_band_is_recorded(res):

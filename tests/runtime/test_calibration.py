@@ -120,3 +120,25 @@ def test_calibrate_writes_the_machine_its_probe_and_the_fitted_scale(store, monk
     assert record["estimate_scale"] == pytest.approx(3.0, rel=0.02)
     # a new machine: the other profiles' records (from the old machine) are dropped, never mixed in
     assert all(set(by_profile) == {"smoke"} for by_profile in record["chapters"].values())
+
+
+def test_provenance_is_dirty_only_when_a_source_file_differs(tmp_path):
+    """A README or test edited after the commit does not change what a page computed; a source file does."""
+    import subprocess
+
+    from medeval.runtime.provenance import git_commit
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_text("x = 1\n")
+    (tmp_path / "README.md").write_text("hello\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "c")
+    clean = git_commit(tmp_path)
+    (tmp_path / "README.md").write_text("hello again\n")
+    assert git_commit(tmp_path) == clean and not clean.endswith("-dirty")
+    (tmp_path / "src" / "m.py").write_text("x = 2\n")
+    assert git_commit(tmp_path) == f"{clean}-dirty"

@@ -35,3 +35,18 @@ def test_a_session_without_the_benchmark_lists_its_runs(tmp_path):
     text = gpu_record.gpu_record_markdown(tmp_path)
     assert all(f"| `{chapter}` |" in text for chapter in summary)
     assert "Training throughput" not in text
+
+
+def test_every_recorded_session_is_listed_and_a_refusal_says_why(tmp_path):
+    import json
+
+    session = tmp_path / "results" / "gpu" / "session-2026-11-27"
+    (session / "logs").mkdir(parents=True)
+    (session / "summary.json").write_text(json.dumps({"04b-evaluation-measures": {"exit_code": 2, "wall_s": 6.0}}))
+    (session / "logs" / "04b-evaluation-measures.log").write_text(
+        "medeval: error: chapter '04b-evaluation-measures' cannot run here:\n  estimated peak memory 125 GiB exceeds\n")
+    assert gpu_record.session_names(tmp_path) == ["session-2026-11-27"]
+    rows = gpu_record.session_runs(tmp_path, "session-2026-11-27")
+    assert rows[0]["status"] == "refused before compute" and "125 GiB" in rows[0]["error"]
+    text = gpu_record.gpu_record_markdown(tmp_path)
+    assert "### `results/gpu/session-2026-11-27/`" in text and "refused by the pre-flight check" in text

@@ -18,11 +18,21 @@ def gpu_results_dir(root: Path | None = None) -> Path:
     return (root or project_root()) / "results" / "gpu"
 
 
-def session_runs(root: Path | None = None) -> list[dict]:
-    """One row per chapter of the recorded GPU session: status, wall time, verdicts, overrides, device."""
+def session_names(root: Path | None = None) -> list[str]:
+    """The recorded GPU sessions: ``session`` (the first) and ``session-<date>`` folders, oldest first."""
+    folder = gpu_results_dir(root)
+    if not folder.is_dir():
+        return []
+    names = [p.name for p in folder.iterdir() if p.is_dir() and (p / "summary.json").is_file()
+             and (p.name == "session" or p.name.startswith("session-"))]
+    return sorted(names, key=lambda n: (n != "session", n))
+
+
+def session_runs(root: Path | None = None, name: str = "session") -> list[dict]:
+    """One row per chapter of a recorded GPU session: status, wall time, verdicts, overrides, device."""
     from medeval.experiments.claims import VERDICTS
 
-    session = gpu_results_dir(root) / "session"
+    session = gpu_results_dir(root) / name
     summary_file = session / "summary.json"
     if not summary_file.is_file():
         return []
@@ -38,14 +48,20 @@ def session_runs(root: Path | None = None) -> list[dict]:
             verdicts[row["verdict"]] += 1
         error = ""
         log_file = session / "logs" / f"{chapter}.log"
+        refused = False
         if log_file.is_file():
-            failed = [line for line in log_file.read_text().splitlines() if line.startswith(f"chapter '{chapter}'")]
+            log_lines = log_file.read_text().splitlines()
+            failed = [line for line in log_lines if line.startswith(f"chapter '{chapter}'")]
             error = failed[-1].split(": ", 1)[-1] if failed else ""
+            at = [i for i, line in enumerate(log_lines) if "cannot run here" in line]
+            if at and not metas:  # the pre-flight refused it: nothing ran, the reason is on the next line
+                refused, error = True, log_lines[at[-1] + 1].strip() if at[-1] + 1 < len(log_lines) else ""
         rows.append({
             "error": error,
             "stopped_at_deadline": bool(entry.get("stopped_at_deadline")),
             "chapter": chapter,
-            "status": meta.get("status", "not started" if entry.get("not_started") else "no run kept"),
+            "status": meta.get("status", "refused before compute" if refused else
+                               "not started" if entry.get("not_started") else "no run kept"),
             "wall_s": entry.get("wall_s"),
             "run_id": meta.get("run_id", ""),
             "verdicts": verdicts,
@@ -63,18 +79,29 @@ def benchmark(root: Path | None = None) -> dict | None:
 def gpu_record_markdown(root: Path | None = None) -> str:
     """The "Runs on a GPU" section of the Reproducibility page (empty-record sentence when none is kept)."""
     lines = ["## Runs on a GPU", ""]
-    rows, bench = session_runs(root), benchmark(root)
+    sessions = {name: session_runs(root, name) for name in session_names(root)}
+    rows, bench = [r for rs in sessions.values() for r in rs], benchmark(root)
     if not rows and bench is None:
         return "\n".join(lines + ["No run on a GPU is recorded in `results/gpu/`: no GPU figure is given.", ""])
     lines += [
         "The `gpu` profiles were executed on a lent GPU by `benchmarks/gpu_session.py`; the kept runs (executed "
         "notebooks, parameters, provenance), the logs and the benchmark figures are in `results/gpu/`, whose "
         "`README.md` gives the commands and commits. The `gpu` profiles are sized for a session of hours; where the "
-        "lease gave minutes, repetition counts were cut (the overrides below) and every GPU-scale setting was kept.",
-        "",
-        "| chapter | status | wall (s) | [Re] | [¬Re] | [~] | [n/a] |",
-        "|---|---|---|---|---|---|---|",
+        "lease gave minutes, repetition counts were cut in the first session (the overrides below) and every "
+        "GPU-scale setting was kept; the later sessions ran the profiles unreduced, each session's `README.md` says "
+        "what became of every chapter.",
     ]
+    for name, session_rows in sessions.items():
+        lines += ["", *_session_markdown(name, session_rows)]
+    if bench is not None:
+        lines += ["", benchmark_markdown(bench)]
+    return "\n".join(lines) + "\n"
+
+
+def _session_markdown(name: str, rows: list[dict]) -> list[str]:
+    lines = [f"### `results/gpu/{name}/`", "",
+             "| chapter | status | wall (s) | [Re] | [¬Re] | [~] | [n/a] |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         v = r["verdicts"]
         lines.append(f"| `{r['chapter']}` | {r['status']} | {r['wall_s']} | {v['[Re]']} | {v['[¬Re]']} | "
@@ -84,18 +111,22 @@ def gpu_record_markdown(root: Path | None = None) -> str:
             lines += ["", f"`{r['chapter']}` was stopped at the session's deadline, still computing."]
         elif r["status"] == "failed" and r["error"]:
             lines += ["", f"`{r['chapter']}` failed: `{r['error']}`."]
+        elif r["status"] == "refused before compute" and r["error"]:
+            lines += ["", f"`{r['chapter']}` was refused by the pre-flight check, before any compute: {r['error']}."]
     if any(r["status"] != "ok" for r in rows):
-        lines += ["", "`results/gpu/README.md` says what was done about each of these."]
-    lines += ["", "Overrides of the `gpu` profile in these runs:", ""]
-    for r in rows:
-        overrides = ", ".join(f"`{k}={json.dumps(x)}`" for k, x in r["overrides"].items()) or "none"
-        lines.append(f"- `{r['chapter']}`: {overrides}")
+        readme = "results/gpu/README.md" if name == "session" else f"results/gpu/{name}/README.md"
+        lines += ["", f"`{readme}` says what was done about each of these."]
+    if any(r["overrides"] for r in rows):
+        lines += ["", "Overrides of the `gpu` profile in these runs:", ""]
+        for r in rows:
+            overrides = ", ".join(f"`{k}={json.dumps(x)}`" for k, x in r["overrides"].items()) or "none"
+            lines.append(f"- `{r['chapter']}`: {overrides}")
+    else:
+        lines += ["", "Every profile ran unreduced (no overrides)."]
     devices = sorted({r["device"] for r in rows if r["device"]})
     if devices:
         lines += ["", f"Device recorded by the runs: {', '.join(devices)}."]
-    if bench is not None:
-        lines += ["", benchmark_markdown(bench)]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def benchmark_markdown(bench: dict) -> str:

@@ -10,15 +10,20 @@ from pathlib import Path
 
 import medeval
 
+#: the tracked paths whose changes change what a chapter computes (the inputs of its cache key); an edited README,
+#: test or benchmark does not make a page's provenance "-dirty"
+SOURCE_PATHS = ("src", "notebooks", "params", "data", "data_manifest.yaml", "pyproject.toml")
+
 
 def git_commit(root: Path) -> str:
-    """``<sha>`` or ``<sha>-dirty`` for the checkout at ``root``; ``unknown`` outside git."""
+    """``<sha>``, or ``<sha>-dirty`` when a tracked source file (:data:`SOURCE_PATHS`) differs from the commit, for
+    the checkout at ``root``; ``unknown`` outside git."""
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True, timeout=10
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", *SOURCE_PATHS],
             cwd=root, capture_output=True, text=True, check=True, timeout=10,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
