@@ -109,15 +109,16 @@ def test_calibrate_writes_the_machine_its_probe_and_the_fitted_scale(store, monk
     monkeypatch.setattr("medeval.runtime.provenance.git_commit", lambda root: COMMIT)
     monkeypatch.setattr("medeval.runtime.provenance.device_name", lambda: "CPU: Test CPU (2 cores)")
     monkeypatch.setattr(calibration, "speed_probe_seconds", lambda: 0.2)
-    for cid in chapters():
+    for i, cid in enumerate(chapters()):
         model = resolve_params(cid, "smoke").resource_estimate().seconds or 5.0
-        meta = {**META, "wall_time_s": round(3 * model, 1), "provenance": {**META["provenance"], "git_commit": COMMIT}}
+        factor = 2.0 if i == 0 else (8.0 if i == 1 else 3.0)  # one model 4x too slow, one 4x too fast
+        meta = {**META, "wall_time_s": factor * model, "provenance": {**META["provenance"], "git_commit": COMMIT}}
         calibration.record_local_timing(cid, "smoke", meta)
     calibration.calibrate(["smoke"], log=lambda m: None)
     record = calibration.calibration_record()
     assert record["reference_machine"]["device"] == "CPU: Test CPU (2 cores)"
     assert record["reference_machine"]["probe_s"] == 0.2
-    assert record["estimate_scale"] == pytest.approx(3.0, rel=0.02)
+    assert record["estimate_scale"] == pytest.approx(4.0, rel=0.01)  # √(2 · 8): every model within 2x
     # a new machine: the other profiles' records (from the old machine) are dropped, never mixed in
     assert all(set(by_profile) == {"smoke"} for by_profile in record["chapters"].values())
 
