@@ -89,3 +89,20 @@ def test_the_smoke_build_is_the_committed_smoke_reference(run_chapter_smoke):
         assert res["provenance"]["numerics"].startswith("pinned") and "incomplete" not in res["provenance"]["numerics"]
     report = reference.verify(results, ref)
     assert not report.failed, report.to_text()
+
+
+def test_the_command_exits_non_zero_on_a_changed_verdict_and_says_so(monkeypatch, capsys):
+    from medeval.cli import main
+
+    ref = _reference(_results())
+    monkeypatch.setattr(reference, "load_reference", lambda profile: ref)
+    monkeypatch.setattr(reference, "current_results", lambda profile: {"01-mil-stability": _results()})
+    assert main(["verify", "--profile", "smoke"]) == 0
+    assert "identical to the reference" in capsys.readouterr().out
+    monkeypatch.setattr(reference, "current_results", lambda profile: {"01-mil-stability": _results("[¬Re]")})
+    assert main(["verify", "--profile", "smoke"]) == 1
+    assert "verdicts DIFFER" in capsys.readouterr().out
+    monkeypatch.setattr(reference, "current_results", lambda profile: {"01-mil-stability": None})
+    assert main(["verify", "--profile", "smoke"]) == 1
+    assert "no run of the current code" in capsys.readouterr().out
+    assert main(["verify", "--profile", "nope"]) == 2
