@@ -93,6 +93,20 @@ def test_a_bad_mode_is_refused_before_a_kernel_starts(monkeypatch, tmp_path):
     assert not any(tmp_path.rglob("meta.json"))
 
 
+def test_a_chapter_setup_does_not_change_the_environment_of_its_process(monkeypatch, tmp_path):
+    """Pinning after numpy loaded would pin only the processes started later (a kernel computing with AVX-512
+    numpy beside workers with AVX2 numpy): setup only checks, and the page says what is not pinned."""
+    from medeval.runtime import notebook
+
+    for var in numerics.PINNED_ENVIRONMENT:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("MEDEVAL_RESULTS_FILE", str(tmp_path / "r.json"))
+    before = dict(os.environ)
+    notebook.setup("A2-rerun", {"profile": "smoke"})
+    assert dict(os.environ) == before
+    assert any("MKL_CBWR" in p for p in numerics.check_pinned())
+
+
 def test_check_pinned_names_what_is_not_pinned(monkeypatch):
     monkeypatch.setenv("MEDEVAL_NUMERICS", "pinned")
     for var, value in numerics.PINNED_ENVIRONMENT.items():

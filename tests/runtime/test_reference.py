@@ -16,7 +16,8 @@ def _results(verdict="[Re]", value=0.25, nan=math.nan):
                              "test": "Welch; p = 0.01", "basis": "phantom"}],
             "checks": [{"check": "identity", "passed": True}],
             "table": [{"operator": "max", "auc": value, "ap": nan}, {"operator": "mean", "auc": 0.5, "ap": 0.1}],
-            "scalar": 3, "provenance": {"device": "CPU: x", "git_commit": "abc"}, "wall_time_s": 9.0,
+            "scalar": 3, "cnn_train_seconds": 1.5, "provenance": {"device": "CPU: x", "git_commit": "abc"},
+            "wall_time_s": 9.0,
             "peak_memory_bytes": 1, "resource_estimate": {"seconds": 1.0}}
 
 
@@ -27,7 +28,7 @@ def _reference(results, tolerances=None):
 def test_an_identical_build_is_identical_and_machine_values_are_not_compared():
     ref = _reference(_results())
     other = _results()
-    other.update(provenance={"device": "CPU: y"}, wall_time_s=99.0, peak_memory_bytes=7)
+    other.update(provenance={"device": "CPU: y"}, wall_time_s=99.0, peak_memory_bytes=7, cnn_train_seconds=2.7)
     report = reference.verify({"01-mil-stability": other}, ref)
     assert not report.failed and report.summary().startswith("identical to the reference")
     assert report.chapters[0].largest_relative_difference == 0.0  # NaN equals NaN here

@@ -68,10 +68,10 @@ def test_bad_requests_are_refused_before_any_run(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_a_chapter_runs_under_each_seed_and_every_run_is_kept(tmp_path, monkeypatch):
     monkeypatch.setenv("MEDEVAL_RUNS", str(tmp_path))
-    path = robustness.robustness(["A2-rerun"], "smoke", 2, log=lambda m: None)
+    path = robustness.robustness(["05-multilabel"], "smoke", 2, log=lambda m: None)
     assert path == tmp_path / "robustness" / "smoke.json"
-    entry = json.loads(path.read_text())["chapters"]["A2-rerun"]
+    entry = json.loads(path.read_text())["chapters"]["05-multilabel"]
     assert entry["seeds"] == [0, 1] and set(entry["runs"]) == {"0", "1"}
     assert entry["claims"] and all(sum(c["counts"].values()) == 2 for c in entry["claims"].values())
-    kept = {p.parent.name for p in (tmp_path / "smoke" / "A2-rerun").glob("*/meta.json")}
+    kept = {p.parent.name for p in (tmp_path / "smoke" / "05-multilabel").glob("*/meta.json")}
     assert set(entry["runs"].values()) <= kept

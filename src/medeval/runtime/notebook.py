@@ -82,7 +82,8 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
     estimate = preflight(chapter_id, params)  # data, device and memory, before any compute
     from medeval.runtime import numerics
 
-    numerics.pin_this_process()  # `medeval run` set the variables before the kernel started; papermill alone did not
+    # `medeval run` set the variables before the kernel started. Setting them now (papermill alone) would pin only
+    # the worker processes this kernel starts, not the libraries it has loaded: a mix worse than either mode.
     for problem in numerics.check_pinned():
         print(f"[medeval] numerics not fully pinned: {problem}; start the kernel with `medeval run` (or export "
               "the variables of medeval.runtime.numerics.PINNED_ENVIRONMENT) for the same numbers on any CPU",

@@ -123,6 +123,12 @@ def check_pinned() -> list[str]:
         return []
     problems = [f"{var}={os.environ.get(var)!r}, expected {value!r}" for var, value in PINNED_ENVIRONMENT.items()
                 if os.environ.get(var) != value]
+    if "numpy" in sys.modules:
+        from numpy._core._multiarray_umath import __cpu_features__ as numpy_features
+
+        above = [f for f in ("X86_V4", "AVX512_ICL", "AVX512_SPR") if numpy_features.get(f)]
+        if above:
+            problems.append(f"numpy dispatches {', '.join(above)} (numpy was loaded before pinning)")
     torch = sys.modules.get("torch")
     if torch is not None:
         capability = torch.backends.cpu.get_cpu_capability()

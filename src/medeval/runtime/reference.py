@@ -28,6 +28,9 @@ REFERENCE_VERSION = 1
 #: recorded keys that describe the machine or the run, not the result: never compared
 MACHINE_KEYS = ("provenance", "wall_time_s", "peak_memory_bytes", "resource_estimate", "profile", "params")
 
+#: recorded values that are durations measured on the machine (``cnn_train_seconds``): never compared
+MACHINE_VALUE_PATTERNS = ("*_seconds", "*.*_seconds")
+
 #: what a claim row's verdict rests on (compared as text: the numbers in it are printed by the rule)
 ROW_FIELDS = ("verdict", "ours", "effect", "n", "test", "basis")
 
@@ -45,7 +48,12 @@ def recorded_values(results: dict[str, Any]) -> dict[str, Any]:
     for key in sorted(results):
         if key not in MACHINE_KEYS:
             _flatten(key, results[key], out, None)
-    return out
+    return {k: v for k, v in out.items() if not is_machine_value(k)}
+
+
+def is_machine_value(key: str) -> bool:
+    """A flattened value that measures the machine, not the result (:data:`MACHINE_VALUE_PATTERNS`)."""
+    return any(fnmatch.fnmatchcase(key, pattern) for pattern in MACHINE_VALUE_PATTERNS)
 
 
 def values_digest(values: dict[str, Any]) -> str:
@@ -217,8 +225,9 @@ def verify_chapter(reference: dict[str, Any], chapter: str, results: dict[str, A
               for k in [*ref["checks"], *[k for k in ours["checks"] if k not in ref["checks"]]]
               if ref["checks"].get(k, "absent") != ours["checks"].get(k, "absent")]
     values, largest = [], 0.0
-    for key in [*ref["values"], *[k for k in ours["values"] if k not in ref["values"]]]:
-        a, b = ref["values"].get(key, "absent"), ours["values"].get(key, "absent")
+    ref_values = {k: v for k, v in ref["values"].items() if not is_machine_value(k)}  # an older reference kept them
+    for key in [*ref_values, *[k for k in ours["values"] if k not in ref_values]]:
+        a, b = ref_values.get(key, "absent"), ours["values"].get(key, "absent")
         rel = relative_difference(a, b)
         if rel > 0:
             values.append((key, a, b, rel, tolerance_for(reference, chapter, key)))
