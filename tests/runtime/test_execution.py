@@ -279,3 +279,8 @@ def test_null_for_a_field_that_does_not_accept_it_is_refused_by_name():
     with pytest.raises(ParameterError, match="n_repeats"):
         resolve_params("A2-rerun", "smoke", {"n_repeats": None})
     assert resolve_params("03-eve", "smoke", {"max_workers": None}).max_workers is None
+
+
+def test_a_shortened_commit_still_says_dirty():
+    assert book.short_commit("a3209b6d587e00000000-dirty") == "a3209b6d587e-dirty"
+    assert book.short_commit("a3209b6d587e00000000") == "a3209b6d587e"

@@ -132,6 +132,12 @@ def _seeds_text(res: ExecutionResult, row: dict) -> str:
     return a["text"] if a else "not measured"
 
 
+def short_commit(commit) -> str:
+    """``a3209b6d587e`` or ``a3209b6d587e-dirty``: a shortened sha that keeps saying whether sources differed."""
+    text = str(commit)
+    return text[:12] + ("-dirty" if text.endswith("-dirty") else "")
+
+
 def verification_markdown(executed: list[ExecutionResult]) -> str:
     """``medeval verify`` for the build being read: its recorded results against ``results/reference/<profile>.json``."""
     from medeval.runtime import reference
@@ -148,7 +154,7 @@ def verification_markdown(executed: list[ExecutionResult]) -> str:
         built = {res.chapter for res in executed}
         report.chapters = [c for c in report.chapters if c.chapter in built]
     return (f"The reference was built on {ref.get('machine', {}).get('device', '?')} with numerics "
-            f"{ref.get('machine', {}).get('numerics', '?')}, at commit `{str(ref.get('git_commit', '?'))[:12]}`. "
+            f"{ref.get('machine', {}).get('numerics', '?')}, at commit `{short_commit(ref.get('git_commit', '?'))}`. "
             "`medeval verify --profile " + profile + "` prints the same comparison, value by value.\n\n"
             + report.to_markdown())
 
@@ -170,7 +176,7 @@ def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
         prov = m.get("provenance", {})
         lines.append(
             f"| `{res.chapter}` | {m['profile']} | `{m['key'][:12]}` | {m['wall_time_s']:.1f} | "
-            f"`{str(prov.get('git_commit', '?'))[:12]}` | {_html_cell(prov.get('device', '?'))} | {m['started']} |"
+            f"`{short_commit(prov.get('git_commit', '?'))}` | {_html_cell(prov.get('device', '?'))} | {m['started']} |"
         )
     lines += ["", f"Total execution time of the pages: {total:.0f} s.", "", "## Parameters", ""]
     for res in executed:
