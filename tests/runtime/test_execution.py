@@ -146,7 +146,7 @@ def test_scorecard_and_reproducibility_pages_come_from_records():
     res = _result("01-mil-stability", [_claim_row(1, "[Re]", "phantom")])
     card = book.scorecard_markdown([res])
     assert 'href="chapters/01-mil-stability.html#claim-c1">claim 1</a>' in card
-    assert "| **[Re]** | <a href" in card and "| phantom | smoke | 3 runs | Welch; p = 0.01 | r&#124;s |" in card
+    assert "| **[Re]**<br><small>not measured</small> | <a href" in card and "| phantom | smoke | 3 runs | Welch; p = 0.01 | r&#124;s |" in card
     repro = book.reproducibility_markdown([res])
     assert "`01-mil-stability` | smoke | `kkkkkkkkkkkk` | 1.5 |" in repro and json.dumps({"a": 1}) in repro
 

@@ -29,6 +29,7 @@ p-values as computed by :mod:`scipy.stats`).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
@@ -623,10 +624,15 @@ def combine(decisions: Sequence[Decision], *, test: str | None = None, labels: S
     if demoted:
         reason = (f"{', '.join(demoted)} against the claim at α = {alpha} but not after Holm's correction over "
                   f"{k} tested parts, so not a contradiction of the row" + (f"; {reason}" if reason else ""))
-    base = test or " + ".join(dict.fromkeys(d.test for d in decisions))
+    base = test or " + ".join(dict.fromkeys(_COMBINED.sub("", d.test) for d in decisions))
     if len(decisions) > 1:
-        base += f" ({len(decisions)} parts, all must hold; against the claim: Holm over {k} tested parts)"
+        base += f" [{len(decisions)} parts, all must hold" + (f"; Holm over {k} tests against the claim]" if k > 1
+                                                               else "]")
     return Decision(v, base, join("effect"), join("n"), reason)
+
+
+#: the note :func:`combine` appends to a test (removed from parts that are themselves combined rows)
+_COMBINED = re.compile(r" \[\d+ parts, all must hold(; Holm over \d+ tests against the claim)?\]")
 
 
 def with_reason(decision: Decision, reason: str) -> Decision:

@@ -113,14 +113,15 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
         body += [f"## {res.meta['title']}", "",
                  f"Chapter `{res.chapter}`, profile `{res.profile}`: "
                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", ""]
-        body += ["| verdict | claim | basis | scale | n | test and p / CI | reason | across seeds |",
-                 "|---|---|---|---|---|---|---|---|"]
+        body += ["| verdict (across seeds) | claim | basis | scale | n | test and p / CI | reason |",
+                 "|---|---|---|---|---|---|---|"]
         for row in rows:
             link = f'<a href="{part}/{res.chapter}.html#claim-{_html_cell(row["id"])}">{_html_cell(row["claim"])}</a>'
             test = _html_cell(row["test"]) + (f"; {_html_cell(row['effect'])}" if row.get("effect") else "")
-            body.append("| " + " | ".join([f"**{_html_cell(row['verdict'])}**", link, _html_cell(row["basis"]),
+            verdict = f"**{_html_cell(row['verdict'])}**<br><small>{_html_cell(_seeds_text(res, row))}</small>"
+            body.append("| " + " | ".join([verdict, link, _html_cell(row["basis"]),
                                            _html_cell(row["scale"]), _html_cell(row["n"]), test,
-                                           _html_cell(row["reason"]), _html_cell(_seeds_text(res, row))]) + " |")
+                                           _html_cell(row["reason"])]) + " |")
         body.append("")
     return "\n".join(lines + body)
 
