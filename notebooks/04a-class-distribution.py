@@ -28,9 +28,10 @@
 # * Build training sets of a prescribed class composition from categorised WSI patches: the unit
 #   $\mathbb{U}$, the ratio weights and the class proportions they give.
 # * Evaluate a segmentation model patch-wise, on non-overlapping evaluation tiles (method 1) and with one
-#   class score per inference patch (method 2), and explain why recall rises and precision falls as tiles grow.
+#   class score per inference patch (method 2), and test the thesis's statement that recall rises and precision
+#   falls as tiles grow (our rows say whether it holds here).
 # * Compare training distributions with curves at fixed thresholds (precision and FPR curves and their areas)
-#   and explain why ROC-AUC barely separates them.
+#   and test the thesis's statement that ROC-AUC barely separates them.
 # * Decide a claim about a training distribution from repeated runs with a Welch t-test, and read a [~] verdict.
 # * Extract the CAMELYON16 test patches the way the thesis did: Otsu tissue threshold, patch grid, central-region
 #   labels.
