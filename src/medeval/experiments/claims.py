@@ -11,8 +11,9 @@ with one of four verdicts:
     contradicted: the test rejects in the opposite direction, the interval lies wholly outside the margin, or
     an exact recomputation misses its tolerance;
 ``[~]``
-    inconclusive at this scale: the test cannot decide. The row says roughly which n would decide it
-    (from the observed effect, at power 0.8);
+    inconclusive at this scale: the test cannot decide. The row says which way the estimate leans ("leans
+    towards the claim", "leans against the claim", or "no effect seen" when it is negligible) and the n that
+    would detect a stated effect (the rule's smallest effect of interest, never the observed one) at power 0.8;
 ``[n/a]``
     not testable here (the row says why: data absent, models below the quality floor, ...).
 

@@ -82,7 +82,8 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
         "(nothing here is typed by hand). Each verdict is decided by a stated rule in `medeval.experiments` "
         "that has a test on which it passes and one on which it fails. Verdicts: **[Re]** reproduced; "
         "**[¬Re]** contradicted by the stated test or tolerance; **[~]** inconclusive at this scale (the reason "
-        "says which n would decide it); **[n/a]** not testable here (the reason says why). The sign of a noisy "
+        "says which way the estimate leans, or that no effect is seen, and the n that would detect a stated "
+        "effect); **[n/a]** not testable here (the reason says why). The sign of a noisy "
         "difference, a tie, or \"no significant difference\" never supports a directional claim. Formula "
         "identities (checks) and arithmetic on printed numbers (errata) are on the chapter pages and are not "
         "counted here.", "",
