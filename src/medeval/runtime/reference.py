@@ -200,10 +200,18 @@ class Verification:
         return "\n".join(lines)
 
 
-def _row_text(row: dict[str, Any] | None) -> str:
+def _row_text(row: dict[str, Any] | None, fields=ROW_FIELDS) -> str:
     if row is None:
         return "absent"
-    return "; ".join(f"{k}={row.get(k)}" for k in ROW_FIELDS if row.get(k) not in (None, ""))
+    return "; ".join(f"{k}={row.get(k)}" for k in fields if row.get(k) not in (None, ""))
+
+
+def _row_difference(a: dict[str, Any] | None, b: dict[str, Any] | None) -> tuple[str, str]:
+    """The two sides of a differing row, each showing only the fields that differ (the verdict always)."""
+    if a is None or b is None:
+        return _row_text(a), _row_text(b)
+    fields = ["verdict", *(k for k in ROW_FIELDS if k != "verdict" and a.get(k) != b.get(k))]
+    return _row_text(a, fields), _row_text(b, fields)
 
 
 def verify_chapter(reference: dict[str, Any], chapter: str, results: dict[str, Any] | None) -> ChapterVerification:
@@ -220,7 +228,7 @@ def verify_chapter(reference: dict[str, Any], chapter: str, results: dict[str, A
         if (a or {}).get("verdict") != (b or {}).get("verdict"):
             verdicts_identical = False
         if a != b:
-            rows.append((cid, _row_text(a), _row_text(b)))
+            rows.append((cid, *_row_difference(a, b)))
     checks = [(k, ref["checks"].get(k, "absent"), ours["checks"].get(k, "absent"))
               for k in [*ref["checks"], *[k for k in ours["checks"] if k not in ref["checks"]]]
               if ref["checks"].get(k, "absent") != ours["checks"].get(k, "absent")]
