@@ -7,21 +7,12 @@ import platform
 from pathlib import Path
 
 
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (``AMD EPYC 9R14``, ``Intel(R) Xeon(R) Processor``), else the arch."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def machine() -> str:
     """CPU model, logical cores and system, e.g. ``Intel(R) Xeon(R) Processor (x86_64), 2 logical cores, Linux``:
     benchmark figures differ about 2x between this project's machines, so each names its CPU."""
-    return f"{cpu_model()} ({platform.machine()}), {os.cpu_count()} logical cores, {platform.system()}"
+    from medeval.runtime.provenance import cpu_name
+
+    return f"{cpu_name()} ({platform.machine()}), {os.cpu_count()} logical cores, {platform.system()}"
 
 
 def load_average() -> str:

@@ -63,8 +63,8 @@ def main() -> None:
         for chapter in args.chapters:
             seen = {}
             for mode, env in modes.items():
-                wall, results = run(chapter, args.profile, env, Path(tmp) / mode.split(",")[0].replace(" ", "_")
-                                    / chapter)
+                store = Path(tmp) / "".join(c if c.isalnum() else "_" for c in mode) / chapter  # one per mode
+                wall, results = run(chapter, args.profile, env, store)
                 seen[mode] = (wall, recorded_values(results), results["provenance"].get("numerics", "?"))
                 totals[mode] += wall
             base = seen["pinned"][1]

@@ -27,7 +27,7 @@ from typing import Any
 
 from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
 
-#: what :func:`calibrate` accepts as a measured run: the profile's own parameters, finished
+#: the format of the committed record
 _CALIBRATION_VERSION = 1
 
 
