@@ -50,6 +50,10 @@ def test_a_changed_number_fails_unless_the_reference_states_a_tolerance_for_it()
     tolerant["chapters"]["01-mil-stability"]["rows"]["c1"]["ours"] = changed["paper_vs_us"][0]["ours"]
     report = reference.verify({"01-mil-stability": changed}, tolerant)
     assert not report.failed and "within their stated tolerances" in report.summary()
+    reworded = _results()
+    reworded["paper_vs_us"][0]["test"] = "Welch; p = 0.010"
+    summary = reference.verify({"01-mil-stability": reworded}, _reference(_results())).summary()
+    assert summary == "verdicts identical to the reference; some rows' wording differs (verdicts and numbers identical)"
     beyond = _results(value=0.26)
     assert reference.verify({"01-mil-stability": beyond}, tolerant).failed
 

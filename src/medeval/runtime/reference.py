@@ -163,8 +163,14 @@ class Verification:
         if not self.failed and all(c.identical for c in self.chapters):
             return f"identical to the reference ({self.reference_machine}, commit {self.reference_commit[:12]})"
         bad = [c.chapter for c in self.chapters if c.failed]
-        return ("differs from the reference in " + ", ".join(bad) if bad else
-                "verdicts identical to the reference; some numbers differ within their stated tolerances")
+        if bad:
+            return "differs from the reference in " + ", ".join(bad)
+        parts = []
+        if any(c.values_differing for c in self.chapters):
+            parts.append("some numbers differ within their stated tolerances")
+        if any(c.rows_differing for c in self.chapters):
+            parts.append("some rows' wording differs (verdicts and numbers identical)")
+        return "verdicts identical to the reference; " + "; ".join(parts)
 
     def to_text(self, limit: int = 20) -> str:
         out = [f"medeval verify ({self.profile}): {self.summary()}", ""]
