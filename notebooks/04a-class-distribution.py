@@ -23,6 +23,14 @@
 # predictions are evaluated patch-wise with fixed-threshold precision and FPR curves alongside ROC and PR. A
 # patch classifier repeats the single-label experiment on PCam-like patches {cite:p}`veeling2018pcam`.
 #
+# ## Key findings
+#
+# Generated from this page's Paper-vs-us rows when the page was built; each claim links to its row.
+#
+# ```{glue:md} key-findings
+# :format: myst
+# ```
+#
 # ## What you will learn
 #
 # * Build training sets of a prescribed class composition from categorised WSI patches: the unit

@@ -205,3 +205,29 @@ def test_an_undecided_row_says_which_way_it_leans_and_the_n_for_a_stated_effect(
     assert towards.needed_n == against.needed_n == C.two_sample_n_for_power(0.5) and "d = 0.50" in towards.reason
     big = C.decide_difference([0.5, 0.6, 0.4], [0.5, 0.61, 0.4], direction="greater", effect_of_interest=1.0)
     assert big.needed_n == C.two_sample_n_for_power(1.0) < towards.needed_n
+
+
+def test_key_findings_are_generated_from_the_rows_and_never_announce_a_seed_sensitive_verdict():
+    from medeval.experiments.claims import key_findings
+
+    def row(i, verdict, basis="phantom", reason=""):
+        return {"id": f"c{i}", "claim": f"Claim {i}.", "verdict": verdict, "basis": basis, "reason": reason}
+
+    rows = [row(1, "[Re]"), row(2, "[¬Re]", reason="the difference is significant against the claim (p = 0.002). "
+                                                     "More text."),
+            row(3, "[~]", reason="leans against the claim (d = -0.4)"), row(4, "[~]", reason="no effect seen (d = 0.01)"),
+            row(5, "[n/a]", reason="did not train: E1.a has 1 of 4 runs above the floor"), row(6, "[Re]", "exact"),
+            row(7, "[Re]")]
+    text = key_findings(rows, seed_sensitive={"c7"})
+    assert text.startswith("Of 6 empirical claims, **2 reproduced**, **1 contradicted**, 2 inconclusive at this scale "
+                           "and 1 not testable here; 1 of 1 exact recomputations")
+    assert '* Claim 2 (<a href="#claim-c2">c2</a>): The difference is significant against the claim (p = 0.002).' in text
+    assert "More text" not in text
+    assert '1 leans against the claim (<a href="#claim-c3">c3</a>); 1 no effect seen (<a href="#claim-c4">c4</a>)' in text
+    assert 'did not train (<a href="#claim-c5">c5</a>)' in text
+    reproduced = next(line for line in text.splitlines() if line.startswith("**Reproduced:**"))
+    assert "c1" in reproduced and "c7" not in reproduced  # seed-sensitive: listed apart, not as a finding
+    assert "**Seed-sensitive**" in text and '<a href="#claim-c7">c7</a> [Re]' in text
+    assert key_findings([row(8, "[¬Re]", "exact", reason="printed 882, recounted 880.")]).count(
+        '<a href="#claim-c8">c8</a>, exact recomputation') == 1
+    assert key_findings([]) == "This chapter decides no claims."

@@ -198,3 +198,58 @@ def test_claim_explain_lists_every_row_that_is_not_reproduced():
     text = explain_claims(cl)
     for c in cl.claims:
         assert (f"**{c.id}**" in text) == (c.verdict != "[Re]")
+
+
+# --- the decision-level floor, the selection-free recall-cheaper rule and the ceiling gate ----------------------
+
+
+def test_a_collapsed_run_is_left_out_of_decision_level_rows_and_named():
+    """A run whose argmax never predicts a class (recall ≤ 0.05) is compared on no decision-level statistic, and the
+    row says how many runs collapsed; fewer than 2 left → [n/a] with the reason."""
+    prelim = prelim_table(THESIS_LIKE_TABLE)
+    collapsed = (prelim["distribution"] == "Balanced_S") & (prelim["class"] == "O") & (prelim["run"] < 4)
+    prelim.loc[collapsed, "R"] = 0.0
+    hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96))
+    hyp.loc[(hyp["distribution"] == "E1.a") & (hyp["run"] == 0), ["argmax_recall", "argmax_precision"]] = [0.0, np.nan]
+    cls = cls_table(CLS, {"E2.a": 0.93, "E2.b": 0.97, "E2.c": 0.995})
+    out = {c.id: c for c in cdc.chapter_claims(prelim, hyp, cls, SETTINGS).claims}
+    c = out["t44-recall-cheaper"]
+    assert c.verdict == "[n/a]" and "collapsed" in c.decision.reason and "Balanced_S has 1 of 5" in c.decision.reason
+    assert "0 of them predict every class" not in c.ours and "1 of them predict every class" in c.ours
+    h1 = out["h1"]  # E1.a keeps 4 of 5 runs: decided on those, and the row says so
+    assert h1.verdict == "[Re]" and "4 + 5 runs" in h1.decision.n.replace("5 + 4", "4 + 5")
+    assert "(5/5 trained, 4 of them predict every class)" in h1.ours and "E1.a 0.801" in h1.ours
+
+
+def test_recall_cheaper_compares_with_the_thesis_comparators_and_holds_its_size_under_a_null():
+    """Under no effect (every distribution draws R and P from the same law), the rule returns [Re] at most α + 3 SE
+    of the time: its comparators come from the thesis, not from the noisy means (which gave ~16 % false [Re])."""
+    assert cdc.paper_best("C", "R") == "C-biased" and cdc.paper_best("C", "P") == "notC-biased"
+    rng = np.random.default_rng(7)
+    draws, false_re, false_not = 400, 0, 0
+    base = {"C": (0.8, 0.6, 0.7), "notC": (0.8, 0.6, 0.7), "O": (1.0, 0.97, 0.98)}
+    for _i in range(draws):
+        rows = []
+        for d in cdc.PRELIMINARY:
+            for r in range(4):
+                for c, (R, P, F) in base.items():
+                    rows.append({"distribution": d, "run": r, "e": E, "class": c,
+                                 "R": float(np.clip(R + rng.normal(0, 0.05), 0.1, 1)),
+                                 "P": float(np.clip(P + rng.normal(0, 0.05), 0.1, 1)), "F": F, "roc_auc": 0.96})
+        runs = cdc.Runs.of(pd.DataFrame(rows), 0.9, decision_floor=0.05, evaluation_tile=E)
+        v = cdc.rule_recall_cheaper(runs, SETTINGS).verdict
+        false_re += v == "[Re]"
+        false_not += v == "[¬Re]"
+    se = np.sqrt(0.05 * 0.95 / draws)
+    assert false_re / draws <= 0.05 + 3 * se and false_not / draws <= 0.05 + 3 * se, (false_re, false_not)
+
+
+def test_roc_equivalence_at_the_ceiling_is_not_testable():
+    """Every run's ROC-AUC within the margin of 1: equivalence within the margin cannot fail, so the row is [n/a]
+    with the reason (a ROC-insensitivity rule that passes on its own ceiling is not evidence)."""
+    cls = cls_table(CLS, dict.fromkeys(CLS, 0.992))
+    hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96))
+    out = {c.id: c for c in cdc.chapter_claims(prelim_table(THESIS_LIKE_TABLE), hyp, cls, SETTINGS).claims}
+    c = out["fig414-roc-insensitive"]
+    assert c.verdict == "[n/a]" and "at the ceiling" in c.decision.reason
+    assert out["e3-roc-insensitive"].verdict != "[n/a]"  # 0.96 is below the ceiling: still decided

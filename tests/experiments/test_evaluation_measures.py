@@ -103,6 +103,33 @@ def test_trial_table_columns_and_matched_recall():
     assert band["min"] <= min(band["means"].values()) and isinstance(band["in_band"], bool)
 
 
+def test_trial_table_recalibrated_columns_move_ep_to_ens_prior():
+    table, _ = em.trial_table(_runs())
+    en, ep = table[table.model == "En"], table[table.model == "Ep"]
+    # En is trained at the common prior: recalibration leaves it where it is
+    assert np.allclose(en["precision-AUC (recalibrated)"], en["precision-AUC (PR-T)"], atol=1e-9)
+    assert (en["FP at t (recalibrated)"] == en["FP at t"]).all()
+    # Ep's odds are divided by 9: fewer FP, more FN at the same threshold
+    assert (ep["FP at t (recalibrated)"] <= ep["FP at t"]).all() and (ep["FN at t (recalibrated)"] >= ep["FN at t"]).all()
+    assert ep["precision-AUC (recalibrated)"].mean() > ep["precision-AUC (PR-T)"].mean()
+    assert set(em.RECALIBRATED_COLUMNS.values()) <= set(table.columns)
+    assert em.RECALIBRATION_PRIOR == em.TRAINING_PRIOR["En"]
+
+
+def test_grid_control_is_random_rankings_of_the_test_set():
+    rnd = em.grid_control(30, 270, n_draws=5, seed=1)
+    assert len(rnd) == 5 and rnd["PR-AUC (Alg. 4-5)"].between(0, 1).all()
+    assert rnd["PR-AUC (Alg. 4-5)"].mean() < 0.3  # no model: about the prevalence 0.1
+    assert rnd.equals(em.grid_control(30, 270, n_draws=5, seed=1))
+
+
+def test_digits_substitution_names_the_data_and_the_model():
+    P = em.Params()
+    text = em.digits_substitution(P)
+    assert "8×8 handwritten digits" in text and f"digit {P.positive_digit} vs rest" in text
+    assert "for CIFAR-10" in text and "logistic regression" in text
+
+
 def test_computed_checks_pass():
     rows = em.table_checks(em.table_5_2(), em.tie_cases())
     assert rows and all(r["passed"] for r in rows)

@@ -22,6 +22,8 @@ BASE = {
     "recall-AUC (prior-corrected)": (0.7, 0.02), "precision at t": (0.5, 0.02), "recall at t": (0.6, 0.02),
     "FP at t": (100, 10), "FN at t": (50, 5), "precision at recall < 0.3": (0.9, 0.02),
     "PR-AUC share at recall ≤ 0.3": (0.35, 0.01), "precision at matched recall": (0.5, 0.02),
+    "precision-AUC (recalibrated)": (0.5, 0.02), "recall-AUC (recalibrated)": (0.7, 0.02),
+    "FP at t (recalibrated)": (100, 10), "FN at t (recalibrated)": (50, 5),
 }
 
 
@@ -37,6 +39,24 @@ def trials(spec: dict[str, dict], n: int = 8, seed: int = 0, exact: tuple[str, .
             rows.append({"model": model, "trial": k, **{c: float(v[k]) for c, v in cols.items()},
                          "test positives": 300, "test negatives": 3600})
     return pd.DataFrame(rows)
+
+
+def prior_runs(separation: dict[str, float], *, n: int = 8, seed: int = 0, size: int = 1200,
+               prevalence: float = 0.1) -> list[dict]:
+    """Trial-models whose scores are ``sigmoid(separation[d] · y + noise + logit(π_d))``: the training prior π_d of
+    :data:`~medeval.experiments.evaluation_measures.TRAINING_PRIOR` sets the calibration (the intercept, as Bayes'
+    rule does for a model trained at that prior), ``separation`` the ranking. Equal separations: one model, two
+    calibrations."""
+    rng = np.random.default_rng(seed)
+    y = rng.random(size) < prevalence
+    runs = []
+    for d, sep in separation.items():
+        prior = em.TRAINING_PRIOR[d]
+        for r in range(n):
+            z = sep * y + rng.normal(0, 1, size) - sep / 2 + np.log(prior / (1 - prior))
+            s = 1 / (1 + np.exp(-z))
+            runs.append({"distribution": d, "run": r, "imbalanced": {"y_true": y, "score_c": s, "argmax_c": s >= 0.5}})
+    return runs
 
 
 # ----- Table 5.2 -----------------------------------------------------------------------------------------------
@@ -114,11 +134,104 @@ def test_claim_errors_at_threshold_pass_and_fail():
 
 
 def test_claim_fp_dominate_pass_and_fail():
-    fp_heavy = trials({"En": {"FP at t": (200, 10), "FN at t": (20, 3)}, "Ep": {"FP at t": (500, 20),
+    fp_heavy = trials({"En": {"FP at t": (400, 10), "FN at t": (20, 3)}, "Ep": {"FP at t": (500, 20),
                                                                                   "FN at t": (5, 2)}})
     assert emc.rule_fp_dominate(fp_heavy).verdict == "[Re]"
     en_fn = trials({"En": {"FP at t": (20, 3), "FN at t": (80, 5)}, "Ep": {"FP at t": (500, 20), "FN at t": (5, 2)}})
     assert emc.rule_fp_dominate(en_fn).verdict == "[¬Re]"
+
+
+def test_claim_fp_dominate_means_much_more_not_more():
+    # FP = 3 × FN for both models: "more" holds, "≫" (one decade, Table 5.1's ratio) does not
+    three = trials({"En": {"FP at t": (150, 5), "FN at t": (50, 3)}, "Ep": {"FP at t": (300, 10),
+                                                                           "FN at t": (100, 4)}})
+    assert emc.rule_fp_dominate(three, ratio=1.0).verdict == "[Re]"
+    assert emc.rule_fp_dominate(three).verdict == "[¬Re]"
+    assert emc.FP_DOMINANCE_RATIO == 10.0
+
+
+def test_claim_fp_dominate_control_balanced_errors_is_not_re():
+    # the control: a model making as many FP as FN (a balanced test set at its Bayes threshold)
+    even = trials({"En": {"FP at t": (50, 5), "FN at t": (50, 5)}, "Ep": {"FP at t": (60, 5), "FN at t": (60, 5)}})
+    assert emc.rule_fp_dominate(even).verdict != "[Re]"
+
+
+def test_claim_fp_dominate_null_calibration():
+    """At the boundary (FP/FN exactly 10 in expectation on the log scale) the rule's false [Re] and false [¬Re]
+    each stay within α + 3 Monte-Carlo SE over many simulated draws."""
+    rng = np.random.default_rng(11)
+    n_sim, alpha = 400, 0.05
+    verdicts = []
+    for _ in range(n_sim):
+        rows = []
+        for m in ("En", "Ep"):
+            fn = rng.integers(40, 60, 8).astype(float)
+            log_ratio = 1.0 + rng.normal(0, 0.1, 8)
+            fp = (fn + 1) * 10 ** log_ratio - 1
+            rows += [{"model": m, "FP at t": a, "FN at t": b} for a, b in zip(fp, fn, strict=True)]
+        verdicts.append(emc.rule_fp_dominate(pd.DataFrame(rows), alpha=alpha).verdict)
+    se = np.sqrt(alpha * (1 - alpha) / n_sim)
+    assert verdicts.count("[Re]") / n_sim <= alpha + 3 * se
+    assert verdicts.count("[¬Re]") / n_sim <= alpha + 3 * se
+
+
+# ----- the calibration control: one model, two calibrations ---------------------------------------------------
+
+
+def test_recalibrated_views_swap_only_the_calibration_columns():
+    t = trials({"En": {}, "Ep": {"precision-AUC (recalibrated)": (0.9, 0.01), "FP at t (recalibrated)": (7, 1)}})
+    rec = emc.recalibrated_comparison(t)
+    ep, en = rec[rec.model == "Ep"], rec[rec.model == "En"]
+    assert np.allclose(ep["precision-AUC (PR-T)"], t.loc[t.model == "Ep", "precision-AUC (recalibrated)"])
+    assert np.allclose(ep["FP at t"], t.loc[t.model == "Ep", "FP at t (recalibrated)"])
+    assert np.allclose(en["precision-AUC (PR-T)"], t.loc[t.model == "En", "precision-AUC (PR-T)"])  # En untouched
+    assert np.allclose(ep["ROC-AUC"], t.loc[t.model == "Ep", "ROC-AUC"])  # ranking figures untouched
+    ctl = emc.same_model_control(t)
+    assert set(ctl.model) == {"En", "Ep"} and len(ctl) == 2 * (t.model == "Ep").sum()
+    assert np.allclose(ctl.loc[ctl.model == "En", "ROC-AUC"].to_numpy(), ctl.loc[ctl.model == "Ep", "ROC-AUC"])
+    assert np.allclose(ctl.loc[ctl.model == "En", "precision-AUC (PR-T)"],
+                       t.loc[t.model == "Ep", "precision-AUC (recalibrated)"])
+
+
+def test_fixed_threshold_rules_return_re_on_one_model_with_two_calibrations():
+    """The control of the issue: En and Ep the same model, only the training prior's calibration differs. The raw
+    fixed-threshold rules all say [Re] (so they are checks); after recalibrating Ep none does."""
+    table, _ = em.trial_table(prior_runs({"En": 2.5, "Ep": 2.5}))
+    assert emc.rule_fixed_threshold_curves(table).verdict == "[Re]"
+    assert emc.rule_errors_at_threshold(table).verdict == "[Re]"
+    assert emc.rule_separates_more(table, "precision-AUC (PR-T)", "ROC-AUC", n_boot=500).verdict == "[Re]"
+    assert emc.rule_separates_more(table, "precision-AUC (PR-T)", "PR-AUC (Alg. 4-5)", n_boot=500).verdict == "[Re]"
+    rec = emc.recalibrated_comparison(table)
+    assert emc.rule_fixed_threshold_curves(rec).verdict != "[Re]"
+    assert emc.rule_errors_at_threshold(rec).verdict != "[Re]"
+    for ref in ("ROC-AUC", "PR-AUC (Alg. 4-5)"):
+        assert emc.rule_separates_more(rec, "precision-AUC (PR-T)", ref, n_boot=500).verdict != "[Re]"
+    # the control view built from the Ep runs alone says [Re] too: that is what makes those rows checks
+    ctl = emc.same_model_control(table)
+    assert emc.rule_fixed_threshold_curves(ctl).verdict == "[Re]"
+    # and on the control the recalibrated comparison has nothing left to separate
+    assert emc.rule_separates_more(emc.recalibrated_comparison(emc.same_model_control(table)),
+                                   "precision-AUC (PR-T)", "ROC-AUC", n_boot=500).verdict != "[Re]"
+
+
+def test_recalibrated_separation_passes_when_the_models_differ_where_roc_does_not():
+    # after recalibration PR-T's precision-AUC still sets En apart, ROC-AUC does not
+    t = trials({"En": {"precision-AUC (recalibrated)": (0.8, 0.02), "ROC-AUC": (0.9, 0.02)},
+                "Ep": {"precision-AUC (recalibrated)": (0.5, 0.02), "ROC-AUC": (0.9, 0.02)}}, n=10)
+    t.loc[t.model == "En", "precision-AUC (PR-T)"] = 0.8 + 0.02 * np.random.default_rng(1).standard_normal(10)
+    rec = emc.recalibrated_comparison(t)
+    assert emc.rule_separates_more(rec, "precision-AUC (PR-T)", "ROC-AUC", n_boot=500).verdict == "[Re]"
+    # and fails where ROC separates the recalibrated models more
+    t2 = trials({"En": {"precision-AUC (PR-T)": (0.6, 0.03), "ROC-AUC": (0.95, 0.005)},
+                 "Ep": {"precision-AUC (recalibrated)": (0.6, 0.03), "ROC-AUC": (0.85, 0.005)}}, n=10)
+    rec2 = emc.recalibrated_comparison(t2)
+    assert emc.rule_separates_more(rec2, "precision-AUC (PR-T)", "ROC-AUC", n_boot=500).verdict == "[¬Re]"
+
+
+def test_grid_rule_returns_re_on_random_rankings_so_it_is_a_check():
+    rnd = em.grid_control(120, 1080, n_draws=20, seed=0)
+    d = emc.rule_abs_difference(rnd["PR-AUC (Alg. 4-5)"], rnd["PR-AUC (Alg. 4-5, 1001 points)"], direction="less")
+    assert d.verdict == "[Re]"
 
 
 def test_claim_precision_below_recall_pass_and_fail():
@@ -194,14 +307,16 @@ def test_claim_quality_floor_gives_na():
 
 def _results(hist_auc=(0.9, 0.01)):
     en_ep = {"En": {"ROC-AUC": hist_auc, "precision-AUC (PR-T)": (0.8, 0.02), "recall-AUC (PR-T)": (0.6, 0.02)},
-             "Ep": {"ROC-AUC": hist_auc, "precision-AUC (PR-T)": (0.4, 0.02), "recall-AUC (PR-T)": (0.9, 0.02)}}
+             "Ep": {"ROC-AUC": hist_auc, "precision-AUC (PR-T)": (0.4, 0.02), "recall-AUC (PR-T)": (0.9, 0.02),
+                    # recalibrated to En's prior, Ep is En: the whole fixed-threshold gap is calibration
+                    "precision-AUC (recalibrated)": (0.8, 0.02), "recall-AUC (recalibrated)": (0.6, 0.02)}}
     fig55 = trials({"E2.a": {}, "E2.b": {"precision-AUC (PR-T)": (0.8, 0.02)}, "E2.c": {}})
     return {
         "table_5_2": em.table_5_2(), "tie_cases": em.tie_cases(),
         "tasks": {"histology": {"name": "phantom patches", "basis": "phantom", "trials": trials(en_ep),
                                 "matched_recall": 0.6, "ordering_share": 0.9, "fig55": {"trials": fig55}},
                   "cifar": {"name": "digits", "basis": "real", "trials": trials(en_ep, seed=1), "matched_recall": 0.6,
-                            "ordering_share": 0.8}},
+                            "ordering_share": 0.8, "substitution": "8×8 digits for CIFAR-10"}},
         "checks": em.table_checks(em.table_5_2(), em.tie_cases()),
     }
 
@@ -213,9 +328,14 @@ def test_claim_chapter_table_is_complete_and_valid():
     expected = {"t52-large", "t52-small", "fig54-inflated", "fig54-fp-fn", "fig55-h2", "fig55-recall-std",
                 "fig55-roc-pr", "fig56"}
     for role in ("histology", "cifar"):
-        expected |= {f"{k}-{role}" for k in ("fixed-curves", "en-better", "prt-vs-roc", "prt-vs-pr", "spread",
-                                             "fn-fp", "fp-dominate", "linear-pr", "grid")}
+        expected |= {f"{k}-{role}" for k in ("en-better", "prt-vs-roc", "prt-vs-pr", "spread", "fp-dominate")}
     assert expected <= set(ids)
+    # the fixed-threshold rows, linear interpolation and the grid are checks with a why (design or mathematics)
+    for role in ("histology", "cifar"):
+        assert not {f"{k}-{role}" for k in ("fixed-curves", "fn-fp", "linear-pr", "grid")} & set(ids)
+    why = [ch for ch in cl.checks if ch.why]
+    assert len(why) == 2 * 6
+    assert all("control" in ch.computed or "worked" in ch.computed for ch in why)
     for c in cl.claims:
         row = c.row()
         assert row["verdict"] in VERDICTS and row["basis"] in BASES and row["scale"] == "test"
@@ -223,18 +343,25 @@ def test_claim_chapter_table_is_complete_and_valid():
         if row["verdict"] != "[Re]":
             assert row["reason"], row["id"]
     verdicts = {c.id: c.verdict for c in cl.claims}
-    assert verdicts["t52-large"] == "[Re]" and verdicts["fixed-curves-histology"] == "[Re]"
-    assert verdicts["fig56"] == "[n/a]"
+    assert verdicts["t52-large"] == "[Re]" and verdicts["fig56"] == "[n/a]"
+    # En and Ep differ only at fixed thresholds here (the recalibrated columns are equal): the raw separation is a
+    # passed check, the claim about the models is not reproduced
+    assert verdicts["prt-vs-roc-histology"] != "[Re]" and verdicts["prt-vs-pr-cifar"] != "[Re]"
+    raw = next(ch for ch in cl.checks if ch.check.startswith("PR-T separates the raw En and Ep") and "ROC" in ch.check)
+    assert raw.passed and "[Re]" in raw.computed
+    subs = {c.id: c.substitution for c in cl.claims}
+    assert subs["prt-vs-roc-cifar"] == "8×8 digits for CIFAR-10" and subs["fig54-inflated"] == "8×8 digits for CIFAR-10"
+    assert subs["t52-large"] == ""
     # the Small ΔPrec erratum is an erratum, not a claim or a failed check
     assert [e.where for e in cl.errata] == ["Table 5.2, Small ΔPrec"]
-    assert cl.checks and all(ch.passed for ch in cl.checks)
+    assert cl.checks and all(ch.passed for ch in cl.checks if not ch.why)
     assert "fig56" in explain_claims(cl)
 
 
 def test_claim_chapter_table_below_floor_is_na():
     cl = emc.chapter_claims(_results(hist_auc=(0.6, 0.01)), scale="test")
     verdicts = {c.id: c for c in cl.claims}
-    for k in ("fixed-curves", "en-better", "prt-vs-roc", "fn-fp", "fp-dominate"):
+    for k in ("en-better", "prt-vs-roc", "prt-vs-pr", "spread", "fp-dominate"):
         c = verdicts[f"{k}-histology"]
         assert c.verdict == "[n/a]" and "did not train" in c.decision.reason
         assert "quality" in c.ours

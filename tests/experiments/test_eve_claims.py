@@ -124,11 +124,37 @@ def test_claim_neve_finite_bias_passes_and_fails():
 
 
 def test_claim_neve_to_eve_passes_and_fails():
-    assert ec.decide_neve_to_eve(drawstring_frame(neve_ratio_large=0.97))[0].verdict == "[Re]"
-    d, ours = ec.decide_neve_to_eve(drawstring_frame(neve_ratio_large=0.5))
+    d, ours = ec.decide_neve_to_eve(drawstring_frame(neve_ratio_large=0.97))
+    assert d.verdict == "[Re]" and "τ" in d.effect and "P = 155" in ours
+    d, ours = ec.decide_neve_to_eve(drawstring_frame(neve_ratio_large=0.5))  # falls away from EVE
     assert d.verdict == "[¬Re]" and "0.50" in ours
     noisy = drawstring_frame(neve_ratio_large=0.9, n_parents=3, noise=0.3, neve_noise=0.4)
     assert ec.decide_neve_to_eve(noisy)[0].verdict == "[~]"
+    # rises towards 1 but ends far below it: the trend alone is not convergence
+    assert ec.decide_neve_to_eve(drawstring_frame(neve_ratio_small=0.3, neve_ratio_large=0.6))[0].verdict == "[¬Re]"
+
+
+def test_claim_neve_to_eve_is_not_reproduced_on_its_control():
+    """The control: NEVE/EVE flat in P (no approach at all), at a level inside the margin or at exactly 1; the old
+    rule (closeness at the largest P only) gave [Re] here."""
+    for level in (0.9, 1.0):
+        for seed in range(5):
+            flat = drawstring_frame(neve_ratio_small=level, neve_ratio_large=level, neve_noise=0.1, seed=seed)
+            d, _ = ec.decide_neve_to_eve(flat)
+            assert d.verdict != "[Re]", (level, seed, d)
+
+
+def test_neve_to_eve_null_calibration():
+    """Under the null of no approach (NEVE/EVE = 1 at every P, per-parent noise), false [Re] and false [¬Re] each
+    occur in at most α + 3 Monte-Carlo SE of the draws."""
+    draws, re, nre = 300, 0, 0
+    for seed in range(draws):
+        v = ec.decide_neve_to_eve(drawstring_frame(neve_ratio_small=1.0, neve_ratio_large=1.0, neve_noise=0.1,
+                                                   n_parents=20, seed=seed))[0].verdict
+        re += v == "[Re]"
+        nre += v == "[¬Re]"
+    bound = 0.05 + 3 * np.sqrt(0.05 * 0.95 / draws)
+    assert re / draws <= bound and nre / draws <= bound, (re, nre)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -173,15 +199,54 @@ def test_claim_binomial_undercovers_passes_and_fails():
     assert ec.decide_binomial_undercovers(narrow)[0].verdict == "[¬Re]"
 
 
+def _null_runs(seed=3, pools=300, pairs=5):
+    """Two runs of one algorithm on the same pairs: a shared subset component (SD 0.08) plus independent
+    partition noise (SD 0.02) per run, so a single run's SD is about 0.082."""
+    r = rng(seed)
+    subset = r.standard_normal((pools, pairs, 2)) * 0.08
+    a = 0.8 + subset + 0.02 * r.standard_normal((pools, pairs, 2))
+    b = 0.8 + subset + 0.02 * r.standard_normal((pools, pairs, 2))
+    return a, b
+
+
 def test_claim_paired_test_valid_passes_and_fails():
-    r = rng(3)
-    subset = r.standard_normal((300, 5, 2)) * 0.08  # subset-level component shared by both runs
-    a = 0.8 + subset + 0.02 * r.standard_normal((300, 5, 2))
-    b = 0.8 + subset + 0.02 * r.standard_normal((300, 5, 2))
-    d, ours = ec.decide_paired_valid({10: (a, b)})
-    assert d.verdict == "[Re]" and "pools reject" in ours
-    assert ec.decide_paired_valid({10: (a, b + 0.05)})[0].verdict == "[¬Re]"  # not a null: rejects often
-    assert ec.decide_paired_valid({10: (a[:, :0], b[:, :0])})[0].verdict == "[n/a]"
+    a, b = _null_runs()
+    d, ours = ec.decide_paired_valid({10: (a, b)}, {10: 0.082})
+    assert d.verdict == "[Re]" and "under the null" in ours and "at δ = 0.082" in ours
+    assert "power" in d.effect and "type-I error" in d.effect
+    assert ec.decide_paired_valid({10: (a, b + 0.05)}, {10: 0.082})[0].verdict == "[¬Re]"  # not a null: rejects often
+    # a stated difference the test cannot resolve with 5 pairs: power far below 0.8
+    assert ec.decide_paired_valid({10: (a, b)}, {10: 0.01})[0].verdict == "[¬Re]"
+    assert ec.decide_paired_valid({10: (a[:, :0], b[:, :0])}, {10: 0.082})[0].verdict == "[n/a]"
+    # no stated difference (truth draws absent): the power part is [n/a], so the row is undecided
+    assert ec.decide_paired_valid({10: (a, b)}, {})[0].verdict == "[~]"
+
+
+def test_claim_paired_test_valid_is_not_reproduced_on_its_control():
+    """The control: a comparison that never rejects holds its size perfectly (0 rejections under the null) and
+    the old rule (size only) gave it [Re]; with the power part it is contradicted."""
+    a, b = _null_runs()
+    never = lambda x, y: (1.0, float(np.mean(x - y)))  # noqa: E731
+    d, ours = ec.decide_paired_valid({10: (a, b), 20: (a, b)}, {10: 0.082, 20: 0.082}, test=never)
+    assert d.verdict == "[¬Re]" and "0/300 at δ" in ours
+    # ... and so is a test whose variance is inflated tenfold (valid, but blind at δ)
+    from medeval.metrics.variance import paired_comparison
+
+    def inflated(x, y):
+        pc = paired_comparison(x[:, 0], x[:, 1], y[:, 0], y[:, 1])
+        from scipy import stats
+
+        return float(2 * stats.norm.sf(abs(pc.z) / np.sqrt(10))), pc.mean_difference
+
+    assert ec.decide_paired_valid({10: (a, b)}, {10: 0.082}, test=inflated)[0].verdict != "[Re]"
+
+
+def test_null_rejections_counts_power_in_the_claimed_direction_only():
+    a, b = _null_runs(pools=50)
+    k0, m = ec.null_rejections(a, b)
+    up, _ = ec.null_rejections(a, b, shift=0.1)
+    down, _ = ec.null_rejections(a, b, shift=-0.1)  # B better: rejections against A do not count as power
+    assert m == 50 and k0 <= 5 and up >= 45 and down == 0
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -128,12 +128,20 @@ def test_claim_table_ix():
 # phantom rows
 
 
-def test_claim_kendall_spearman():
+def test_kendall_spearman_is_a_check_because_it_holds_on_random_maps():
+    """The old rule 'r(S_S, S_K) > 0.9' returned [Re] on independent uniform random maps: a check with its why."""
+    assert "kendall-spearman" not in {c.id for c in mc.chapter_claims(make_inputs(), "test").claims}
+    r, n = mc.random_map_spearman_kendall(2000, 64, seed=0)
+    theory = mc.spearman_kendall_null_correlation(64)
+    assert theory == pytest.approx(130 / np.sqrt(128 * 133))  # 2(n + 1) / sqrt(2n(2n + 5)), n = 64
+    assert n == 2000 and abs(r - theory) < 0.005 and r > mc.INTERCHANGEABLE_R  # the control passes the old rule
+    assert mc.spearman_kendall_null_correlation(4) < 0.99 < mc.spearman_kendall_null_correlation(64)
+    check = next(c for c in mc.chapter_claims(make_inputs(), "test").checks if "Kendall" in c.check)
+    assert check.passed and check.why and "random maps r = " in check.computed and "models r = " in check.computed
+    # the check fails when our models' ρ and τ do not correlate as the formulas say they must
     inp = make_inputs()
-    assert verdict(mc.claim_kendall_spearman, inp) == "[Re]"
-    rng = np.random.default_rng(1)
-    inp.pairs = inp.pairs.assign(S_K=rng.uniform(-1, 1, len(inp.pairs)))  # unrelated scores
-    assert verdict(mc.claim_kendall_spearman, inp) == "[¬Re]"
+    inp.pairs = inp.pairs.assign(S_K=np.random.default_rng(1).uniform(-1, 1, len(inp.pairs)))
+    assert not next(c for c in mc.chapter_claims(inp, "test").checks if "Kendall" in c.check).passed
 
 
 def test_claim_threshold_sweep():
@@ -149,13 +157,30 @@ def test_claim_threshold_sweep():
 
 
 def test_claim_moderate_at_high_auc():
-    assert verdict(mc.claim_moderate_at_high_auc, make_inputs()) == "[Re]"
+    assert verdict(mc.claim_moderate_at_high_auc, make_inputs(auc=0.95)) == "[Re]"
     high = _means_with("cxr", "lse_r1", (0.97, 0.98, 0.8))
     aucs = {(ds, op): 0.85 for ds in GOOD for op in OPS} | {("cxr", "lse_r1"): 0.95}
     assert verdict(mc.claim_moderate_at_high_auc, make_inputs(means=high, auc=aucs)) == "[¬Re]"
+    # as printed ("all datasets [...] their stability scores are not high"): every operator above AUC 0.8 counts, not
+    # only the best one; Max (AUC 0.85) with S_APJ 0.95 contradicts it although the best operator's S_APJ is low
+    not_best = _means_with("cxr", "max", (0.95, 0.70, 0.8))
+    aucs = {(ds, op): 0.95 for ds in GOOD for op in OPS} | {("cxr", "max"): 0.85}
+    d = mc.claim_moderate_at_high_auc(make_inputs(means=not_best, auc=aucs))["decision"]
+    assert d.verdict == "[¬Re]" and "Max" in d.effect
+    # "not as high as the bag AUC": S_S above the models' AUC contradicts it even with S_APJ low
+    ss_high = _means_with("cxr", "noisy_or", (0.45, 0.97, 0.7))
+    aucs = {(ds, op): 0.95 for ds in GOOD for op in OPS} | {("cxr", "noisy_or"): 0.85}
+    assert verdict(mc.claim_moderate_at_high_auc, make_inputs(means=ss_high, auc=aucs)) == "[¬Re]"
     low = mc.claim_moderate_at_high_auc(make_inputs(auc=0.75))["decision"]  # trains, but AUC not "high"
-    assert low.verdict == "[n/a]" and "not above 0.8" in low.reason
+    assert low.verdict == "[n/a]" and "above 0.8" in low.reason
     assert verdict(mc.claim_moderate_at_high_auc, make_inputs(auc=0.6)) == "[n/a]"
+
+
+def test_claim_moderate_at_high_auc_on_its_control_identical_maps():
+    """Control: models that agree perfectly (every S = 1) at AUC 0.95 must not reproduce 'not high'."""
+    inp = make_inputs(auc=0.95)
+    inp.stab = inp.stab.assign(S_APJ=1.0, S_S=1.0)
+    assert verdict(mc.claim_moderate_at_high_auc, inp) == "[¬Re]"
 
 
 def test_claim_fig8_trend():
@@ -213,8 +238,9 @@ def test_claim_max_lowest_ss():
     assert verdict(mc.claim_max_lowest_ss, make_inputs()) == "[Re]"
     m = _means_with("digits", "max", (0.45, 0.95, 0.40))  # Max the most stable on S_S
     assert verdict(mc.claim_max_lowest_ss, make_inputs(means=m)) == "[¬Re]"
+    # Mean below the floor on cxr: only its own comparison goes, and the row names it
     d = mc.claim_max_lowest_ss(make_inputs(auc={(ds, op): 0.88 for ds in GOOD for op in OPS} | {("cxr", "mean"): 0.65}))
-    assert d["decision"].verdict in ("[n/a]", "[~]") and "did not train" in d["decision"].reason
+    assert d["decision"].verdict == "[Re]" and "left out" in d["ours"] and "Mean − Max" not in d["decision"].effect.split("digits")[0]
     assert verdict(mc.claim_max_lowest_ss, make_inputs(auc=0.6)) == "[n/a]"
     assert verdict(mc.claim_max_lowest_ss, make_inputs(ops=["noisy_or", "mean"])) == "[n/a]"
 
@@ -245,13 +271,55 @@ def test_claim_no_best_operator():
 
 
 def test_claim_operator_ranges():
-    assert verdict(mc.claim_operator_ranges, make_inputs()) == "[Re]"
+    assert mc.MUCH_LARGER == 4.0  # Table VII's smallest ratio within its rounding: MURA S_APJ 0.17 / 0.04 = 4.25
+    assert min(mc.paper_range_ratios().values()) == pytest.approx(4.25)
+    d = mc.claim_operator_ranges(make_inputs())
+    assert d["decision"].verdict == "[Re]" and "at least 4" in d["rule"]
     flat = {d: dict(per) for d, per in GOOD.items()}
     for ds in ("cxr", "digits"):
         flat[ds] = {op: (0.4, 0.6, 0.5) for op in OPS}
     aucs = {(ds, op): 0.75 + 0.05 * i for ds in GOOD for i, op in enumerate(OPS)}  # AUC varies, DICE/S_APJ do not
     assert verdict(mc.claim_operator_ranges, make_inputs(means=flat, auc=aucs)) == "[¬Re]"
     assert verdict(mc.claim_operator_ranges, make_inputs(auc=0.6)) == "[n/a]"
+
+
+def test_claim_operator_ranges_larger_but_not_much_larger():
+    """DICE and S_APJ ranges twice the AUC range: 'larger' holds, 'much larger' (≥ 4 times) does not."""
+    spread = {d: dict(per) for d, per in GOOD.items()}
+    for ds in ("cxr", "digits"):
+        spread[ds] = {op: (0.3 + 0.05 * i, 0.6, 0.3 + 0.05 * i) for i, op in enumerate(OPS)}  # ranges 0.2
+    aucs = {(ds, op): 0.80 + 0.025 * i for ds in GOOD for i, op in enumerate(OPS)}  # range 0.1
+    d = mc.claim_operator_ranges(make_inputs(means=spread, auc=aucs, n_bags=80))["decision"]
+    assert d.verdict == "[¬Re]" and "times that of bag AUC" in d.reason
+
+
+def test_claim_operator_ranges_on_its_control_operators_alike():
+    """Control: operators whose maps and AUCs differ only by noise must not reproduce 'varies much more'."""
+    flat = {d: dict(per) for d, per in GOOD.items()}
+    for ds in ("cxr", "digits"):
+        flat[ds] = {op: (0.4, 0.6, 0.5) for op in OPS}
+    assert verdict(mc.claim_operator_ranges, make_inputs(means=flat)) != "[Re]"
+
+
+def test_null_calibration_of_the_range_ratio_rule():
+    """At the boundary (true range of DICE exactly 4 × the range of AUC, model noise like ours) false [Re] and false
+    [¬Re] each stay within α + 3 Monte-Carlo SE."""
+    from types import SimpleNamespace
+
+    from medeval.experiments.claims import decide_bound
+
+    rng = np.random.default_rng(0)
+    draws, ops = 400, [f"o{i}" for i in range(5)]
+    auc, dice = np.linspace(0.8, 0.85, 5), np.linspace(0.3, 0.5, 5)
+    verdicts = []
+    for _ in range(draws):
+        rows = [{"dataset": "x", "operator": o, "model": m, "bag_auc": a + rng.normal(0, 0.01), "dice": d + rng.normal(0, 0.02)}
+                for o, a, d in zip(ops, auc, dice, strict=True) for m in range(5)]
+        inp = SimpleNamespace(operators=ops, models=pd.DataFrame(rows))
+        est, lo, hi, _ = mc._range_bootstrap(inp, "x", "dice", rng, ops, mc.MUCH_LARGER)
+        verdicts.append(decide_bound(est, lo, hi, bound=0.0, direction="greater").verdict)
+    bound = 0.05 + 3 * (0.05 * 0.95 / draws) ** 0.5
+    assert verdicts.count("[Re]") / draws <= bound and verdicts.count("[¬Re]") / draws <= bound
 
 
 def test_claim_mean_lse_alike():
@@ -280,6 +348,57 @@ def test_claim_table_v_real():
     off = make_inputs(means=means, ops=["noisy_or"], data_source="real",
                       auc={(ds, "noisy_or"): paper[ds] - 0.15 for ds in means})
     assert verdict(mc.claim_table_v_real, off) == "[¬Re]"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# quality floor: on the compared models, per operator
+
+
+def _with_model_auc(inp, values: dict):
+    """Set the subset models' bag AUC of (dataset, operator) (new frame: the per-frame index must not go stale)."""
+    models = inp.models.copy()
+    for (ds, op), v in values.items():
+        models.loc[(models["dataset"] == ds) & (models["operator"] == op), "bag_auc"] = v
+    inp.models = models
+    return inp
+
+
+OPERATOR_ROWS = (mc.claim_max_lowest_ss, mc.claim_max_lowest_dice, mc.claim_nor_good_apj, mc.claim_no_best_operator,
+                 mc.claim_operator_ranges)
+
+
+def test_quality_floor_reads_the_compared_models_not_the_cv_folds():
+    """CV folds below the floor (as cxr/Max 0.63 on one machine) do not void rows whose compared models reach 0.88."""
+    inp = make_inputs()
+    inp.cv = inp.cv.assign(bag_auc=np.where(inp.cv["operator"] == "max", 0.63, inp.cv["bag_auc"]))
+    for build in OPERATOR_ROWS:
+        row = build(inp)
+        assert row["decision"].verdict == "[Re]", (row["id"], row["decision"])
+        assert "test bag AUC of the compared models" in row["ours"], row["id"]  # every row shows its floor figure
+    assert mc.quality(inp, "cxr", ["max"])["max"] == pytest.approx(0.88, abs=0.02)
+
+
+def test_an_operator_below_the_floor_removes_only_its_own_comparisons():
+    inp = _with_model_auc(make_inputs(), {("cxr", "mean"): 0.62})
+    for build in OPERATOR_ROWS:
+        row = build(inp)
+        assert row["decision"].verdict == "[Re]", (row["id"], row["decision"])  # the other operators are still compared
+        assert "left out" in row["ours"] and "Mean 0.62" in row["ours"], (row["id"], row["ours"])
+    kept, left = mc.trained_operators(inp, "cxr")
+    assert "mean" not in kept and left == {"mean": pytest.approx(0.62)}
+    # the comparisons that need it are [n/a]: Mean vs LSE r=0.1 on cxr, and every Max comparison when Max fails
+    d = mc.claim_mean_lse_alike(inp)["decision"]
+    assert "did not train" in d.effect + d.reason and "Mean" in d.effect + d.reason
+    no_max = _with_model_auc(make_inputs(), {("cxr", "max"): 0.6})
+    d = mc.claim_max_lowest_ss(no_max)["decision"]
+    assert "did not train" in d.effect + d.reason and "Max" in d.effect + d.reason
+    # an operator a row does not use cannot void it
+    assert verdict(mc.claim_table_vi_contrast, _with_model_auc(make_inputs(), {("cxr", "max"): 0.6})) == "[Re]"
+    # single-operator rows are gated on NOR's own models
+    no_nor = _with_model_auc(make_inputs(), {("cxr", "noisy_or"): 0.6})
+    for build in (mc.claim_threshold_sweep, mc.claim_per_bag_dice_mean, mc.claim_per_bag_dice_std):
+        row = build(no_nor)
+        assert "did not train" in row["decision"].effect + row["decision"].reason, row["id"]
 
 
 # ----------------------------------------------------------------------------------------------------------------

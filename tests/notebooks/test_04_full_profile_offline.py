@@ -102,7 +102,7 @@ def test_04b_full_runs_pcam_and_cifar10_and_states_what_stood_in(partial_camelyo
     assert all(r["test positives"] == 10 and r["test negatives"] == 90 for r in cifar)  # 1:9 test set
     rows = {r["id"]: r for r in res["paper_vs_us"]}
     # the claims on the real tasks rest on real data
-    assert rows["fixed-curves-histology"]["basis"] == "real" and rows["fixed-curves-cifar"]["basis"] == "real"
+    assert rows["prt-vs-roc-histology"]["basis"] == "real" and rows["prt-vs-roc-cifar"]["basis"] == "real"
 
 
 def page_text(notebook) -> str:

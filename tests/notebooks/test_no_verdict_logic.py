@@ -21,3 +21,18 @@ def test_claim_no_verdict_literal_or_rule_in_notebooks(path):
 
 def test_every_chapter_notebook_is_checked():
     assert {p.stem for p in NOTEBOOKS} >= {cid for cid in chapters()}
+
+
+def test_every_chapter_with_claims_opens_with_its_generated_key_findings():
+    """A chapter's findings are stated once, generated from its rows (``notebook.paper_vs_us`` glues them), so no
+    hand-written summary can contradict a verdict: every chapter that decides claims shows the glued block before
+    its learning objectives."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "notebooks"
+    for nb in sorted(root.glob("*.py")):
+        text = nb.read_text()
+        if "paper_vs_us(" not in text:
+            continue
+        assert "```{glue:md} key-findings" in text, nb.name
+        assert text.index("## Key findings") < text.index("## What you will learn"), nb.name

@@ -159,10 +159,17 @@ def test_claim_scorecard_totals_equal_the_sum_of_the_chapters_rows():
     totals = book.scorecard_totals([a, b])
     assert totals["verdict"] == {"[Re]": 2, "[¬Re]": 1, "[~]": 1, "[n/a]": 1, "seed-sensitive": 0}
     assert totals["basis:exact"] == {"[Re]": 1, "[¬Re]": 1, "[~]": 0, "[n/a]": 0, "seed-sensitive": 0}
-    assert sum(sum(v.values()) for k, v in totals.items() if k.startswith("basis:")) == 5
+    # the headline is the empirical claims; exact recomputations apart; [n/a] on no basis line
+    assert totals["empirical"] == {"[Re]": 1, "[¬Re]": 0, "[~]": 1, "[n/a]": 1, "seed-sensitive": 0}
+    assert totals["exact"] == {"[Re]": 1, "[¬Re]": 1, "[~]": 0, "[n/a]": 0, "seed-sensitive": 0}
+    assert sum(totals["basis:real"].values()) == 0 and totals["not testable"]["[n/a]"] == 1
+    assert sum(sum(v.values()) for k, v in totals.items() if k.startswith("basis:") or k == "not testable") == 5
     card = book.scorecard_markdown([a, b])
-    assert "| **all claims** | 2 | 1 | 1 | 1 | 0 | 5 |" in card
-    assert "| basis *phantom* | 1 | 0 | 1 | 0 | 0 | 2 |" in card
+    assert "| **empirical claims** | 1 | 0 | 1 | 1 | 0 | 3 |" in card
+    assert "| exact recomputations | 1 | 1 | 0 | 0 | 0 | 2 |" in card
+    assert "| all rows | 2 | 1 | 1 | 1 | 0 | 5 |" in card
+    assert "| tested on basis *phantom* | 1 | 0 | 1 | 0 | 0 | 2 |" in card
+    assert "basis *real*" not in card and "| not testable (no basis) | 0 | 0 | 0 | 1 | 0 | 1 |" in card
 
 
 def test_paper_vs_us_refuses_rows_outside_the_vocabulary(monkeypatch, tmp_path):

@@ -75,3 +75,25 @@ def test_a_chapter_runs_under_each_seed_and_every_run_is_kept(tmp_path, monkeypa
     assert entry["claims"] and all(sum(c["counts"].values()) == 2 for c in entry["claims"].values())
     kept = {p.parent.name for p in (tmp_path / "smoke" / "05-multilabel").glob("*/meta.json")}
     assert set(entry["runs"].values()) <= kept
+
+
+def test_a_record_made_under_another_rule_or_verdict_is_stale_not_evidence(tmp_path, monkeypatch):
+    """A row whose rule text changed since the record, or whose verdict at the record's own seed differs, is not
+    confirmed by the record: it shows 'not re-measured' and counts as its verdict, never as seed-agreement."""
+    record = {"version": 1, "profile": "smoke", "chapters": {"01-mil-stability": {"seeds": [0, 1, 2, 3, 4], "claims": {
+        "a": {"verdicts": {str(s): "[~]" for s in range(5)}, "counts": {"[~]": 5}, "modal": "[~]",
+              "agreement": "5/5", "seed_sensitive": False, "rule": "old rule"},
+        "b": {"verdicts": {"0": "[Re]", "1": "[Re]", "2": "[~]", "3": "[~]", "4": "[Re]"},
+              "counts": {"[Re]": 3, "[~]": 2}, "modal": "[Re]", "agreement": "3/5", "seed_sensitive": True}}}}}
+    monkeypatch.setattr(robustness, "committed_record", lambda profile: record)
+    assert robustness.agreement("01-mil-stability", "smoke", "a", "[~]", rule="old rule", seed=0)["text"] == \
+        "[~] 5/5 seeds"
+    stale = robustness.agreement("01-mil-stability", "smoke", "a", "[Re]", rule="new rule", seed=0)
+    assert stale["stale"] and "rule changed" in stale["text"]
+    assert robustness.counted_verdict("01-mil-stability", "smoke", "a", "[Re]", rule="new rule", seed=0) == "[Re]"
+    # the record's run at seed 2 gave [~]: a [Re] at seed 2 is not what the record measured
+    other = robustness.agreement("01-mil-stability", "smoke", "b", "[Re]", seed=2)
+    assert other["stale"] and "seed 2 gave [~]" in other["text"]
+    assert robustness.counted_verdict("01-mil-stability", "smoke", "b", "[Re]", seed=0) == "seed-sensitive"
+    # a record without rule texts is judged by the seed's verdict only
+    assert robustness.agreement("01-mil-stability", "smoke", "b", "[Re]", rule="anything", seed=0)["seed_sensitive"]

@@ -48,10 +48,10 @@ DEFAULT_ALPHA = 0.05
 DEFAULT_POWER = 0.8
 _DIRECTIONS = ("greater", "less")
 #: The columns of a chapter's recorded paper-versus-us table (``results["paper_vs_us"]``), in display order.
-CLAIM_COLUMNS = ("id", "claim", "where", "paper", "rule", "ours", "basis", "scale", "n", "test", "effect",
-                 "verdict", "reason")
+CLAIM_COLUMNS = ("id", "claim", "where", "paper", "rule", "ours", "basis", "substitution", "scale", "n", "test",
+                 "effect", "verdict", "reason")
 REQUIRED_CLAIM_COLUMNS = ("claim", "paper", "ours", "basis", "n", "test", "verdict", "reason")
-CHECK_COLUMNS = ("check", "where", "expected", "computed", "passed")
+CHECK_COLUMNS = ("check", "where", "expected", "computed", "passed", "why")
 ERRATUM_COLUMNS = ("where", "printed", "recomputed", "note")
 
 
@@ -98,6 +98,8 @@ class Claim:
     basis : ``exact`` | ``real`` | ``phantom``.
     scale : the profile the figures come from.
     decision : the :class:`Decision` of the rule.
+    substitution : what stands in for the paper's data or models, in words (``"8×8 digits for CIFAR-10"``,
+        ``"real NIH boxes, simulated predictions"``); empty when the row runs on what the paper used.
     """
 
     id: str
@@ -109,6 +111,7 @@ class Claim:
     basis: str
     scale: str
     decision: Decision
+    substitution: str = ""
 
     def __post_init__(self):
         if self.basis not in BASES:
@@ -123,19 +126,26 @@ class Claim:
     def row(self) -> dict:
         d = self.decision
         return {"id": self.id, "claim": self.claim, "where": self.where, "paper": self.paper, "rule": self.rule,
-                "ours": self.ours, "basis": self.basis, "scale": self.scale, "n": d.n, "test": d.test,
+                "ours": self.ours, "basis": self.basis, "substitution": self.substitution,
+                "scale": self.scale, "n": d.n, "test": d.test,
                 "effect": d.effect, "verdict": d.verdict, "reason": d.reason}
 
 
 @dataclass(frozen=True)
 class Check:
-    """A formula identity or implementation check: computed, pass/fail. Not a claim."""
+    """A formula identity or implementation check: computed, pass/fail. Not a claim.
+
+    ``why`` says, for a sentence of the paper shown as a check, why it cannot be a claim here: it follows from
+    mathematics or from the design of the experiment, so no data of ours could contradict it (a rule that returns
+    [Re] on its own control is a check).
+    """
 
     check: str
     where: str
     expected: str
     computed: str
     passed: bool
+    why: str = ""
 
     def row(self) -> dict:
         return asdict(self)
@@ -492,8 +502,11 @@ def decide_equivalence(
 
     With the (1 − 2α) confidence interval ``estimate ± q·SE`` (``q`` the t quantile with ``df`` degrees of
     freedom, or the normal one when ``df`` is None): [Re] when the interval lies inside (−margin, margin);
-    [¬Re] when it lies wholly outside it; else [~], with the n (scaling SE by 1/√n) at which the interval would
-    fit inside the margin if the estimate stayed where it is.
+    [¬Re] when it lies wholly outside it; else [~]: it "leans towards the claim" when the estimate lies inside the
+    margin and "against" it when outside, and gives the n at which TOST has power 0.8 when the true difference is
+    0 (the claim's own hypothesis, a stated effect rather than the observed one): with SE ∝ 1/√n,
+    n = n₀ · ((z₁₋α + z₁₋β/₂) · SE / margin)² (Chow, Shao & Wang 2008, Sample Size Calculations in Clinical
+    Research, §3.2).
     """
     _check_alpha(alpha)
     if not margin > 0:
@@ -512,12 +525,14 @@ def decide_equivalence(
         return Decision("[¬Re]", test, effect, n_text,
                         reason=f"the whole {100 * (1 - 2 * alpha):.0f} % interval lies outside ±{_fmt(margin)}")
     need = None
-    if n and abs(estimate) < margin and standard_error > 0:
-        need = int(math.ceil(n * (q * standard_error / (margin - abs(estimate))) ** 2))
-        reason = f"the interval crosses ±{_fmt(margin)}; about {need:,} {unit} would decide it at this estimate"
-    else:
-        reason = (f"the interval crosses ±{_fmt(margin)} and the estimate itself lies outside the margin: more "
-                  f"{unit} would show whether it is a real departure")
+    side = "leans towards the claim" if abs(estimate) < margin else "leans against the claim"
+    reason = f"{side}: the estimate lies {'inside' if abs(estimate) < margin else 'outside'} ±{_fmt(margin)} but " \
+             "the interval crosses it"
+    if n and standard_error > 0:
+        z = float(stats.norm.ppf(1 - alpha)) + float(stats.norm.ppf(1 - (1 - DEFAULT_POWER) / 2))
+        need = int(math.ceil(n * (z * standard_error / margin) ** 2))
+        reason += (f"; about {need:,} {unit} would show equivalence if the true difference were 0 "
+                   f"(TOST, α {alpha}, power {DEFAULT_POWER})")
     return Decision("[~]", test, effect, n_text, needed_n=need, reason=reason)
 
 
@@ -528,7 +543,8 @@ def decide_bound(
     """Does a quantity lie above (``"greater"``) or below (``"less"``) ``bound``, judged by its interval [low, high]?
 
     [Re] when the whole interval lies on the claimed side, [¬Re] when it lies wholly on the other side,
-    [~] when it straddles the bound. For exact (noise-free) figures pass ``low = high = estimate``.
+    [~] when it straddles the bound; its reason says on which side the estimate lies ("leans towards the claim"
+    or "leans against the claim"). For exact (noise-free) figures pass ``low = high = estimate``.
     """
     _check_direction(direction)
     if not all(np.isfinite(v) for v in (estimate, low, high)):
@@ -547,7 +563,9 @@ def decide_bound(
         return Decision("[¬Re]", test, effect, n, reason=f"{what} lies on the other side of {_fmt(bound)}")
     if low == high:  # exactly at the bound: a tie
         return Decision("[~]", test, effect, n, reason=f"{what} equals the bound {_fmt(bound)}")
-    return Decision("[~]", test, effect, n, reason=f"the interval of {what} contains {_fmt(bound)}; more data would decide it")
+    side = lean(estimate - bound, direction=direction, negligible=False)
+    return Decision("[~]", test, effect, n, reason=f"{side}: {what} is {_fmt(estimate)}, but its interval contains "
+                                                  f"{_fmt(bound)}; more data would decide it")
 
 
 def decide_tolerance(computed: float, expected: float, *, tolerance: float, n: str = "", what: str = "value") -> Decision:
@@ -664,6 +682,71 @@ def explain(claim_list: ClaimList) -> str:
     return "\n".join(lines) if lines else f"All {len(claim_list.claims)} claims are reproduced at this scale."
 
 
+def _first_sentence(text: str) -> str:
+    text = text.strip()
+    cut = re.split(r"(?<=\.)\s|\s—\s", text, maxsplit=1)[0].rstrip(".;")
+    return cut[:1].upper() + cut[1:] if cut else ""
+
+
+def key_findings(rows: Iterable[Claim | dict], seed_sensitive: Iterable[str] = ()) -> str:
+    """The chapter's Key findings in Markdown, generated from its decided rows (nothing typed by hand).
+
+    One line of totals, then: every contradicted claim with the mechanism its reason gives, the reproduced claims,
+    how the inconclusive ones lean, and why the untestable ones are. Each claim links to its row (anchor
+    ``claim-<id>``) in the chapter's Paper-vs-us table. Exact recomputations (basis ``exact``) are counted apart
+    from the empirical claims, as on the Scorecard. A [Re] or [¬Re] in ``seed_sensitive`` (ids whose verdict too
+    few master seeds share) is listed as seed-sensitive, not as a finding."""
+    rows = [r.row() if isinstance(r, Claim) else dict(r) for r in rows]
+    sensitive = set(seed_sensitive)
+    if not rows:
+        return "This chapter decides no claims."
+
+    def link(r):  # the rows are HTML with id="claim-<id>": an HTML link, not a Sphinx cross-reference
+        return f'<a href="#claim-{r["id"]}">{r["id"]}</a>' + (", exact recomputation" if r["basis"] == "exact" else "")
+
+    empirical = [r for r in rows if r["basis"] != "exact"]
+    exact = [r for r in rows if r["basis"] == "exact"]
+    counts = verdict_counts(empirical)
+    lines = [f"Of {len(empirical)} empirical claims, **{counts['[Re]']} reproduced**, **{counts['[¬Re]']} "
+             f"contradicted**, {counts['[~]']} inconclusive at this scale and {counts['[n/a]']} not testable here"
+             + (f"; {sum(r['verdict'] == '[Re]' for r in exact)} of {len(exact)} exact recomputations of the "
+                "paper's printed numbers agree" if exact else "") + ".", ""]
+    by = {v: [r for r in rows if r["verdict"] == v and not (v in ("[Re]", "[¬Re]") and r["id"] in sensitive)]
+          for v in VERDICTS}
+    if by["[¬Re]"]:
+        lines.append("**Contradicted here:**")
+        lines += [f"* {r['claim'].rstrip('.')} ({link(r)}): {_first_sentence(r['reason']) or 'see the row'}."
+                  for r in by["[¬Re]"]]
+        lines.append("")
+    if by["[Re]"]:
+        lines.append("**Reproduced:** " + "; ".join(f"{r['claim'].rstrip('.')} ({link(r)})" for r in by["[Re]"])
+                     + ".")
+        lines.append("")
+    if by["[~]"]:
+        leans = {"leans towards the claim": [], "leans against the claim": [], "no effect seen": [], "": []}
+        for r in by["[~]"]:
+            key = next((k for k in leans if k and k in r["reason"]), "")
+            leans[key].append(link(r))
+        parts = [f"{len(v)} {k} ({', '.join(v)})" for k, v in leans.items() if k and v]
+        if leans[""]:
+            parts.append(f"{len(leans[''])} undecided for another reason ({', '.join(leans[''])})")
+        lines.append("**Inconclusive at this scale:** " + "; ".join(parts) + ".")
+        lines.append("")
+    shaky = [r for r in rows if r["verdict"] in ("[Re]", "[¬Re]") and r["id"] in sensitive]
+    if shaky:
+        lines.append("**Seed-sensitive** (the verdict changes with the master seed, so it is not a finding): "
+                     + "; ".join(f"{link(r)} {r['verdict']}" for r in shaky) + ".")
+        lines.append("")
+    if by["[n/a]"]:
+        why: dict[str, list[str]] = {}
+        for r in by["[n/a]"]:
+            first = _first_sentence(r["reason"]) or "see the row"
+            head = first.split(":", 1)[0] if ":" in first[:90] else first
+            why.setdefault(head[:1].lower() + head[1:], []).append(link(r))
+        lines.append("**Not testable here:** " + "; ".join(f"{k} ({', '.join(v)})" for k, v in why.items()) + ".")
+    return "\n".join(lines).strip()
+
+
 @dataclass
 class ClaimList:
     """A chapter's claims, checks and errata as they are built; ``scale`` (the profile) is stamped on every claim."""
@@ -674,16 +757,16 @@ class ClaimList:
     errata: list[Erratum] = field(default_factory=list)
 
     def claim(self, id: str, claim: str, *, where: str, paper: str, rule: str, ours: str, basis: str,
-              decision: Decision) -> Claim:
+              decision: Decision, substitution: str = "") -> Claim:
         c = Claim(id=id, claim=claim, where=where, paper=paper, rule=rule, ours=ours, basis=basis,
-                  scale=self.scale, decision=decision)
+                  scale=self.scale, decision=decision, substitution=substitution)
         if any(x.id == id for x in self.claims):
             raise ValueError(f"duplicate claim id {id!r}")
         self.claims.append(c)
         return c
 
-    def check(self, check: str, *, where: str, expected: str, computed: str, passed: bool) -> Check:
-        c = Check(check, where, expected, computed, bool(passed))
+    def check(self, check: str, *, where: str, expected: str, computed: str, passed: bool, why: str = "") -> Check:
+        c = Check(check, where, expected, computed, bool(passed), why)
         self.checks.append(c)
         return c
 

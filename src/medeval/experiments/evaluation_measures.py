@@ -61,6 +61,17 @@ REPRESENTATIVE_THRESHOLD = 0.5
 LOW_RECALL = 0.3
 #: Training prior P(positive) of each binary training distribution (Table 5.3, Table 4.6).
 TRAINING_PRIOR = {"En": 0.25, "Ep": 0.75, "E2.a": 0.5, "E2.b": 0.25, "E2.c": 0.75}
+#: The common prior of the recalibrated comparison: every model's scores are moved to En's training prior
+#: (:func:`prior_corrected`), so En is left as the thesis evaluated it and Ep becomes "the same Ep model, calibrated
+#: as En is". Moving both to another common prior maps both by the same monotone function, so which model makes
+#: more FP or FN at a common threshold does not change. (Moving Ep alone to the test set's prior, 1:9, would put it
+#: on the other side of En and reintroduce a calibration gap of the opposite sign.)
+RECALIBRATION_PRIOR = TRAINING_PRIOR["En"]
+#: Columns of :func:`trial_table` that depend on the calibration (fixed thresholds) and their values after moving the
+#: model's scores to :data:`RECALIBRATION_PRIOR`; ROC and PR figures are invariant to that monotone map.
+RECALIBRATED_COLUMNS = {"precision-AUC (PR-T)": "precision-AUC (recalibrated)",
+                        "recall-AUC (PR-T)": "recall-AUC (recalibrated)",
+                        "FP at t": "FP at t (recalibrated)", "FN at t": "FN at t (recalibrated)"}
 #: En and Ep have the designs of E2.b and E2.c (§5.5.1), so Fig. 5.5 re-uses them next to E2.a.
 FIG55_NAMES = {"E2.a": "E2.a", "En": "E2.b", "Ep": "E2.c"}
 #: The two tasks of the chapter, by role: the large histology test set and the moderate CIFAR-10 one.
@@ -198,14 +209,26 @@ def run_experiments(P: Params, *, cache_dir=None) -> dict[str, dict]:
         cifar = run_grid(cifar10_run, cifar10_grid(P), cache_dir=sub("en-ep-cifar10"), scheduler=P.scheduler,
                          max_workers=P.max_workers, desc="En/Ep CIFAR-10 trials")
         hist_name = "PCam→CAMELYON16" if imb.source == "camelyon16" else "PCam→PCam subsample"
-        return {"histology": {"name": hist_name, "basis": "real", "runs": imb.runs, "note": imb.note},
-                "cifar": {"name": "CIFAR-10", "basis": "real", "runs": cifar}}
+        hist_sub = "our small patch CNN for the G-CNN" + (
+            "" if imb.source == "camelyon16" else "; a 1:imbalance subsample of the PCam test split for CAMELYON16")
+        cifar_sub = "" if P.cifar_model == "resnet50" else f"{P.cifar_model} for ResNet50"
+        return {"histology": {"name": hist_name, "basis": "real", "runs": imb.runs, "note": imb.note,
+                              "substitution": hist_sub},
+                "cifar": {"name": "CIFAR-10", "basis": "real", "runs": cifar, "substitution": cifar_sub}}
     hist = run_grid(histology_fn(P), phantom_grid(P), cache_dir=sub("en-ep-phantom"), scheduler=P.scheduler,
                     max_workers=P.max_workers, desc="En/Ep/E2.a phantom trials")
     digits = run_grid(digits_run, digits_grid(P), cache_dir=sub("en-ep-digits"), scheduler=P.scheduler,
                       max_workers=1, desc="En/Ep digits trials")
-    return {"histology": {"name": "phantom patches", "basis": "phantom", "runs": hist},
-            "cifar": {"name": "digits", "basis": "real", "runs": digits}}
+    return {"histology": {"name": "phantom patches", "basis": "phantom", "runs": hist,
+                          "substitution": "degraded slide-phantom patches and a small CNN for PCam→CAMELYON16"},
+            "cifar": {"name": "digits", "basis": "real", "runs": digits, "substitution": digits_substitution(P)}}
+
+
+def digits_substitution(P: Params) -> str:
+    """What stands in for CIFAR-10 automobile vs rest (ResNet50) on the default task, in words."""
+    model = "a logistic regression" if P.digits_model == "logistic" else "a one-hidden-layer MLP"
+    return (f"8×8 handwritten digits (UCI, scikit-learn's load_digits; digit {P.positive_digit} vs rest, 1:9) and "
+            f"{model} for CIFAR-10 (automobile vs rest, ResNet50)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -461,7 +484,8 @@ def trial_table(runs: list[dict], key: str = "imbalanced", *, n_thresholds: int 
     Columns: ``ROC-AUC``; PR-AUC by Algorithms 4-5 on 101 and 1,001 recall points; scikit-learn's average
     precision; PR-AUC after naive linear interpolation in PR space; PR-T ``precision-AUC`` / ``recall-AUC``
     (Algorithms 1-2) on the raw scores and after :func:`prior_corrected` to a balanced prior; precision, recall,
-    FP and FN at the raw ``threshold``; ``precision at matched recall`` (:func:`precision_at_recall` at
+    FP and FN at the raw ``threshold``; the PR-T areas and FP, FN at ``threshold`` after moving the scores to
+    :data:`RECALIBRATION_PRIOR` (:data:`RECALIBRATED_COLUMNS`; Saerens, Latinne & Decaestecker 2002); ``precision at matched recall`` (:func:`precision_at_recall` at
     ``matched_recall``, by default the mean recall of the En models at ``threshold``); and the Fig. 5.4 figures.
     """
     summary = cd.summarise_runs(runs, key=key, n_thresholds=n_thresholds)
@@ -480,6 +504,9 @@ def trial_table(runs: list[dict], key: str = "imbalanced", *, n_thresholds: int 
             tp_t = int(y.sum()) - int(fn_t[0])
             corrected = C.pr_t_auc(C.pr_t_curve(y, prior_corrected(s, TRAINING_PRIOR.get(d, 0.5)),
                                                 n_thresholds=n_thresholds))
+            s_rec = prior_corrected(s, TRAINING_PRIOR.get(d, 0.5), RECALIBRATION_PRIOR)
+            recal = C.pr_t_auc(C.pr_t_curve(y, s_rec, n_thresholds=n_thresholds))
+            fp_r, fn_r = errors_at(y, s_rec, [threshold])
             low_prec, low_share = _low_recall_figures(roc, n_recall_points)
             rows.append({
                 "model": (names or {}).get(d, d), "trial": k,
@@ -489,6 +516,8 @@ def trial_table(runs: list[dict], key: str = "imbalanced", *, n_thresholds: int 
                 "precision-AUC (PR-T)": m["precision_auc"], "recall-AUC (PR-T)": m["recall_auc"],
                 "precision-AUC (prior-corrected)": corrected.precision,
                 "recall-AUC (prior-corrected)": corrected.recall,
+                "precision-AUC (recalibrated)": recal.precision, "recall-AUC (recalibrated)": recal.recall,
+                "FP at t (recalibrated)": int(fp_r[0]), "FN at t (recalibrated)": int(fn_r[0]),
                 "precision at t": tp_t / (tp_t + int(fp_t[0])) if tp_t + int(fp_t[0]) else np.nan,
                 "recall at t": tp_t / int(y.sum()), "FP at t": int(fp_t[0]), "FN at t": int(fn_t[0]),
                 "precision at recall < 0.3": low_prec, "PR-AUC share at recall ≤ 0.3": low_share,
@@ -513,7 +542,8 @@ def task_summary(task: dict, P: Params) -> dict:
     en_ep = [r for r in runs if r["distribution"] in ("En", "Ep")]
     trials, extra = trial_table(en_ep, "imbalanced", n_thresholds=P.n_thresholds, n_recall_points=P.n_recall_points)
     counts = error_counts_by_threshold(en_ep, "imbalanced", n_thresholds=P.hist_bins)
-    out = {"name": task["name"], "basis": task["basis"], "trials": trials, "summary": extra["summary"],
+    out = {"name": task["name"], "basis": task["basis"], "substitution": task.get("substitution", ""),
+           "trials": trials, "summary": extra["summary"],
            "matched_recall": extra["matched_recall"], "error_counts": counts,
            "ordering_share": ordering_share(counts), "quality_band": quality_band(trials)}
     if any(r["distribution"] == "E2.a" for r in runs) and all("balanced" in r for r in runs):
@@ -521,6 +551,22 @@ def task_summary(task: dict, P: Params) -> dict:
                                   names=FIG55_NAMES)
         out["fig55"] = {"trials": bal, "summary": bextra["summary"], "quality_band": quality_band(bal)}
     return out
+
+
+def grid_control(n_pos: int, n_neg: int, *, n_draws: int = 40, seed: int = 0) -> pd.DataFrame:
+    """The control of "101 or 1,001 recall points give the same PR-AUC" (§5.9): PR-AUC by Algorithms 4-5 on 101 and
+    on 1,001 recall points for ``n_draws`` random rankings (uniform scores) of a test set with ``n_pos`` positives
+    and ``n_neg`` negatives — inputs with no model in them. If the two grids agree there too, their agreement on
+    trained models follows from the trapezoid rule (its error on a grid of step h is at most about h times the total
+    variation of the precision curve), not from the models."""
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.ones(int(n_pos), bool), np.zeros(int(n_neg), bool)]
+    rows = []
+    for _ in range(n_draws):
+        roc = C.roc_curve(y, rng.random(y.size))
+        rows.append({"PR-AUC (Alg. 4-5)": C.pr_auc_roc_interpolated(roc, n_points=101),
+                     "PR-AUC (Alg. 4-5, 1001 points)": C.pr_auc_roc_interpolated(roc, n_points=1001)})
+    return pd.DataFrame(rows)
 
 
 def quality_band(trials: pd.DataFrame, measure: str = "ROC-AUC") -> dict:

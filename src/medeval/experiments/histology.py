@@ -167,6 +167,55 @@ def _centre_truth(mask: np.ndarray, r: int) -> np.ndarray:
 # one segmentation run
 
 
+SELECT_EPOCH = ("val_loss", "val_macro_recall")
+
+
+def _training_options(model: dict, x: np.ndarray, val_images: np.ndarray, val_masks: np.ndarray,
+                      device: str) -> tuple[dict, dict]:
+    """The opt-in training options of a segmentation ``model`` configuration, as keyword arguments of
+    :class:`~medeval.models.unet.UNet` and :func:`~medeval.models.training.train_model`. Each is absent by default
+    (the run then trains exactly as before):
+
+    * ``norm`` (``"batch"`` default, ``"group"``, ``"none"``) and ``input_standardise`` (standardise each input
+      channel by the training patches' mean and std): :class:`~medeval.models.unet.UNet`;
+    * ``warmup_epochs``, ``max_grad_norm``, ``recalibrate_bn``: :func:`~medeval.models.training.train_model`;
+    * ``select_epoch``: keep the epoch with the best score on the run's 20 % validation split (held out by the
+      80/20 split, thesis §4.5.1.2): ``"val_loss"`` (lowest mean per-pixel cross-entropy) or
+      ``"val_macro_recall"`` (highest unweighted mean over O, ¬C, C of the per-pixel argmax recall).
+    """
+    import torch
+
+    from medeval.models.training import predict
+    from medeval.models.unet import segmentation_loss
+
+    net_kw: dict = {}
+    if model.get("norm") is not None:
+        net_kw["norm"] = model["norm"]
+    if model.get("input_standardise"):
+        net_kw["input_mean"] = x.mean(axis=(0, 2, 3)).tolist()
+        net_kw["input_std"] = np.maximum(x.std(axis=(0, 2, 3)), 1e-6).tolist()
+    train_kw = {k: model[k] for k in ("warmup_epochs", "max_grad_norm", "recalibrate_bn") if model.get(k)}
+    select = model.get("select_epoch")
+    if select is not None:
+        if select not in SELECT_EPOCH:
+            raise ValueError(f"select_epoch must be one of {SELECT_EPOCH} or None, got {select!r}")
+        if len(val_masks) == 0:
+            raise ValueError("select_epoch needs a non-empty validation split")
+        xv = _to_tensor_images(val_images)
+        yv = torch.as_tensor(val_masks.astype(np.int64))
+
+        def score(net) -> float:
+            logits = torch.as_tensor(predict(net, xv, device=device, amp=False))
+            if select == "val_loss":
+                return -float(segmentation_loss(logits, yv))
+            pred = logits.argmax(1)
+            recalls = [float((pred[yv == k] == k).float().mean()) for k in range(3) if bool((yv == k).any())]
+            return float(np.mean(recalls))
+
+        train_kw["select_epoch"] = score
+    return net_kw, train_kw
+
+
 def segmentation_run(
     *,
     distribution: str,
@@ -189,6 +238,10 @@ def segmentation_run(
     set by the same fraction (keeping its composition) so the Natural set stays trainable on a CPU. Returns a dict with the training-set
     bookkeeping, method-1 P/R/F per class and tile size, method-2 labels/scores/argmax per test patch, and
     optionally the C-probability heatmap of the first test slide.
+
+    ``model`` may also hold the opt-in training options of :func:`_training_options` (``recalibrate_bn``,
+    ``warmup_epochs``, ``max_grad_norm``, ``select_epoch``, ``norm``, ``input_standardise``); without them the run
+    is the same as before they existed.
     """
     import torch
 
@@ -216,14 +269,16 @@ def segmentation_run(
         available = np.sort(np.concatenate(keep))
     tset = ts.build_training_set(cats[available], dist, unit, seed=rng, shortfall=shortfall)
     tset.indices = available[tset.indices]
-    train_idx, _ = ts.train_validation_split(tset.size, seed=rng)
+    train_idx, val_idx = ts.train_validation_split(tset.size, seed=rng)
     idx = tset.indices[train_idx]
     x = _to_tensor_images(images[idx])
     y = masks[idx].astype(np.int64)
+    net_kw, train_kw = _training_options(model, x, images[tset.indices[val_idx]], masks[tset.indices[val_idx]],
+                                         device)
     torch.manual_seed(seed)
-    net = UNet(base_channels=model["base_channels"], depth=model["depth"])
+    net = UNet(base_channels=model["base_channels"], depth=model["depth"], **net_kw)
     history = train_model(net, (x, y), segmentation_loss, epochs=model["epochs"], batch_size=model["batch_size"],
-                          lr=model["lr"], device=device, seed=seed, amp=False)
+                          lr=model["lr"], device=device, seed=seed, amp=False, **train_kw)
     _, test = train_test_slides(data)
     size = data["patch_size"]
     prob_maps, scores, truths = [], [], []

@@ -30,7 +30,6 @@ from medeval.experiments.claims import (
     below_quality_floor,
     combine,
     decide_bound,
-    decide_equivalence,
     decide_exact,
     decide_tolerance,
     not_testable,
@@ -40,6 +39,7 @@ from medeval.experiments.multilabel_cxr14 import PUBLISHED_AUC, QUALITY_BAND, QU
 
 __all__ = [
     "LD_RELATIVE_BOUND",
+    "STRATIFICATION_GAIN_MARGIN",
     "EXPECTED_FLZ_BOUND",
     "PUBLISHED_AUC_TOLERANCE",
     "REQUIRED_KEYS",
@@ -54,6 +54,12 @@ LD_RELATIVE_BOUND = 0.05
 #: Expected fold-label pairs without a positive per random split that we accept (our choice: fewer than one
 #: empty fold-label pair in 20 splits).
 EXPECTED_FLZ_BOUND = 0.05
+#: The share of random folds' LD that iterative stratification may remove while stratification still counts as
+#: "unnecessary" (our choice). The thesis's claim is about what stratification buys: Sechidis 2011 and Szymanski
+#: 2017 justify it by the reduction of LD and the zero counts it achieves over random folds ("greater stability on
+#: these fronts"), and the thesis argues that at ChestX-ray14's N and PLDiv that gain becomes small. A method that
+#: removes half of the imbalance or more is not one a random split can stand in for.
+STRATIFICATION_GAIN_MARGIN = 0.5
 #: How far outside the range of the published mean per-label AUCs our real-data CNN may lie (our choice: the
 #: three publications used different random splits and differ among themselves by 0.10).
 PUBLISHED_AUC_TOLERANCE = 0.02
@@ -76,7 +82,7 @@ REQUIRED_KEYS = (
     "pmax_is_empty_set", "LCard", "LDens", "PLDiv", "PMax", "max_corr_pair", "max_corr", "p_eff_given_card",
     "p_card_given_eff", "hloss_all_zero", "phi2_chi2_max_abs_diff", "max_joint_count_asymmetry", "toy_metrics",
     "split_n_images", "split_folds", "LD_random_runs", "LD_iterative_runs", "mean_label_odds", "expected_flz",
-    "FZ_max", "FLZ_max", "ED_max", "LPD_mean", "LPD_code_mean", "patient_level_shared",
+    "FZ_max", "FLZ_max", "FLPZ_mean", "ED_max", "LPD_mean", "LPD_code_mean", "patient_level_shared",
     "later_followup_rule_violations", "data_source", "cnn_quality",
 )
 
@@ -208,13 +214,15 @@ def _label_table_claims(cl: ClaimList, r: Mapping) -> None:
         decision=replace(combine(parts, labels=["pair", "value"]), n=f"{n_text}, 91 label pairs"))
 
     a, b = r["p_eff_given_card"], r["p_card_given_eff"]
-    ours = f"P(Effusion | Cardiomegaly) = {a:.3f} vs P(Cardiomegaly | Effusion) = {b:.3f}"
-    cl.claim(
-        "cooccurrence-asymmetry", "Effusion is more likely given Cardiomegaly than Cardiomegaly given Effusion.",
-        where="Sec. Label Distribution, Fig. corrs (b)", paper="stated, no value",
-        rule="exact: on the whole table the first conditional frequency exceeds the second", ours=ours, basis="exact",
-        decision=decide_exact(a > b, test="exact comparison of two recounted frequencies", ours=ours, n=n_text,
-                              reason_if_not="the co-occurrence is not asymmetric in the stated direction"))
+    prev = r["label_proportions"]
+    p_eff, p_card = prev.get("Effusion", float("nan")), prev.get("Cardiomegaly", float("nan"))
+    cl.check("Effusion is more likely given Cardiomegaly than Cardiomegaly given Effusion",
+             where="Sec. Label Distribution, Fig. corrs (b)", expected="P(E | C) > P(C | E)",
+             computed=f"P(Effusion | Cardiomegaly) = {a:.3f} vs P(Cardiomegaly | Effusion) = {b:.3f}",
+             passed=a > b,
+             why=f"P(E | C) / P(C | E) = P(E) / P(C) (Bayes), so the direction follows from the prevalences "
+                 f"(Effusion {100 * p_eff:.1f}% vs Cardiomegaly {100 * p_card:.1f}%): any table with these "
+                 f"prevalences gives it, whatever the labels' dependence")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -302,6 +310,41 @@ def _relative_runs(values, odds: float) -> np.ndarray:
     return a[np.isfinite(a)] / odds
 
 
+def decide_stratification_gain(random_runs, iterative_runs, *, margin: float = STRATIFICATION_GAIN_MARGIN,
+                               alpha: float = ALPHA) -> tuple[Decision, float]:
+    """Is the gain of stratification small? The relative reduction of LD by iterative stratification,
+
+    .. math:: g = 1 - \\overline{LD}_{\\mathrm{iterative}} / \\overline{LD}_{\\mathrm{random}},
+
+    lies below ``margin`` (Sec. Splitting Multi-Label Data: "stratified sampling becomes less needed";
+    :data:`STRATIFICATION_GAIN_MARGIN`). The (1 − α) interval of g comes from the log ratio of the two means with
+    the delta-method variance ``s_i²/(n_i m_i²) + s_r²/(n_r m_r²)`` and a t quantile with Welch–Satterthwaite degrees
+    of freedom. [Re] when the whole interval lies below ``margin``, [¬Re] when it lies wholly above, else [~].
+    Returns the decision and g.
+    """
+    rand = np.asarray(random_runs, dtype=np.float64)
+    it = np.asarray(iterative_runs, dtype=np.float64)
+    rand, it = rand[np.isfinite(rand)], it[np.isfinite(it)]
+    n_text = f"{len(rand)} + {len(it)} repetitions"
+    test = f"{100 * (1 - alpha):.0f} % interval < {margin:g}"
+    if len(rand) < 2 or len(it) < 2:
+        return Decision("[~]", test, n=n_text, reason=f"the standard error needs at least 2 repetitions per method "
+                                                      f"(random {len(rand)}, iterative {len(it)})"), float("nan")
+    mr, mi = float(rand.mean()), float(it.mean())
+    if not (mr > 0 and mi > 0):
+        return Decision("[~]", test, n=n_text, reason="a mean LD is not positive, so the ratio is undefined"), float("nan")
+    va, vb = rand.var(ddof=1) / (len(rand) * mr**2), it.var(ddof=1) / (len(it) * mi**2)
+    se = math.sqrt(va + vb)
+    den = va**2 / (len(rand) - 1) + vb**2 / (len(it) - 1)
+    df = (va + vb) ** 2 / den if den > 0 else float(len(rand) + len(it) - 2)
+    q = float(stats.t.ppf(1 - alpha / 2, df))
+    log_ratio = math.log(mi / mr)
+    gain = 1 - mi / mr
+    lo, hi = 1 - math.exp(log_ratio + q * se), 1 - math.exp(log_ratio - q * se)
+    return decide_bound(gain, lo, hi, bound=margin, direction="less", confidence=1 - alpha, n=n_text,
+                        what="share of random folds' LD removed by stratification"), gain
+
+
 def _split_claims(cl: ClaimList, r: Mapping) -> None:
     odds = float(r["mean_label_odds"])
     rand = _relative_runs(r["LD_random_runs"], odds)
@@ -318,49 +361,64 @@ def _split_claims(cl: ClaimList, r: Mapping) -> None:
                       reason=f"the spread needs at least 2 repetitions, has {len(rand)}")
     flz = decide_bound(float(r["expected_flz"]), float(r["expected_flz"]), float(r["expected_flz"]),
                        bound=EXPECTED_FLZ_BOUND, direction="less", n=f"{n_img:,} images, {folds} folds",
-                       what="expected FLZ per split (hypergeometric)")
+                       what="expected FLZ (≥ expected FZ) per split (hypergeometric)")
+    fz = decide_exact(float(r["FZ_max"]) == 0 and float(r["FLZ_max"]) == 0,
+                      test="exact: no fold lacks a label in any repetition", ours=f"max FZ {r['FZ_max']:g}, "
+                      f"max FLZ {r['FLZ_max']:g}", n=n_text,
+                      reason_if_not=f"some repetition has a fold without a positive of some label (max FZ "
+                                    f"{r['FZ_max']:g}, FLZ {r['FLZ_max']:g})")
+    k_star = int(r["K"]) * (int(r["K"]) - 1) // 2
+    flpz_share = float(r["FLPZ_mean"]) / (k_star * folds)
+    flpz = decide_bound(flpz_share, flpz_share, flpz_share, bound=LD_RELATIVE_BOUND, direction="less",
+                        n=f"{k_star} label pairs × {folds} folds",
+                        what="mean FLPZ / (K*·J) fold-label-pair cells")
     ld_abs = np.asarray(r["LD_random_runs"], dtype=np.float64)
     ours = (f"LD = {np.mean(ld_abs):.2e} (SD {np.std(ld_abs, ddof=1) if len(ld_abs) > 1 else float('nan'):.1e}) "
             f"= {100 * mean:.2f}% of the mean label odds {odds:.4f} (SD {100 * sd:.2f}%); expected FLZ "
-            f"{r['expected_flz']:.1e} per split; observed max FZ = {r['FZ_max']:g}, FLZ = {r['FLZ_max']:g}")
+            f"{r['expected_flz']:.1e} per split; observed max FZ = {r['FZ_max']:g}, FLZ = {r['FLZ_max']:g}; mean "
+            f"FLPZ {float(r['FLPZ_mean']):g} of {k_star * folds} cells ({100 * flpz_share:.2f}%); LPD = "
+            f"{float(r['LPD_mean']):.2e} (shown, not decided)")
     cl.claim(
         "random-splits-small-ld",
-        "Random 5-fold splitting gives extremely small LD with a small SD: stable and consistent folds.",
-        where="Sec. Splitting Multi-Label Data, Tab. LDprop", paper="\"extremely small with a small standard "
-        "deviation\" (table values rendered from R; compared with Sechidis 2011 and Szymanski 2017, not quoted)",
-        rule=f"LD as a fraction of the mean label odds (1/K)Σ D_k/(N−D_k): the 95% prediction interval for one "
-             f"split, mean ± t·SD·√(1+1/R) over the R repetitions, lies below {LD_RELATIVE_BOUND:.0%} (a bound we "
-             f"choose); and the expected number of fold-label pairs without a positive (closed form) is below "
-             f"{EXPECTED_FLZ_BOUND} per split (we choose)",
-        ours=ours, basis="real", decision=combine([ld, flz], labels=["LD", "FLZ"]))
+        "The split statistics of random 5-fold splitting (LD, LPD, FZ, FLZ, FLPZ) are extremely small with a small "
+        "standard deviation: random splitting gives stable and consistent folds.",
+        where="Sec. Splitting Multi-Label Data, Tab. LDprop", paper="\"Comparing these results to [Sechidis2011] and "
+        "[Szymanski2017] we find that the statistics are extremely small with a small standard deviation, meaning "
+        "that random splitting for ChestX-ray14 produces stable and consistent folds\" (table values rendered from R; "
+        "the cited values are not quoted)",
+        rule=f"all must hold: (LD) LD as a fraction of the mean label odds (1/K)Σ D_k/(N−D_k): the 95% prediction "
+             f"interval for one split, mean ± t·SD·√(1+1/R) over the R repetitions (the mean and its SD), lies below "
+             f"{LD_RELATIVE_BOUND:.0%} (a bound we choose); (FLZ) the expected number of fold-label pairs without a "
+             f"positive (closed form; it bounds FZ's) is below {EXPECTED_FLZ_BOUND} per split (we choose); (FZ) no "
+             f"repetition has a fold lacking a label; (FLPZ) the mean FLPZ is below {LD_RELATIVE_BOUND:.0%} of the "
+             f"K*·J fold-label-pair cells (the LD bound). LPD has no recorded scale and is shown only; the cited "
+             f"papers' values are not quoted, so the comparison with them is not made",
+        ours=ours, basis="real", decision=combine([ld, flz, fz, flpz], labels=["LD", "FLZ", "FZ", "FLPZ"]))
 
     it = _relative_runs(r.get("LD_iterative_runs"), odds)
     if len(it) == 0:
         decision = not_testable("iterative stratification was not run (iterative_repetitions = 0)")
         ours = "not run"
     else:
-        diff = float(rand.mean() - it.mean()) if len(rand) else float("nan")
-        if len(rand) >= 2 and len(it) >= 2:
-            va, vb = rand.var(ddof=1) / len(rand), it.var(ddof=1) / len(it)
-            se = math.sqrt(va + vb)
-            den = (va**2 / (len(rand) - 1) + vb**2 / (len(it) - 1))
-            df = (va + vb) ** 2 / den if den > 0 else None
-        else:
-            se, df = float("nan"), None
-        decision = decide_equivalence(diff, se, margin=LD_RELATIVE_BOUND, df=df, n=len(rand) + len(it),
-                                      unit="repetitions", what="relative LD, random − iterative")
-        if not np.isfinite(se):
-            decision = with_reason(decision, f"the standard error needs at least 2 repetitions per method "
-                                             f"(random {len(rand)}, iterative {len(it)})")
+        decision, gain = decide_stratification_gain(rand, it)
+        if decision.verdict == "[¬Re]":
+            decision = with_reason(decision, "random folds' LD is sampling noise, |fold odds − data odds| of order "
+                                   "√(p/N_j) per label, which shrinks only as 1/√N, while iterative stratification "
+                                   "fixes every fold's label counts to within one image, so its LD is near 0 at any N: "
+                                   "the relative gain of stratification does not vanish as N grows")
         ours = (f"LD random {100 * rand.mean():.2f}% vs iterative {100 * it.mean():.2f}% of the mean label odds "
-                f"({len(rand)} + {len(it)} repetitions)")
+                f"({len(rand)} + {len(it)} repetitions): stratification removes "
+                f"{100 * (gain if np.isfinite(gain) else 1 - it.mean() / rand.mean()):.1f}% of random folds' LD")
     cl.claim(
         "stratification-unnecessary",
         "With a data set as large as ChestX-ray14 and a small PLDiv, stratified sampling is unnecessary: random "
         "folds are as well balanced.",
-        where="Sec. Splitting Multi-Label Data", paper="argued, not measured (Szymanski 2017's largest N = 43,907)",
-        rule=f"equivalence (TOST, α = {ALPHA}): the difference in LD / mean label odds between random folds and "
-             f"iterative stratification (Sechidis 2011) lies within ±{LD_RELATIVE_BOUND:.0%} (the bound above)",
+        where="Sec. Splitting Multi-Label Data", paper="\"with the larger the dataset and the smaller the PLDiv ..., "
+        "stratified sampling becomes less needed\" (argued, not measured; Szymanski 2017's largest N = 43,907)",
+        rule=f"the gain of stratification is small: iterative stratification (Sechidis 2011) removes less than "
+             f"{STRATIFICATION_GAIN_MARGIN:.0%} of random folds' LD (our margin; the cited works justify "
+             f"stratification by this reduction), i.e. the 95% interval of 1 − LD_iterative/LD_random (log-ratio, "
+             f"delta method, Welch df) lies below {STRATIFICATION_GAIN_MARGIN:g}",
         ours=ours, basis="real", decision=decision)
 
 

@@ -300,6 +300,39 @@ def oracle_target_cells(targets: ImageBoxes) -> dict[str, int]:
     }
 
 
+def all_wrong_predictions(targets: ImageBoxes, shift: float = 2.0) -> ImageBoxes:
+    """The control of the acc@IoU claims: every target box, with its class, moved off its object.
+
+    Each centre moves by ``shift`` of its box's width along x and of its height along y,
+    ``x̂ = x + shift·w``, ``ŷ = y + shift·h``; for ``shift ≥ 1`` no prediction overlaps its own target
+    (IoU = 0), so every box is wrong at every IoU threshold, while the (image, class) cells that hold a box
+    stay the same as the targets'. RoDeO loc of a pair is then ``2^(−2·shift²)`` (Eq. 2; 0.0039 at 2).
+    """
+    if not shift >= 1:
+        raise ValueError(f"shift must be >= 1 (boxes off their objects), got {shift}")
+    c = C._centre(targets).copy()
+    c[:, 0] += shift * c[:, 2]
+    c[:, 1] += shift * c[:, 3]
+    return C._with(targets, c)
+
+
+def all_wrong_control(targets: ImageBoxes, shift: float = 2.0) -> dict:
+    """Every metric of :func:`evaluate_detections` for :func:`all_wrong_predictions`, with the per-class
+    acc@30 and the share of empty (image, class) cells.
+
+    With every box wrong, class c has TP = 0, FP = FN = n_c (its boxes) and TN = its empty cells, so
+    ``acc@t_c = TN_c / (TN_c + 2 n_c)`` at every threshold (App. E): acc@IoU's floor set by the true negatives.
+    """
+    preds = all_wrong_predictions(targets, shift)
+    out = evaluate_detections(preds, targets)
+    acc = accuracy_at_iou(preds, targets, box_format=targets.box_format, class_names=CLASSES, iou_threshold=0.3)
+    cells = oracle_target_cells(targets)
+    out["acc@30 per class"] = dict(zip(CLASSES, (float(v) for v in acc.per_class), strict=True))
+    out["empty_cell_share"] = 1 - cells["n_occupied_cells"] / cells["n_cells"]
+    out["shift"] = float(shift)
+    return out
+
+
 def literal_eq8_localization(targets: ImageBoxes, biases, seed: int) -> dict[float, float]:
     """Mean RoDeO loc of the oracle boxes moved by Eq. 8 *as printed* (offset ``|Δp|·cos φ / w``), per bias;
     with the multiplication we use, ``loc = 2^(−|Δp|²)`` for every box."""

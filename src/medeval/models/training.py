@@ -1,6 +1,8 @@
 """The shared training loops and batched prediction, device-agnostic (mixed precision and channels_last on CUDA).
 
-* :func:`train_model`: a fixed number of epochs of Adam, no validation.
+* :func:`train_model`: a fixed number of epochs of Adam, no validation; opt-in linear learning-rate warm-up,
+  gradient-norm clipping and a re-estimation of the BatchNorm statistics after training
+  (:func:`recalibrate_batch_norm`).
 * :func:`train_with_validation`: Adam with a validation set, Keras-style ``ReduceLROnPlateau`` and
   ``EarlyStopping`` (restoring the best weights) and optional on-device augmentation of the training batches
   (thesis §5.5.4: the CIFAR-10 ResNet50 fine-tuning).
@@ -56,15 +58,41 @@ def train_model(
     amp: bool = True,
     num_workers: int | None = None,
     augment: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    warmup_epochs: float = 0.0,
+    max_grad_norm: float | None = None,
+    recalibrate_bn: bool = False,
+    select_epoch: Callable[[torch.nn.Module], float] | None = None,
 ) -> list[float]:
     """Train with Adam; ``loss_fn(model(x), *targets)`` per batch. Returns the mean loss of each epoch.
 
     ``data`` is a Dataset yielding ``(x, *targets)`` or a tuple of arrays. Shuffling uses a generator seeded with
     ``seed``, so a run is reproducible on the CPU (and as far as cuDNN allows on the GPU). ``augment(x)``, if
     given, transforms every training batch on the device (e.g. :class:`medeval.models.augmentation.RandomAffineFlip`).
+
+    Opt-in (the defaults train exactly as without them):
+
+    * ``warmup_epochs``: linear learning-rate warm-up over the first ``ceil(warmup_epochs * batches per epoch)``
+      optimiser steps, step ``k`` (1-based) using ``lr * k / n_warmup`` and every later step ``lr`` (the "gradual
+      warm-up" of Goyal et al. 2017, *Accurate, large minibatch SGD*, §2.2);
+    * ``max_grad_norm``: clip the global L2 norm of the gradients to this value before each step
+      (``torch.nn.utils.clip_grad_norm_``; Pascanu et al. 2013, *On the difficulty of training recurrent neural
+      networks*, §3.2);
+    * ``recalibrate_bn``: after the last epoch, replace every BatchNorm layer's running mean and variance by
+      their average over one pass of the (un-augmented) training data with the final weights
+      (:func:`recalibrate_batch_norm`; the ``update_bn`` step of Izmailov et al. 2018, *Averaging weights leads to
+      wider optima*, §3.2). It changes no trained weight, only the statistics used in eval mode.
+    * ``select_epoch(model)``: a score (higher is better, e.g. minus the validation loss or the validation macro
+      recall) computed after every epoch (after the recalibration when ``recalibrate_bn``); the model ends with
+      the weights (and BatchNorm statistics) of the first epoch with the highest finite score, i.e. best-epoch
+      selection on a held-out set (Prechelt 1998, *Early stopping -- but when?*). All ``epochs`` run (no early
+      stop), so the history is the same as without selection.
     """
     if epochs < 0:
         raise ValueError(f"epochs must be >= 0, got {epochs}")
+    if not (math.isfinite(warmup_epochs) and warmup_epochs >= 0):
+        raise ValueError(f"warmup_epochs must be a finite number >= 0, got {warmup_epochs!r}")
+    if max_grad_norm is not None and not (math.isfinite(max_grad_norm) and max_grad_norm > 0):
+        raise ValueError(f"max_grad_norm must be a finite number > 0 or None, got {max_grad_norm!r}")
     dev = resolve_device(device)
     torch.manual_seed(seed)
     dataset = _as_dataset(data)
@@ -80,14 +108,86 @@ def train_model(
     model = prepare_model(model, dev)
     optim = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     scaler = grad_scaler(dev, amp)
+    n_warmup = math.ceil(warmup_epochs * len(loader))
+    steps = [0]
+
+    def before_step() -> None:
+        steps[0] += 1
+        if n_warmup:
+            for group in optim.param_groups:
+                group["lr"] = lr * min(1.0, steps[0] / n_warmup)
+
     history: list[float] = []
-    for _ in range(epochs):
-        history.append(_train_epoch(model, loader, loss_fn, optim, scaler, dev, amp, augment))
+    best_score, best_state = -math.inf, None
+    for epoch in range(epochs):
+        history.append(_train_epoch(model, loader, loss_fn, optim, scaler, dev, amp, augment,
+                                    max_grad_norm=max_grad_norm, before_step=before_step))
+        if select_epoch is None:
+            continue
+        if recalibrate_bn:
+            recalibrate_batch_norm(model, dataset, batch_size=batch_size, device=dev, num_workers=num_workers)
+        score = float(select_epoch(model))
+        if math.isfinite(score) and score > best_score:
+            best_score = score
+            best_state = {k: t.detach().clone() for k, t in model.state_dict().items()}
+            best_epoch = epoch
+    if select_epoch is not None:
+        if best_state is not None and best_epoch != epochs - 1:
+            model.load_state_dict(best_state)
+    elif recalibrate_bn:
+        recalibrate_batch_norm(model, dataset, batch_size=batch_size, device=dev, num_workers=num_workers)
     return history
 
 
-def _train_epoch(model, loader, loss_fn, optim, scaler, dev, amp, augment=None) -> float:
-    """One pass over ``loader``; returns the mean training loss (weighted by batch size)."""
+@torch.no_grad()
+def recalibrate_batch_norm(
+    model: torch.nn.Module,
+    data,
+    *,
+    batch_size: int = 32,
+    device: str | torch.device = "auto",
+    num_workers: int | None = None,
+) -> torch.nn.Module:
+    """Re-estimate the running mean and variance of every BatchNorm layer of ``model`` from ``data``.
+
+    The running statistics are reset and accumulated as an equal-weight (cumulative) average over the batches of
+    one unshuffled pass of ``data`` (a Dataset yielding ``(x, ...)`` or a tuple of arrays) in train mode, without
+    gradients; the layers' momenta and the model's train/eval mode are restored afterwards. This is
+    ``torch.optim.swa_utils.update_bn`` (Izmailov et al. 2018, §3.2). Why it matters: PyTorch's running
+    statistics are an exponential average (momentum 0.1) started at mean 0, variance 1, so after ``n`` steps a
+    fraction ``0.9**n`` of the initial variance 1 remains (8 % after 24 steps), besides the lag behind the
+    changing weights; a short training leaves eval-mode BatchNorm far from the statistics the weights were
+    trained with. A model without BatchNorm layers is returned unchanged.
+    """
+    from torch.nn.modules.batchnorm import _BatchNorm
+
+    bns = [m for m in model.modules() if isinstance(m, _BatchNorm) and m.track_running_stats]
+    if not bns:
+        return model
+    dev = resolve_device(device)
+    loader = DataLoader(_as_dataset(data), batch_size=batch_size, shuffle=False,
+                        **dataloader_kwargs(dev, num_workers))
+    was_training = model.training
+    momenta = {m: m.momentum for m in bns}
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative moving average
+    model.train()
+    for batch in loader:
+        x = batch[0] if isinstance(batch, (tuple, list)) else batch
+        model(prepare_batch(x.float(), dev))
+    for m in bns:
+        m.momentum = momenta[m]
+    model.train(was_training)
+    return model
+
+
+def _train_epoch(model, loader, loss_fn, optim, scaler, dev, amp, augment=None, *,
+                 max_grad_norm: float | None = None, before_step: Callable[[], None] | None = None) -> float:
+    """One pass over ``loader``; returns the mean training loss (weighted by batch size).
+
+    ``before_step()`` (if given) runs before each optimiser step (e.g. to set a warm-up learning rate);
+    ``max_grad_norm`` clips the global gradient norm (after unscaling)."""
     model.train()
     total, count = 0.0, 0
     for batch in loader:
@@ -102,6 +202,11 @@ def _train_epoch(model, loader, loss_fn, optim, scaler, dev, amp, augment=None) 
             out = model(x)
         loss = loss_fn(_to_float(out), *targets)
         scaler.scale(loss).backward()
+        if before_step is not None:
+            before_step()
+        if max_grad_norm is not None:
+            scaler.unscale_(optim)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
         scaler.step(optim)
         scaler.update()
         total += float(loss.detach()) * len(x)

@@ -12,9 +12,18 @@ conv net with global average pooling and a 2-way softmax.
 
 ``init_std`` reproduces Keras's default initialiser used in the thesis (zero-mean Gaussian, std 0.05) when given;
 ``None`` keeps PyTorch's default (Kaiming-uniform), which trains faster at small widths.
+
+``norm`` picks the U-Net's normalisation layer (default: BatchNorm, or none with ``batch_norm=False``):
+``"group"`` uses GroupNorm (Wu & He 2018, *Group normalization*), which normalises each example by its own
+statistics and so behaves identically in train and eval mode (no running statistics to estimate).
+``input_mean`` / ``input_std`` (per input channel) standardise the input inside the network,
+``(x - mean) / std`` (e.g. the training set's channel statistics; LeCun et al. 1998, *Efficient BackProp*,
+§4.3); the default leaves the input as given.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -31,13 +40,26 @@ def _init_gaussian(module: nn.Module, std: float) -> None:
                 nn.init.zeros_(m.bias)
 
 
+NORMS = ("batch", "group", "none")
+
+
+def _norm_layer(norm: str, channels: int, groups: int) -> nn.Module | None:
+    if norm == "batch":
+        return nn.BatchNorm2d(channels)
+    if norm == "group":
+        return nn.GroupNorm(math.gcd(channels, groups), channels)
+    return None
+
+
 class _DoubleConv(nn.Sequential):
-    def __init__(self, c_in: int, c_out: int, batch_norm: bool):
+    def __init__(self, c_in: int, c_out: int, batch_norm: bool | str, groups: int = 4):
+        norm = batch_norm if isinstance(batch_norm, str) else ("batch" if batch_norm else "none")
         layers: list[nn.Module] = []
         for c in (c_in, c_out):
-            layers.append(nn.Conv2d(c, c_out, 3, padding=1, bias=not batch_norm))
-            if batch_norm:
-                layers.append(nn.BatchNorm2d(c_out))
+            layers.append(nn.Conv2d(c, c_out, 3, padding=1, bias=norm == "none"))
+            layer = _norm_layer(norm, c_out, groups)
+            if layer is not None:
+                layers.append(layer)
             layers.append(nn.ReLU(inplace=True))
         super().__init__(*layers)
 
@@ -46,7 +68,9 @@ class UNet(nn.Module):
     """U-Net with ``depth`` down/up levels; channels ``base_channels * 2**level``; 'same' padding.
 
     Input ``(N, in_channels, H, W)`` with ``H`` and ``W`` divisible by ``2**depth``; output logits
-    ``(N, n_classes, H, W)``.
+    ``(N, n_classes, H, W)``. ``norm`` (``"batch"``, ``"group"`` or ``"none"``; ``None`` = follow ``batch_norm``)
+    picks the normalisation after each convolution; GroupNorm uses ``gcd(channels, norm_groups)`` groups.
+    ``input_mean`` / ``input_std`` (length ``in_channels``) standardise the input first.
     """
 
     def __init__(
@@ -58,8 +82,20 @@ class UNet(nn.Module):
         depth: int = 2,
         batch_norm: bool = True,
         init_std: float | None = None,
+        norm: str | None = None,
+        norm_groups: int = 4,
+        input_mean=None,
+        input_std=None,
     ):
         super().__init__()
+        if norm is None:
+            norm = "batch" if batch_norm else "none"
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS} or None, got {norm!r}")
+        if norm_groups < 1:
+            raise ValueError(f"norm_groups must be >= 1, got {norm_groups}")
+        if (input_mean is None) != (input_std is None):
+            raise ValueError("give both input_mean and input_std, or neither")
         if depth < 1:
             raise ValueError(f"depth must be >= 1, got {depth}")
         if base_channels < 1:
@@ -67,18 +103,26 @@ class UNet(nn.Module):
         if n_classes < 2:
             raise ValueError(f"n_classes must be >= 2, got {n_classes}")
         self.depth = depth
+        self.standardise = input_mean is not None
+        if self.standardise:
+            mean = torch.as_tensor(input_mean, dtype=torch.float32).reshape(1, -1, 1, 1)
+            std = torch.as_tensor(input_std, dtype=torch.float32).reshape(1, -1, 1, 1)
+            if mean.shape[1] != in_channels or std.shape[1] != in_channels or not bool((std > 0).all()):
+                raise ValueError(f"input_mean / input_std must hold {in_channels} values (std > 0)")
+            self.register_buffer("input_mean", mean)
+            self.register_buffer("input_std", std)
         widths = [base_channels * 2**i for i in range(depth + 1)]
         self.down = nn.ModuleList()
         c = in_channels
         for w in widths[:-1]:
-            self.down.append(_DoubleConv(c, w, batch_norm))
+            self.down.append(_DoubleConv(c, w, norm, norm_groups))
             c = w
-        self.bottleneck = _DoubleConv(widths[-2], widths[-1], batch_norm)
+        self.bottleneck = _DoubleConv(widths[-2], widths[-1], norm, norm_groups)
         self.up = nn.ModuleList()
         self.up_conv = nn.ModuleList()
         for w_hi, w_lo in zip(widths[::-1][:-1], widths[::-1][1:], strict=True):
             self.up.append(nn.ConvTranspose2d(w_hi, w_lo, 2, stride=2))
-            self.up_conv.append(_DoubleConv(2 * w_lo, w_lo, batch_norm))
+            self.up_conv.append(_DoubleConv(2 * w_lo, w_lo, norm, norm_groups))
         self.head = nn.Conv2d(widths[0], n_classes, 1)
         if init_std is not None:
             _init_gaussian(self, init_std)
@@ -87,6 +131,8 @@ class UNet(nn.Module):
         factor = 2**self.depth
         if x.shape[-1] % factor or x.shape[-2] % factor:
             raise ValueError(f"input height and width must be divisible by {factor}, got {tuple(x.shape[-2:])}")
+        if self.standardise:
+            x = (x - self.input_mean) / self.input_std
         skips = []
         for block in self.down:
             x = block(x)

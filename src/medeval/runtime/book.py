@@ -51,31 +51,55 @@ SCORECARD_COLUMNS = ("[Re]", "[¬Re]", "[~]", "[n/a]", "seed-sensitive")
 
 
 def scorecard_totals(executed: list[ExecutionResult]) -> dict[str, dict[str, int]]:
-    """Verdict totals overall and per basis, summed over every chapter's recorded ``paper_vs_us`` rows. A [Re] or
-    [¬Re] that fewer than 4 of 5 seeds share (the committed robustness record) counts as ``seed-sensitive``."""
+    """Verdict totals, summed over every chapter's recorded ``paper_vs_us`` rows.
+
+    ``empirical`` counts the claims decided on data we ran (basis ``real`` or ``phantom``): the headline.
+    ``exact`` counts the exact recomputations of a paper's printed tables and examples, which cannot be noisy and
+    are kept apart. ``verdict`` is both together. The ``basis:<b>`` lines count only the rows that were tested on
+    that basis: an [n/a] row ran on nothing, so it is counted on the ``not testable`` line instead. A [Re] or [¬Re]
+    that fewer than 4 of 5 seeds share (the committed robustness record) counts as ``seed-sensitive``."""
     from medeval.experiments.claims import BASES
     from medeval.runtime.robustness import counted_verdict
 
-    by_verdict = dict.fromkeys(SCORECARD_COLUMNS, 0)
-    by_basis = {b: dict.fromkeys(SCORECARD_COLUMNS, 0) for b in BASES}
+    def zero():
+        return dict.fromkeys(SCORECARD_COLUMNS, 0)
+
+    by_verdict, empirical, exact, not_testable = zero(), zero(), zero(), zero()
+    by_basis = {b: zero() for b in BASES}
     for res in executed:
         for row in res.results.get("paper_vs_us") or []:
-            counted = counted_verdict(res.chapter, res.profile, row.get("id", ""), row["verdict"])
+            counted = counted_verdict(res.chapter, res.profile, row.get("id", ""), row["verdict"],
+                                      rule=row.get("rule"), seed=_seed_of(res))
             by_verdict[counted] += 1
-            by_basis[row["basis"]][counted] += 1
-    return {"verdict": by_verdict, **{f"basis:{b}": v for b, v in by_basis.items()}}
+            (exact if row["basis"] == "exact" else empirical)[counted] += 1
+            if row["verdict"] == "[n/a]":
+                not_testable[counted] += 1
+            else:
+                by_basis[row["basis"]][counted] += 1
+    return {"empirical": empirical, "exact": exact, "verdict": by_verdict,
+            **{f"basis:{b}": v for b, v in by_basis.items()}, "not testable": not_testable}
+
+
+def _check_counts(executed: list[ExecutionResult]) -> tuple[int, int]:
+    """(checks, of which sentences of a paper shown as checks because no data of ours could contradict them)."""
+    checks = [c for res in executed for c in res.results.get("checks") or []]
+    return len(checks), sum(1 for c in checks if c.get("why"))
 
 
 def scorecard_markdown(executed: list[ExecutionResult]) -> str:
-    """The Scorecard page: every chapter's recorded paper-versus-us rows, totals by verdict and by data basis.
+    """The Scorecard page: every chapter's recorded paper-versus-us rows, totals by kind, verdict and data basis.
 
-    Each claim links to its row on the chapter page (anchor ``claim-<id>``). Checks (formula identities) and errata
-    are not claims and are not counted here.
+    Each claim links to its row on the chapter page (anchor ``claim-<id>``). The headline counts the empirical
+    claims; exact recomputations are counted apart. Checks (formula identities, and paper sentences that follow
+    from mathematics or the design) and errata are not claims and are not counted here.
     """
     from medeval.experiments.claims import BASIS_HELP, VERDICTS
 
     registry = chapters()
     totals = scorecard_totals(executed)
+    n_checks, n_design = _check_counts(executed)
+    substituted = [(res, row) for res in executed for row in res.results.get("paper_vs_us") or []
+                   if row.get("substitution")]
     lines = [
         "(scorecard)=", "# Scorecard", "",
         "Every claim of the five papers that this book tests, gathered from the chapters' recorded outputs "
@@ -84,10 +108,15 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
         "**[¬Re]** contradicted by the stated test or tolerance; **[~]** inconclusive at this scale (the reason "
         "says which way the estimate leans, or that no effect is seen, and the n that would detect a stated "
         "effect); **[n/a]** not testable here (the reason says why). The sign of a noisy "
-        "difference, a tie, or \"no significant difference\" never supports a directional claim. Formula "
-        "identities (checks) and arithmetic on printed numbers (errata) are on the chapter pages and are not "
-        "counted here.", "",
-        "Data basis: " + "; ".join(f"**{b}**, {h}" for b, h in BASIS_HELP.items()) + ".", "",
+        "difference, a tie, or \"no significant difference\" never supports a directional claim.", "",
+        "The headline line counts the **empirical claims**, decided on data we ran. **Exact recomputations** of a "
+        "paper's printed tables and worked examples cannot be noisy and are counted apart. "
+        f"The chapters also show {n_checks} checks, which are not counted here: formula identities, and "
+        f"{n_design} sentences of the papers that follow from mathematics or from the design of the experiment, so "
+        "that no data of ours could contradict them (each says why). Arithmetic on printed numbers is in the "
+        "chapters' errata.", "",
+        "Data basis: " + "; ".join(f"**{b}**, {h}" for b, h in BASIS_HELP.items()) + ". A basis line counts "
+        "only rows that were tested on it; [n/a] rows ran on nothing and are counted on their own line.", "",
         "Each row's agreement across master seeds comes from the committed robustness record "
         "(`medeval robustness`, `results/robustness/<profile>.json`): a [Re] or [¬Re] that fewer than 4 of 5 "
         "seeds share is counted as *seed-sensitive*, not as a finding.", "",
@@ -97,10 +126,28 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
         return (f"| {label} | " + " | ".join(str(counts[v]) for v in SCORECARD_COLUMNS)
                 + f" | {sum(counts.values())} |")
 
-    lines.append(total_row("**all claims**", totals["verdict"]))
+    lines.append(total_row("**empirical claims**", totals["empirical"]))
+    lines.append(total_row("exact recomputations", totals["exact"]))
+    lines.append(total_row("all rows", totals["verdict"]))
     for key, counts in totals.items():
         if key.startswith("basis:") and sum(counts.values()):
-            lines.append(total_row(f"basis *{key.split(':', 1)[1]}*", counts))
+            lines.append(total_row(f"tested on basis *{key.split(':', 1)[1]}*", counts))
+    if sum(totals["not testable"].values()):
+        lines.append(total_row("not testable (no basis)", totals["not testable"]))
+    from medeval.runtime.robustness import agreement
+
+    seen = [agreement(res.chapter, res.profile, row.get("id", ""), row["verdict"], rule=row.get("rule"),
+                      seed=_seed_of(res)) for res in executed for row in res.results.get("paper_vs_us") or []]
+    stale, never = sum(1 for a in seen if a and a.get("stale")), sum(1 for a in seen if a is None)
+    if stale or never:
+        lines += ["", f"Seed agreement is measured for {len(seen) - stale - never} of {len(seen)} rows; "
+                  + (f"{stale} were not re-measured since their rule changed" if stale else "")
+                  + ("; " if stale and never else "") + (f"{never} were never measured" if never else "")
+                  + " (these count as their verdict, unconfirmed across seeds)."]
+    if substituted:
+        lines += ["", f"{len(substituted)} rows run on a stand-in for the paper's data or models; each row names it: "
+                  + "; ".join(f"{sub} ({n} rows)" for sub, n in _count_by(r.get("substitution") for _, r in substituted))
+                  + "."]
     lines.append("")
     body: list[str] = []
     for res in executed:
@@ -120,18 +167,33 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
             link = f'<a href="{part}/{res.chapter}.html#claim-{_html_cell(row["id"])}">{_html_cell(row["claim"])}</a>'
             test = _html_cell(row["test"]) + (f"; {_html_cell(row['effect'])}" if row.get("effect") else "")
             verdict = f"**{_html_cell(row['verdict'])}**<br><small>{_html_cell(_seeds_text(res, row))}</small>"
-            body.append("| " + " | ".join([verdict, link, _html_cell(row["basis"]),
+            basis = _html_cell(row["basis"]) + (f"<br><small>{_html_cell(row['substitution'])}</small>"
+                                                if row.get("substitution") else "")
+            body.append("| " + " | ".join([verdict, link, basis,
                                            _html_cell(row["scale"]), _html_cell(row["n"]), test,
                                            _html_cell(row["reason"])]) + " |")
         body.append("")
     return "\n".join(lines + body)
 
 
+def _count_by(values) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def _seeds_text(res: ExecutionResult, row: dict) -> str:
     from medeval.runtime.robustness import agreement
 
-    a = agreement(res.chapter, res.profile, row.get("id", ""), row["verdict"])
+    a = agreement(res.chapter, res.profile, row.get("id", ""), row["verdict"], rule=row.get("rule"),
+                  seed=_seed_of(res))
     return a["text"] if a else "not measured"
+
+
+def _seed_of(res: ExecutionResult) -> int | None:
+    seed = (res.results.get("params") or {}).get("seed")
+    return seed if isinstance(seed, int) else None
 
 
 def short_commit(commit) -> str:

@@ -329,7 +329,32 @@ def paper_vs_us(claims):
     if len(set(ids)) != len(ids):
         raise ValueError(f"paper_vs_us: duplicate claim ids {sorted({i for i in ids if ids.count(i) > 1})}")
     record("paper_vs_us", rows)
+    _glue_key_findings(rows)
     return claims_display(rows)
+
+
+def _glue_key_findings(rows: list[dict]) -> None:
+    """Glue the chapter's generated Key findings (``{glue:md}`key-findings```, shown at the top of the page)."""
+    from IPython.display import Markdown
+
+    from medeval.experiments.claims import key_findings
+    from medeval.runtime.robustness import agreement
+
+    seed = getattr(_state.get("params"), "seed", None)
+    sensitive = set()
+    if _state.get("chapter"):
+        for r in rows:
+            a = agreement(_state["chapter"], _state["profile"], r["id"], r["verdict"], rule=r.get("rule"),
+                          seed=seed if isinstance(seed, int) else None)
+            if a and a.get("seed_sensitive"):
+                sensitive.add(r["id"])
+    text = key_findings(rows, seed_sensitive=sensitive)
+    record("key_findings", text)
+    try:
+        from myst_nb import glue
+    except ImportError:  # outside the book's environment the text is still recorded
+        return
+    glue("key-findings", Markdown(text), display=False)
 
 
 def record_checks(checks) -> list[dict]:
@@ -510,14 +535,17 @@ def claims_display(rows: list[dict]) -> HTMLTable:
     body = []
     for r in rows:
         verdict = _html_escape(r.get("verdict", ""))
-        seeds = (agreement(_state["chapter"], _state["profile"], r["id"], r.get("verdict", ""))
+        seed = getattr(_state.get("params"), "seed", None)
+        seeds = (agreement(_state["chapter"], _state["profile"], r["id"], r.get("verdict", ""), rule=r.get("rule"),
+                           seed=seed if isinstance(seed, int) else None)
                  if _state.get("chapter") else None)
         if seeds:
             verdict += '<br><span class="medeval-seeds">' + _html_escape(seeds["text"]) + "</span>"
         where = f'<br><span class="medeval-where">{_html_escape(r["where"])}</span>' if r.get("where") else ""
         evidence = "<br>".join(_html_escape(x) for x in (
             r.get("test", ""), r.get("effect", ""),
-            f"n = {r.get('n', '')}; {r.get('basis', '')}; {r.get('scale', '')}") if str(x).strip())
+            f"n = {r.get('n', '')}; {r.get('basis', '')}; {r.get('scale', '')}",
+            f"substitution: {r['substitution']}" if r.get("substitution") else "") if str(x).strip())
         body.append(
             f'<tr id="claim-{_html_escape(r["id"])}">'
             f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}"><strong>{verdict}</strong></td>'
@@ -535,10 +563,11 @@ def claims_display(rows: list[dict]) -> HTMLTable:
 
 def checks_display(rows: list[dict]) -> HTMLTable:
     """The checks table (pass/fail) as HTML."""
-    head = "".join(f"<th>{c}</th>" for c in CHECK_COLUMNS)
+    columns = [c for c in CHECK_COLUMNS if c != "why" or any(r.get("why") for r in rows)]
+    head = "".join(f"<th>{'why a check, not a claim' if c == 'why' else c}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{'pass' if r[c] is True else ('FAIL' if r[c] is False else _html_escape(r[c]))}</td>"
-                         for c in CHECK_COLUMNS) + "</tr>" for r in rows)
+                         for c in columns) + "</tr>" for r in rows)
     html_text = _TABLE_BOX.format(f'<table class="medeval-table medeval-wrap"><thead><tr>{head}</tr></thead>'
                                   f"<tbody>{body}</tbody></table>")
     return HTMLTable(html_text, "\n".join(f"{'pass' if r['passed'] else 'FAIL'} {r['check']}" for r in rows))

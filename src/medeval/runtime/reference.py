@@ -32,7 +32,7 @@ MACHINE_KEYS = ("provenance", "wall_time_s", "peak_memory_bytes", "resource_esti
 MACHINE_VALUE_PATTERNS = ("*_seconds", "*.*_seconds")
 
 #: what a claim row's verdict rests on (compared as text: the numbers in it are printed by the rule)
-ROW_FIELDS = ("verdict", "ours", "effect", "n", "test", "basis")
+ROW_FIELDS = ("verdict", "ours", "effect", "n", "test", "basis", "substitution")
 
 
 def reference_file(profile: str) -> Path:

@@ -5,6 +5,10 @@ run store like any other). Per claim the record says how many seeds gave each ve
 the same under at least :data:`AGREEMENT_NEEDED` of 5 seeds (the same share for another K) is *seed-sensitive*:
 the Scorecard never counts it as [Re] or [¬Re], and its page says so.
 
+The record keeps each row's rule text. A row whose rule has changed since, or whose verdict at the record's own
+seed differs from the page's, is *stale*: its page says "not re-measured", and it counts as its verdict,
+unconfirmed across seeds, until ``medeval robustness`` is run again.
+
 The runs go through the grid executor (:func:`medeval.runtime.grid.run_grid`), one whole chapter per grid entry, so
 a Dask cluster (``--scheduler``) can take them and an interrupted record resumes. ``--update`` writes the
 committed record ``results/robustness/<profile>.json``, on purpose; otherwise it goes to the run store.
@@ -44,7 +48,8 @@ def seed_verdicts(chapter_id: str, profile: str, seed: int) -> dict[str, Any]:
     return {"seed": seed, "run_id": res.meta.get("run_id") or res.notebook.parent.name,
             "git_commit": str(prov.get("git_commit", "?")), "numerics": prov.get("numerics", "?"),
             "device": prov.get("device", "?"),
-            "verdicts": {r["id"]: r["verdict"] for r in res.results.get("paper_vs_us") or []}}
+            "verdicts": {r["id"]: r["verdict"] for r in res.results.get("paper_vs_us") or []},
+            "rules": {r["id"]: r.get("rule", "") for r in res.results.get("paper_vs_us") or []}}
 
 
 def summarise(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
@@ -63,6 +68,9 @@ def summarise(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
         modal, top = max(counts.items(), key=lambda kv: (kv[1], kv[0] == verdicts[str(per_seed[0]["seed"])]))
         claims[cid] = {"verdicts": verdicts, "counts": counts, "modal": modal, "agreement": f"{top}/{k}",
                        "seed_sensitive": top < need}
+        rules = {e.get("rules", {}).get(cid) for e in per_seed} - {None}
+        if len(rules) == 1:
+            claims[cid]["rule"] = rules.pop()
     return {"seeds": [e["seed"] for e in per_seed], "required_agreement": f"{need}/{k}", "claims": claims,
             "runs": {str(e["seed"]): e["run_id"] for e in per_seed},
             "git_commit": per_seed[0]["git_commit"] if per_seed else "?",
@@ -123,14 +131,25 @@ def chapter_record_digest(chapter_id: str, profile: str) -> str:
     return hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest()
 
 
-def agreement(chapter_id: str, profile: str, claim_id: str, verdict: str) -> dict[str, Any] | None:
-    """The committed record's view of one row: ``{"text": "[Re] 5/5 seeds", "seed_sensitive": False}``; ``None``
-    when the record does not cover the row (never measured) or measured another verdict at this seed."""
+def agreement(chapter_id: str, profile: str, claim_id: str, verdict: str, *, rule: str | None = None,
+              seed: int | None = None) -> dict[str, Any] | None:
+    """The committed record's view of one row: ``{"text": "[Re] 5/5 seeds", "seed_sensitive": False, ...}``.
+
+    ``None`` when the record does not cover the row. When it covers it under another rule (the record keeps each
+    row's rule text), or its run at this ``seed`` gave another verdict than the row shows, the record is *stale*
+    for the row: ``{"text": "not re-measured since the rule changed", "stale": True}``, and the row counts as its
+    own verdict, unconfirmed."""
     entry = committed_record(profile).get("chapters", {}).get(chapter_id)
     if not entry or claim_id not in entry.get("claims", {}):
         return None
     c = entry["claims"][claim_id]
     k = len(entry.get("seeds", []))
+    if rule is not None and "rule" in c and c["rule"] != rule:
+        return {"text": "not re-measured since the rule changed", "seed_sensitive": False, "stale": True,
+                "same": 0, "k": 0}
+    if seed is not None and c["verdicts"].get(str(seed), verdict) != verdict:
+        return {"text": f"not re-measured: the record's run at seed {seed} gave {c['verdicts'][str(seed)]}",
+                "seed_sensitive": False, "stale": True, "same": 0, "k": 0}
     same = c["counts"].get(verdict, 0)
     if c["seed_sensitive"]:
         parts = ", ".join(f"{v} {n}/{k}" for v, n in sorted(c["counts"].items(), key=lambda kv: -kv[1]))
@@ -138,13 +157,19 @@ def agreement(chapter_id: str, profile: str, claim_id: str, verdict: str) -> dic
     return {"text": f"{c['modal']} {c['agreement']} seeds", "seed_sensitive": False, "same": same, "k": k}
 
 
-def counted_verdict(chapter_id: str, profile: str, claim_id: str, verdict: str) -> str:
+def counted_verdict(chapter_id: str, profile: str, claim_id: str, verdict: str, *, rule: str | None = None,
+                    seed: int | None = None) -> str:
     """What the Scorecard counts a row as: ``seed-sensitive`` for a directional verdict ([Re], [¬Re]) that fewer
-    than the required seeds share, else the verdict itself."""
+    than the required seeds share, else the verdict itself (also where the record is stale or silent)."""
     if verdict not in ("[Re]", "[¬Re]"):
         return verdict
-    a = agreement(chapter_id, profile, claim_id, verdict)
-    if a is None:
+    a = agreement(chapter_id, profile, claim_id, verdict, rule=rule, seed=seed)
+    if a is None or a.get("stale"):
         return verdict
     need = required_agreement(a["k"]) if a["k"] else 0
     return "seed-sensitive" if a["same"] < need else verdict
+
+
+def row_agreement(chapter_id: str, profile: str, row: dict[str, Any], seed: int | None) -> dict[str, Any] | None:
+    """:func:`agreement` for a recorded paper-versus-us row."""
+    return agreement(chapter_id, profile, row.get("id", ""), row.get("verdict", ""), rule=row.get("rule"), seed=seed)
