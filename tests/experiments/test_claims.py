@@ -231,3 +231,38 @@ def test_key_findings_are_generated_from_the_rows_and_never_announce_a_seed_sens
     assert key_findings([row(8, "[¬Re]", "exact", reason="printed 882, recounted 880.")]).count(
         '<a href="#claim-c8">c8</a>, exact recomputation') == 1
     assert key_findings([]) == "This chapter decides no claims."
+
+
+def test_blocked_trend_sees_trends_within_blocks_not_between_their_levels():
+    """The stratified Mann–Kendall test decides on within-block trends: runs at different levels with no trend
+    inside are not a trend (a pooled Kendall τ over all points is fooled when the levels line up with x's order
+    within the pooled sample), a consistent within-run rise is, and under the null it holds its size."""
+    from medeval.experiments.claims import decide_blocked_trend, decide_trend
+
+    x = np.tile(np.arange(6.0), 4)
+    blocks = np.repeat(np.arange(4), 6)
+    rise = np.concatenate([np.arange(6.0) * 0.1 + b for b in range(4)])
+    assert decide_blocked_trend(x, rise, blocks, direction="greater").verdict == "[Re]"
+    assert decide_blocked_trend(x, rise, blocks, direction="less").verdict == "[¬Re]"
+    # a single block without ties: S and its variance are Kendall's (τ = S / (n(n-1)/2)), as scipy computes τ
+    from medeval.experiments.claims import _kendall_s
+
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=12)
+    s, var = _kendall_s(np.arange(12.0), y)
+    assert s / 66 == pytest.approx(stats.kendalltau(np.arange(12.0), y)[0]) and var == pytest.approx(12 * 11 * 29 / 18)
+    # control: levels differ between runs, x is confounded with the run inside the pooled sample, no trend within
+    xc = np.concatenate([np.arange(3.0) + 3 * b for b in range(4)])
+    yc = np.concatenate([np.full(3, float(b)) + rng.normal(0, 0.01, 3) for b in range(4)])
+    bc = np.repeat(np.arange(4), 3)
+    assert decide_trend(xc, yc, direction="greater").verdict == "[Re]"  # pooled: fooled by the levels
+    assert decide_blocked_trend(xc, yc, bc, direction="greater").verdict != "[Re]"
+    # null calibration: false [Re] and false [¬Re] within α + 3 SE
+    draws, fr, fn = 1500, 0, 0
+    for _ in range(draws):
+        yn = rng.normal(size=24) + np.repeat(rng.normal(0, 3, 4), 6)
+        v = decide_blocked_trend(x, yn, blocks, direction="greater").verdict
+        fr += v == "[Re]"
+        fn += v == "[¬Re]"
+    se = np.sqrt(0.05 * 0.95 / draws)
+    assert fr / draws <= 0.05 + 3 * se and fn / draws <= 0.05 + 3 * se, (fr, fn)

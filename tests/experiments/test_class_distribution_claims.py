@@ -217,7 +217,7 @@ def test_a_collapsed_run_is_left_out_of_decision_level_rows_and_named():
     assert c.verdict == "[n/a]" and "collapsed" in c.decision.reason and "Balanced_S has 1 of 5" in c.decision.reason
     assert "0 of them predict every class" not in c.ours and "1 of them predict every class" in c.ours
     h1 = out["h1"]  # E1.a keeps 4 of 5 runs: decided on those, and the row says so
-    assert h1.verdict == "[Re]" and "4 + 5 runs" in h1.decision.n.replace("5 + 4", "4 + 5")
+    assert h1.verdict == "[Re]" and h1.decision.n == "4 run pairs"
     assert "(5/5 trained, 4 of them predict every class)" in h1.ours and "E1.a 0.801" in h1.ours
 
 
@@ -253,3 +253,19 @@ def test_roc_equivalence_at_the_ceiling_is_not_testable():
     c = out["fig414-roc-insensitive"]
     assert c.verdict == "[n/a]" and "at the ceiling" in c.decision.reason
     assert out["e3-roc-insensitive"].verdict != "[n/a]"  # 0.96 is below the ceiling: still decided
+
+
+def test_distributions_are_compared_on_runs_matched_by_seed():
+    """Run r of every distribution shares its initialisation seed: a strong run effect (shared by both
+    distributions) hides a small consistent difference from an unpaired test but not from the paired one."""
+    rng = np.random.default_rng(3)
+    level = rng.normal(0, 0.2, 5)  # per-run (seed) effect, shared across distributions
+    rows = [{"distribution": d, "run": r, "roc_auc": 0.96, "argmax_precision": 0.6 + level[r] + (0.03 if d == "E1.b" else 0),
+             "argmax_recall": 0.8, "argmax_fpr": 0.02} for d in ("E1.a", "E1.b") for r in range(5)]
+    runs = cdc.Runs.of(pd.DataFrame(rows), 0.9)
+    paired = cdc._compare(runs, "E1.b", "E1.a", "argmax_precision", "greater", SETTINGS)
+    assert paired.verdict == "[Re]" and paired.n == "5 run pairs" and "matched by seed" in paired.test
+    from medeval.experiments.claims import decide_difference
+    unpaired = decide_difference(runs.values("E1.b", "argmax_precision"), runs.values("E1.a", "argmax_precision"),
+                                 direction="greater")
+    assert unpaired.verdict == "[~]"  # the Welch test cannot see it through the run effect

@@ -461,6 +461,75 @@ def decide_trend(
                            f"at α = {alpha}; " + _needed(need, unit, f"r = {_fmt(effect_of_interest, 2)}"))
 
 
+def _kendall_s(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Kendall's S = Σ_{i<j} sign(x_j − x_i)·sign(y_j − y_i) and its variance under no association, with the
+    correction for ties (Kendall 1948, Rank Correlation Methods, eq. 4.3):
+    Var S = [n(n−1)(2n+5) − Σ_t t(t−1)(2t+5) − Σ_u u(u−1)(2u+5)] / 18 (t, u: sizes of tied groups in x, y)."""
+    n = len(x)
+    iu = np.triu_indices(n, 1)
+    s = float(np.sum(np.sign(x[:, None] - x[None, :])[iu] * np.sign(y[:, None] - y[None, :])[iu]))
+
+    def ties(v):
+        _, counts = np.unique(v, return_counts=True)
+        return float(np.sum(counts * (counts - 1) * (2 * counts + 5)))
+
+    var = (n * (n - 1) * (2 * n + 5) - ties(x) - ties(y)) / 18
+    return s, var  # sign(x_i − x_j)·sign(y_i − y_j) = sign(x_j − x_i)·sign(y_j − y_i)
+
+
+def decide_blocked_trend(
+    x: Sequence[float], y: Sequence[float], blocks: Sequence, *, direction: str, alpha: float = DEFAULT_ALPHA,
+    unit: str = "points", block_unit: str = "runs", effect_of_interest: float = SMALLEST_EFFECT_R,
+) -> Decision:
+    """Does ``y`` rise (``"greater"``) or fall (``"less"``) with ``x`` within every block? The stratified (blocked)
+    Mann–Kendall test (Hirsch, Slack & Smith 1982, Water Resources Research 18(1), eq. 6–7): Kendall's S is
+    computed within each block b (a run, so that a run's level does not pass for a trend), and
+
+    .. math:: Z = \\frac{S - \\operatorname{sgn}(S)}{\\sqrt{\\sum_b \\operatorname{Var} S_b}}, \\qquad S = \\sum_b S_b,
+
+    with the continuity correction, is referred to the standard normal, one-sided. The effect is the pooled
+    τ = S / Σ_b n_b(n_b − 1)/2. [Re] when the p-value in the claimed direction is below α, [¬Re] when the one in
+    the opposite direction is, else [~] with the way it leans."""
+    _check_direction(direction)
+    _check_alpha(alpha)
+    xa, ya = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
+    ba = np.asarray(blocks, dtype=object).ravel()
+    if not xa.shape == ya.shape == ba.shape:
+        raise ValueError(f"x, y and blocks must have the same length, got {xa.shape}, {ya.shape} and {ba.shape}")
+    keep = np.isfinite(xa) & np.isfinite(ya)
+    xa, ya, ba = xa[keep], ya[keep], ba[keep]
+    test = f"stratified Mann–Kendall (blocked by {block_unit}), one-sided, α = {alpha}"
+    s_total, var_total, pairs, used = 0.0, 0.0, 0, 0
+    for b in dict.fromkeys(ba.tolist()):
+        m = ba == b
+        if m.sum() < 2:
+            continue
+        s_b, var_b = _kendall_s(xa[m], ya[m])
+        s_total += s_b
+        var_total += var_b
+        pairs += int(m.sum() * (m.sum() - 1) // 2)
+        used += 1
+    n = f"{int(keep.sum())} {unit} in {used} {block_unit}"
+    if var_total <= 0:
+        return Decision("[~]", test, n=n, reason=f"needs at least one of the {block_unit} with spread in both variables")
+    z = (s_total - np.sign(s_total)) / math.sqrt(var_total)
+    p_greater, p_less = float(stats.norm.sf(z)), float(stats.norm.cdf(z))
+    p_claim, p_against = (p_greater, p_less) if direction == "greater" else (p_less, p_greater)
+    tau = s_total / pairs if pairs else float("nan")
+    effect = f"pooled τ = {_fmt(tau, 2)}, z = {_fmt(z, 2)}, {format_p(p_claim)}"
+    if p_claim < alpha:
+        return Decision("[Re]", test, effect, n, p_value=p_claim, p_against=p_against)
+    if p_against < alpha:
+        return Decision("[¬Re]", test, effect, n, p_value=p_claim, p_against=p_against,
+                        reason=f"the within-{block_unit[:-1] if block_unit.endswith('s') else block_unit} trend is "
+                               f"significant against the claim ({format_p(p_against)})")
+    r_pearson = math.sin(math.pi * tau / 2) if np.isfinite(tau) else float("nan")
+    need = correlation_n_for_power(effect_of_interest, alpha)
+    return Decision("[~]", test, effect, n, p_value=p_claim, needed_n=need, p_against=p_against,
+                    reason=f"{lean(tau, direction=direction, negligible=abs(r_pearson) < NEGLIGIBLE_R)}, not "
+                           f"significant at α = {alpha}; " + _needed(need, unit, f"r = {_fmt(effect_of_interest, 2)}"))
+
+
 def decide_proportions(
     k_a: int, n_a: int, k_b: int, n_b: int, *, direction: str, alpha: float = DEFAULT_ALPHA,
     label_a: str = "a", label_b: str = "b", unit: str = "items",

@@ -17,16 +17,21 @@ testable on constructed inputs (``tests/experiments/test_class_distribution_clai
 
 Rules (α = ``settings.alpha``, 0.05 unless stated):
 
-* directional comparisons of two distributions: Welch's t-test, one-sided, on the thesis's own statistic (argmax
-  precision for H1-H4 and Figs 4.13/4.14; R, P or F for Table 4.4), runs as the unit;
-* "at least as good" (H4): non-inferiority, the one-sided 95 % lower bound of the difference above −margin;
-* "insensitive" / "comparable" (ROC): equivalence by two one-sided tests (TOST) within ±margin;
-* trends with the evaluation patch size: Kendall's τ, one-sided, per distribution and class;
+* directional comparisons of two distributions: a paired t-test over runs matched by run index, one-sided, on the
+  thesis's own statistic (argmax precision for H1-H4 and Figs 4.13/4.14; R, P or F for Table 4.4). Run r of every
+  distribution starts from the same seed (initialisation and shuffling), so the runs are matched pairs;
+* "at least as good" (H4): non-inferiority, the one-sided 95 % lower bound of the paired difference above −margin;
+* "insensitive" / "comparable" (ROC): equivalence by two one-sided tests (TOST) within ±margin on the paired
+  differences, not testable when every run sits within the margin of the ceiling;
+* trends with the evaluation patch size: the stratified Mann–Kendall test blocked by run, one-sided, per
+  distribution and class;
 * "in every experiment": every part must hold (:func:`~medeval.experiments.claims.combine`).
 
-**Quality floor.** Only models that trained are compared: a run whose patch ROC-AUC (C vs rest) is at or below
-``settings.floor`` is left out of every comparison, and a distribution with fewer than two runs above the floor
-makes the rows that need it [n/a] ("did not train").
+**Quality floors.** Only models that trained are compared: a run whose patch ROC-AUC (C vs rest) is at or below
+``settings.floor`` is left out of every comparison; on statistics of the argmax decision, so is a run whose
+decision never predicts a class (recall ≤ ``settings.decision_floor`` for one of them: a collapsed run). A
+distribution with fewer than two runs above the floors makes the rows that need it [n/a] ("did not train or
+collapsed"), and every row names the runs it left out.
 """
 
 from __future__ import annotations
@@ -43,11 +48,10 @@ from medeval.experiments.claims import (
     ClaimList,
     Decision,
     combine,
+    decide_blocked_trend,
     decide_bound,
-    decide_difference,
     decide_equivalence,
     decide_paired,
-    decide_trend,
     not_testable,
     with_reason,
 )
@@ -272,16 +276,21 @@ def _decision_ok(frame: pd.DataFrame, decision_floor: float, evaluation_tile: in
     return pd.Series(True, index=frame.index)
 
 
-def _welch_interval(a: np.ndarray, b: np.ndarray, alpha: float) -> tuple[float, float, float, float, float]:
-    """mean(a) − mean(b), its (1 − 2α) Welch interval, standard error and degrees of freedom."""
-    diff = float(a.mean() - b.mean())
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    se = math.sqrt(va + vb)
+def _paired_interval(d: np.ndarray, alpha: float) -> tuple[float, float, float, float, float]:
+    """mean(d) of run-matched differences, its (1 − 2α) t interval, standard error and degrees of freedom n − 1."""
+    mean = float(d.mean())
+    se = float(d.std(ddof=1)) / math.sqrt(d.size)
     if se == 0:
-        return diff, diff, diff, 0.0, float("inf")
-    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    q = float(stats.t.ppf(1 - alpha, df))
-    return diff, diff - q * se, diff + q * se, se, df
+        return mean, mean, mean, 0.0, float(d.size - 1)
+    q = float(stats.t.ppf(1 - alpha, d.size - 1))
+    return mean, mean - q * se, mean + q * se, se, float(d.size - 1)
+
+
+def _matched(runs: Runs, a: str, b: str, column: str, **where) -> tuple[np.ndarray, np.ndarray]:
+    """``column`` of ``a`` and ``b`` for the runs kept in both, matched by run index (finite in both)."""
+    x, y = runs.paired(a, b, column, **where)
+    ok = np.isfinite(x) & np.isfinite(y)
+    return x[ok], y[ok]
 
 
 def _power_note(d: Decision, here: int, gpu: int, unit: str = "runs per distribution") -> Decision:
@@ -294,11 +303,16 @@ def _power_note(d: Decision, here: int, gpu: int, unit: str = "runs per distribu
 
 
 def _compare(runs: Runs, a: str, b: str, column: str, direction: str, s: ClaimSettings, **where) -> Decision:
+    """``a`` vs ``b`` on ``column``: a paired t-test over runs matched by run index. The runs of every distribution
+    share their seed (``data_seed·1000 + run``: the network's initialisation and the shuffling), so run r of
+    ``a`` and run r of ``b`` differ only in the training distribution (a blocked design); runs kept in only one of
+    the two are left out, and the row's n says how many pairs remain."""
     gate = runs.gate([a, b])
     if gate is not None:
         return gate
-    return decide_difference(runs.values(a, column, **where), runs.values(b, column, **where), direction=direction,
-                             alpha=s.alpha, label_a=_lab(a), label_b=_lab(b))
+    x, y = _matched(runs, a, b, column, **where)
+    d = decide_paired(x - y, direction=direction, alpha=s.alpha, unit="run pairs")
+    return replace(d, test=d.test + " (runs matched by seed)")
 
 
 def _mean(runs: Runs, d: str, column: str, **where) -> float:
@@ -338,9 +352,7 @@ def _best_of(prelim: Runs, best: str, cls_: str, metric: str, direction: str, s:
     gate = prelim.gate([best, *others])
     if gate is not None:
         return gate
-    parts = [decide_difference(prelim.values(best, metric, **{"class": cls_, "e": s.evaluation_tile}),
-                               prelim.values(o, metric, **{"class": cls_, "e": s.evaluation_tile}),
-                               direction=direction, alpha=s.alpha, label_a=_lab(best), label_b=_lab(o))
+    parts = [_compare(prelim, best, o, metric, direction, s, **{"class": cls_, "e": s.evaluation_tile})
              for o in others]
     return _with_power(combine(parts, labels=[f"vs {_lab(o)}" for o in others]), s, "prelim")
 
@@ -451,8 +463,10 @@ def rule_recall_cheaper(prelim: Runs, s: ClaimSettings) -> Decision:
 
 
 def rule_sweep(prelim: Runs, dist: str, s: ClaimSettings) -> Decision:
-    """Recall rises and precision falls with the evaluation patch size e, for C and for ¬C: Kendall's τ between e
-    and the value over all (run, e) points of the distribution, one-sided; all four parts must hold."""
+    """Recall rises and precision falls with the evaluation patch size e, for C and for ¬C: the stratified
+    Mann–Kendall test of e against the value within each run (blocked by run, so that differences between runs'
+    levels do not pass for a trend; :func:`~medeval.experiments.claims.decide_blocked_trend`), one-sided; all four
+    parts must hold."""
     gate = prelim.gate([dist])
     if gate is not None:
         return gate
@@ -461,8 +475,9 @@ def rule_sweep(prelim: Runs, dist: str, s: ClaimSettings) -> Decision:
     for metric, direction, word in (("R", "greater", "recall ↑"), ("P", "less", "precision ↓")):
         for c in ("C", "notC"):
             sub = df[df["class"] == c]
-            parts.append(decide_trend(sub["e"].to_numpy(float), pd.to_numeric(sub[metric]).to_numpy(float),
-                                      direction=direction, alpha=s.alpha, unit="(run, e) points"))
+            parts.append(decide_blocked_trend(sub["e"].to_numpy(float), pd.to_numeric(sub[metric]).to_numpy(float),
+                                              sub["run"].to_numpy(), direction=direction, alpha=s.alpha,
+                                              unit="(run, e) points"))
             labels.append(f"{word} {_lab(c)}")
     return combine(parts, labels=labels)
 
@@ -473,7 +488,8 @@ def rule_sweep(prelim: Runs, dist: str, s: ClaimSettings) -> Decision:
 
 def rule_pairs(runs: Runs, pairs: Sequence[tuple[str, str, str]], column: str, s: ClaimSettings,
                which: str = "hyp", **where) -> Decision:
-    """Every (a, b, direction) pair must hold by a one-sided Welch t-test on ``column``."""
+    """Every (a, b, direction) pair must hold by a one-sided paired t-test over runs matched by seed on
+    ``column`` (:func:`_compare`)."""
     parts = [_compare(runs, a, b, column, direction, s, **where) for a, b, direction in pairs]
     labels = [f"{_lab(a)} {'>' if d == 'greater' else '<'} {_lab(b)}" for a, b, d in pairs]
     dec = parts[0] if len(parts) == 1 else combine(parts, labels=labels)
@@ -481,33 +497,34 @@ def rule_pairs(runs: Runs, pairs: Sequence[tuple[str, str, str]], column: str, s
 
 
 def rule_noninferior(runs: Runs, pairs: Sequence[tuple[str, str]], column: str, s: ClaimSettings) -> Decision:
-    """a is at least as good as b: the one-sided (1 − α) lower bound of mean(a) − mean(b) (Welch) lies above
-    −margin, for every pair."""
+    """a is at least as good as b: the one-sided (1 − α) lower bound of the mean run-matched difference a − b
+    (paired t) lies above −margin, for every pair."""
     parts = []
     for a, b in pairs:
         gate = runs.gate([a, b])
         if gate is not None:
             parts.append(gate)
             continue
-        x, y = runs.values(a, column), runs.values(b, column)
-        x, y = x[np.isfinite(x)], y[np.isfinite(y)]
-        if x.size < 2 or y.size < 2:
-            parts.append(Decision("[~]", "non-inferiority", n=f"{x.size} + {y.size} runs", reason="needs 2 runs each"))
+        x, y = _matched(runs, a, b, column)
+        if x.size < 2:
+            parts.append(Decision("[~]", "non-inferiority", n=f"{x.size} run pairs",
+                                  reason="needs 2 runs of each distribution with the same seed"))
             continue
-        diff, lo, hi, _, _ = _welch_interval(x, y, s.alpha)
+        diff, lo, hi, _, _ = _paired_interval(x - y, s.alpha)
         parts.append(decide_bound(diff, lo, hi, bound=-s.noninferiority_margin, direction="greater",
-                                  confidence=1 - 2 * s.alpha, n=f"{x.size} + {y.size} runs",
+                                  confidence=1 - 2 * s.alpha, n=f"{x.size} run pairs",
                                   what=f"{_lab(a)} − {_lab(b)}"))
     dec = combine(parts, labels=[f"{_lab(a)} vs {_lab(b)}" for a, b in pairs],
-                  test=f"non-inferiority: Welch one-sided {100 * (1 - s.alpha):.0f} % lower bound > "
-                       f"−{s.noninferiority_margin}")
+                  test=f"non-inferiority: paired (runs matched by seed) one-sided {100 * (1 - s.alpha):.0f} % lower "
+                       f"bound > −{s.noninferiority_margin}")
     return _with_power(dec, s)
 
 
 def rule_equivalent(runs: Runs, dists: Sequence[str], column: str, s: ClaimSettings, which: str = "hyp",
                     **where) -> Decision:
-    """Every pair of ``dists`` has equivalent means of ``column`` within ±roc_margin (TOST with Welch's standard
-    error and degrees of freedom)."""
+    """Every pair of ``dists`` has equivalent means of ``column`` within ±roc_margin: TOST on the run-matched
+    differences (paired t interval, n − 1 degrees of freedom). Not testable when every run lies within the margin
+    of the ceiling 1, where no two means can differ by more than the margin."""
     gate = runs.gate(dists)
     if gate is not None:
         return gate
@@ -524,15 +541,14 @@ def rule_equivalent(runs: Runs, dists: Sequence[str], column: str, s: ClaimSetti
     parts, labels = [], []
     for i, a in enumerate(dists):
         for b in dists[i + 1:]:
-            x, y = runs.values(a, column, **where), runs.values(b, column, **where)
-            x, y = x[np.isfinite(x)], y[np.isfinite(y)]
-            if x.size < 2 or y.size < 2:
-                parts.append(Decision("[~]", "TOST", n=f"{x.size} + {y.size} runs", reason="needs 2 runs each"))
+            x, y = _matched(runs, a, b, column, **where)
+            if x.size < 2:
+                parts.append(Decision("[~]", "TOST", n=f"{x.size} run pairs",
+                                      reason="needs 2 runs of each distribution with the same seed"))
             else:
-                diff, _, _, se, df = _welch_interval(x, y, s.alpha)
-                parts.append(decide_equivalence(diff, se, margin=s.roc_margin, df=df if np.isfinite(df) else None,
-                                                alpha=s.alpha, n=x.size + y.size, unit="runs",
-                                                what=f"{_lab(a)} − {_lab(b)}"))
+                diff, _, _, se, df = _paired_interval(x - y, s.alpha)
+                parts.append(decide_equivalence(diff, se, margin=s.roc_margin, df=df, alpha=s.alpha, n=x.size,
+                                                unit="run pairs", what=f"{_lab(a)} − {_lab(b)}"))
             labels.append(f"{_lab(a)} vs {_lab(b)}")
     return _with_power(combine(parts, labels=labels, test=f"equivalence (TOST), margin ±{s.roc_margin}, "
                                                          f"α = {s.alpha}"), s, which)
@@ -587,7 +603,8 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
     clr = Runs.of(cls, s.floor)
     seg_dec, clr_dec = seg.decisions(s.decision_floor), clr.decisions(s.decision_floor)
     t44_where = f"§4.4.2, Table 4.4, Fig. 4.1 (ours: method 1, e = {e} px)"
-    welch = f"Welch t-test on per-run values, one-sided, α = {s.alpha}"
+    welch = (f"paired t-test over runs matched by seed (run r of every distribution shares its initialisation), "
+             f"one-sided, α = {s.alpha}")
     floor_text = (f"compared: runs with patch ROC-AUC > {s.floor} whose decisions predict every class with recall "
                   f"> {s.decision_floor} (quality floors; every row names the runs left out)")
 
@@ -671,8 +688,8 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
             f"sweep-{dist.lower()}", f"{_lab(dist)}: recall rises and precision falls as the evaluation patch grows, "
             "for C and ¬C.", where="§4.4.2.2, Fig. 4.3",
             paper="Fig. 4.3 (e = 1 ... 1000 px): recall ↑, precision ↓ for both classes",
-            rule=f"Kendall τ between e and R (> 0) and between e and P (< 0) over all (run, e) points, one-sided, "
-                 f"α = {s.alpha}, for C and ¬C; all four must hold.",
+            rule=f"trend of R (rising) and of P (falling) with e within each run: stratified Mann–Kendall test "
+                 f"blocked by run, one-sided, α = {s.alpha}, for C and ¬C; all four must hold.",
             ours=_sweep_ours(pre, dist), basis="phantom", decision=rule_sweep(pre, dist, s))
 
     # --- H1-H4 (segmentation, method 2, argmax precision) ------------------------------------------------------

@@ -153,32 +153,20 @@ def recalibrate_batch_norm(
     The running statistics are reset and accumulated as an equal-weight (cumulative) average over the batches of
     one unshuffled pass of ``data`` (a Dataset yielding ``(x, ...)`` or a tuple of arrays) in train mode, without
     gradients; the layers' momenta and the model's train/eval mode are restored afterwards. This is
-    ``torch.optim.swa_utils.update_bn`` (Izmailov et al. 2018, §3.2). Why it matters: PyTorch's running
+    :func:`torch.optim.swa_utils.update_bn` (Izmailov et al. 2018, §3.2), which does it. Why it matters: the running
     statistics are an exponential average (momentum 0.1) started at mean 0, variance 1, so after ``n`` steps a
     fraction ``0.9**n`` of the initial variance 1 remains (8 % after 24 steps), besides the lag behind the
     changing weights; a short training leaves eval-mode BatchNorm far from the statistics the weights were
     trained with. A model without BatchNorm layers is returned unchanged.
     """
-    from torch.nn.modules.batchnorm import _BatchNorm
+    from torch.optim.swa_utils import update_bn
 
-    bns = [m for m in model.modules() if isinstance(m, _BatchNorm) and m.track_running_stats]
-    if not bns:
-        return model
     dev = resolve_device(device)
     loader = DataLoader(_as_dataset(data), batch_size=batch_size, shuffle=False,
                         **dataloader_kwargs(dev, num_workers))
-    was_training = model.training
-    momenta = {m: m.momentum for m in bns}
-    for m in bns:
-        m.reset_running_stats()
-        m.momentum = None  # cumulative moving average
-    model.train()
-    for batch in loader:
-        x = batch[0] if isinstance(batch, (tuple, list)) else batch
-        model(prepare_batch(x.float(), dev))
-    for m in bns:
-        m.momentum = momenta[m]
-    model.train(was_training)
+    # update_bn resets the statistics, averages them cumulatively over one pass in train mode without gradients,
+    # and restores the momenta and the train/eval mode; the batches are prepared as in training
+    update_bn((prepare_batch(b[0] if isinstance(b, (tuple, list)) else b, dev).float() for b in loader), model)
     return model
 
 
