@@ -349,10 +349,11 @@ def _glue_key_findings(rows: list[dict]) -> None:
             if a and a.get("seed_sensitive"):
                 sensitive.add(r["id"])
     text = key_findings(rows, seed_sensitive=sensitive)
-    record("key_findings", text)
+    # glued, not recorded: the recorded outputs (and the committed references) stay independent of the
+    # robustness record, which only marks rows
     try:
         from myst_nb import glue
-    except ImportError:  # outside the book's environment the text is still recorded
+    except ImportError:  # outside the book's environment there is no page to show it on
         return
     glue("key-findings", Markdown(text), display=False)
 
