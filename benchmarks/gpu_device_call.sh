@@ -7,6 +7,7 @@
 # Time: install + checks ~20 s, gpu_session <= DEADLINE + ~31 s (hard backstop DEADLINE + 45 s), packing <= ~35 s:
 # with the default DEADLINE=450 it ends by ~515 s normally, ~555 s at worst (tar passes capped, skipped when late).
 # Knobs (environment): DEADLINE (s, default 450), JOBS (default 8), OUT (set by the device tool; default /tmp/out),
+# BENCH_ENSEMBLE=1 (first benchmarks/bench_ensemble.py on the GPU, <= 150 s, into $OUT/bench_ensemble_gpu.*),
 # CHAPTERS (space-separated ids; default: gpu_session.py's list, i.e. all), GPU_CMD_NO_KILL=1 (skip the stray-kernel
 # sweep: for a dry run on a shared machine), MEDEVAL_RUNS (the run store, as medeval reads it; default _runs).
 # Comes back in $OUT (<= 8 files): gpu_session.tar.gz (or .part-N pieces), summary.json, log_tail.txt,
@@ -78,6 +79,12 @@ except Exception as e:
     print(f"  IMPORT FAILED myst_nb.glue: {e}")
 print("imports:", "ok" if not bad else f"{len(bad)} FAILED")
 EOF
+
+if [ "${BENCH_ENSEMBLE:-0}" = 1 ]; then
+  el "bench_ensemble: chapter 4a's gpu U-Net, members 1-16, ensemble vs sequential"
+  timeout 150 python3 benchmarks/bench_ensemble.py --device cuda --numerics native --config gpu --members 1 2 4 8 16 \
+    --epochs 2 --out "$OUT/bench_ensemble_gpu.json" --md "$OUT/bench_ensemble_gpu.md" || el "bench_ensemble exit $?"
+fi
 
 el "gpu_session: every chapter, profile gpu, unreduced, deadline ${DEADLINE} s, jobs ${JOBS}"
 # gpu_session SIGTERMs the chapters at the deadline and SIGKILLs them 30 s later; the outer timeout is a backstop

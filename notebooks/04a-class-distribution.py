@@ -106,6 +106,7 @@ cls_n_blocks = None
 cls_epochs = None
 cls_unit_cap = None
 cls_runs = None
+ensemble_size = None
 cls_imbalanced_test = None
 c16_slides = None
 c16_level = None

@@ -82,6 +82,70 @@ def test_study_grid_holds_every_run_once_largest_first():
         cd.study_task(task="nope")
 
 
+def test_ensemble_grid_groups_the_runs_of_each_distribution_and_keeps_every_run_once():
+    small = {"n_runs": 5, "n_preliminary_runs": 2, "cls_runs": 2, "slide_size": 128, "n_train_slides": 2,
+             "n_test_slides": 1, "patch_size": 16, "depth": 1, "unit_cap": 12, "cls_central_size": 8,
+             "cls_extra_test_slides": 1}
+    one = cd.study_grid(cd.Params(**small))
+    grid = cd.study_grid(cd.Params(**small, ensemble_size=2))
+    seg = [g for g in grid if g["study"] != "classification"]
+    assert {g["task"] for g in seg} == {"segmentation_ensemble"}
+    runs = sorted((g["study"], g["distribution"], r) for g in seg for r in g["runs"])
+    assert runs == sorted((g["study"], g["distribution"], g["run"]) for g in one if g["study"] != "classification")
+    assert sorted(len(g["runs"]) for g in seg if g["distribution"] == "E3.a") == [1, 2, 2]  # 5 runs in chunks of 2
+    assert [g["keep_heatmap_runs"] for g in seg if g["distribution"] == "E3.a" and 0 in g["runs"]] == [[0]]
+    cls = [g for g in grid if g["study"] == "classification"]
+    assert {g["task"] for g in cls} == {"classification_ensemble"} and all("keep_heatmap_runs" not in g for g in cls)
+    assert sorted(len(g["runs"]) for g in cls) == [2, 2, 2]
+    assert cd.ensemble_grid(one, 1) is one
+    with pytest.raises(ValueError, match="ensemble_size"):
+        cd.Params(ensemble_size=0)
+
+
+def test_runs_trained_as_an_ensemble_equal_the_runs_trained_alone():
+    """Under the pinned numerics the chapters run with, a distribution's runs trained together give every result of
+    the runs trained one at a time, bit for bit (scores, decisions, method-1 values, loss histories)."""
+    import torch
+
+    from medeval.experiments import histology as H
+
+    P = cd.Params(slide_size=128, n_train_slides=2, n_test_slides=1, patch_size=16, depth=1, base_channels=4,
+                  epochs=2, unit_cap=12, n_runs=2)
+    kw = {"distribution": "E2.b", "data": cd.data_config(P), "model": cd.model_config(P), "tile_sizes": [1, 4],
+          "unit_cap": P.unit_cap, "device": "cpu"}
+    threads, onednn = torch.get_num_threads(), torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = False
+    try:
+        together = H.segmentation_runs(runs=[0, 1, 2], keep_heatmap_runs=[1], **kw)
+        alone = [H.segmentation_run(run=r, keep_heatmap=r == 1, **kw) for r in (0, 1, 2)]
+    finally:
+        torch.set_num_threads(threads)
+        torch.backends.mkldnn.enabled = onednn
+    for a, b in zip(alone, together, strict=True):
+        assert a.keys() == b.keys() and a["run"] == b["run"]
+        for k in a:
+            if isinstance(a[k], np.ndarray):
+                np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+            else:
+                assert a[k] == b[k], k
+    assert together[1]["heatmap"] is not None and together[0]["heatmap"] is None
+    with pytest.raises(ValueError, match="one decision per run"):
+        H.segmentation_runs(runs=[0, 1], **{**kw, "model": {**kw["model"], "max_grad_norm": 1.0}})
+    cls = {"data": kw["data"], "cls": cd.cls_config(P), "device": "cpu"}
+    torch.backends.mkldnn.enabled = False
+    try:
+        together = H.classification_runs(distribution="E2.c", runs=[0, 1], **cls)
+        alone = [H.classification_run(distribution="E2.c", run=r, **cls) for r in (0, 1)]
+    finally:
+        torch.set_num_threads(threads)
+        torch.backends.mkldnn.enabled = onednn
+    for a, b in zip(alone, together, strict=True):
+        assert a.keys() == b.keys()
+        for name in ("balanced", "imbalanced"):
+            for k in a[name]:
+                np.testing.assert_array_equal(a[name][k], b[name][k], err_msg=f"{name} {k}")
+
+
 def test_run_table_and_preliminary_run_table_columns():
     rng = np.random.default_rng(0)
     y = rng.random(200) < 0.3

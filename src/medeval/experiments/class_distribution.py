@@ -118,6 +118,28 @@ def hypothesis_grid(P: Params, heatmaps=("E3.a", "E3.b", "E3.c")) -> list[dict]:
     ]
 
 
+def ensemble_grid(grid: list[dict], size: int) -> list[dict]:
+    """Segmentation grid entries regrouped for :func:`medeval.experiments.histology.segmentation_runs`: the runs of
+    each distribution in chunks of ``size`` (in run order), one entry per chunk with ``runs`` and
+    ``keep_heatmap_runs``. ``size`` 1 returns ``grid`` unchanged (one run per entry, as before ensembles)."""
+    if size <= 1:
+        return grid
+    chunks: dict[str, list[dict]] = {}
+    for g in grid:
+        chunks.setdefault(g["distribution"], []).append(g)
+    out = []
+    for entries in chunks.values():
+        entries = sorted(entries, key=lambda g: g["run"])
+        for start in range(0, len(entries), size):
+            part = entries[start:start + size]
+            common = {k: v for k, v in part[0].items() if k not in ("run", "keep_heatmap")}
+            entry = {**common, "runs": [g["run"] for g in part]}
+            if any("keep_heatmap" in g for g in part):
+                entry["keep_heatmap_runs"] = [g["run"] for g in part if g.get("keep_heatmap")]
+            out.append(entry)
+    return out
+
+
 def classification_grid(P: Params) -> list[dict]:
     return [
         {"distribution": d, "run": r, "data": data_config(P), "cls": cls_config(P), "device": P.device}
@@ -131,12 +153,16 @@ def classification_grid(P: Params) -> list[dict]:
 
 def study_task(*, task: str, **kwargs) -> dict:
     """One run of the study: ``task`` = ``segmentation`` (:func:`~medeval.experiments.histology.segmentation_run`),
-    ``classification`` (:func:`~medeval.experiments.histology.classification_run`) or ``classification_pcam``
+    ``segmentation_ensemble`` (several runs of one distribution trained together,
+    :func:`~medeval.experiments.histology.segmentation_runs`, which returns a list), ``classification``
+    (``classification_ensemble``: :func:`~medeval.experiments.histology.classification_runs`) (:func:`~medeval.experiments.histology.classification_run`) or ``classification_pcam``
     (:func:`pcam_classification_run`)."""
-    fn = {"segmentation": H.segmentation_run, "classification": H.classification_run,
+    fn = {"segmentation": H.segmentation_run, "segmentation_ensemble": H.segmentation_runs,
+          "classification": H.classification_run, "classification_ensemble": H.classification_runs,
           "classification_pcam": pcam_classification_run}.get(task)
     if fn is None:
-        raise ValueError(f"task must be segmentation, classification or classification_pcam, got {task!r}")
+        raise ValueError("task must be segmentation, segmentation_ensemble, classification, classification_ensemble "
+                         f"or classification_pcam, got {task!r}")
     return fn(**kwargs)
 
 
@@ -144,21 +170,30 @@ def study_grid(P: Params) -> list[dict]:
     """Every run of the chapter (Table 4.3 sets, E1.a-E4.c, the E2 classifiers) as one grid of :func:`study_task`
     calls, each tagged with its ``study``; the largest training sets come first so that two workers finish
     together."""
-    cls_task = "classification_pcam" if P.data_source == "real" else "classification"
-    grid = ([{"study": "preliminary", "task": "segmentation", **g} for g in preliminary_grid(P)]
-            + [{"study": "hypotheses", "task": "segmentation", **g} for g in hypothesis_grid(P)]
-            + [{"study": "classification", "task": cls_task, **g} for g in classification_grid(P)])
+    together = P.ensemble_size > 1
+    cls_task = ("classification_pcam" if P.data_source == "real"
+                else "classification_ensemble" if together else "classification")
+    seg_task = "segmentation_ensemble" if together else "segmentation"
+    cls_grid = classification_grid(P) if cls_task != "classification_ensemble" else ensemble_grid(
+        classification_grid(P), P.ensemble_size)
+    grid = ([{"study": "preliminary", "task": seg_task, **g}
+             for g in ensemble_grid(preliminary_grid(P), P.ensemble_size)]
+            + [{"study": "hypotheses", "task": seg_task, **g}
+               for g in ensemble_grid(hypothesis_grid(P), P.ensemble_size)]
+            + [{"study": "classification", "task": cls_task, **g} for g in cls_grid])
     _, _, cats = H.training_patches(data_config(P))
     counts = ts.category_counts(cats)
     unit = min(ts.unit_size(counts), P.unit_cap) if P.unit_cap else ts.unit_size(counts)
 
     def cost(g):
         if g["study"] == "classification":
-            return 4 * unit  # measured: a classifier run costs about as much as an E2 U-Net run
+            # measured: a classifier run costs about as much as an E2 U-Net run
+            return 4 * unit * len(g.get("runs", [None]))
         dist = {**ts.PRELIMINARY_DISTRIBUTIONS, **ts.HYPOTHESIS_DISTRIBUTIONS}[g["distribution"]]
+        members = len(g.get("runs", [None]))
         if dist.uses_unit:
-            return dist.total_units * unit
-        return P.preliminary_fraction * sum(counts.get(k, 0) for k in dist.weights)
+            return members * dist.total_units * unit
+        return members * P.preliminary_fraction * sum(counts.get(k, 0) for k in dist.weights)
 
     return sorted(grid, key=cost, reverse=True)
 
@@ -192,9 +227,8 @@ def run_study(P: Params, cache_dir=None, camelyon16_cache_dir=None) -> dict:
     results = run_grid(study_task, tasks, cache_dir=cache_dir, scheduler=P.scheduler, max_workers=P.max_workers,
                        desc="chapter 4a runs")
     out = {name: [] for name in ("preliminary", "hypotheses", "classification")}
-    for g, r in sorted(zip(grid, results, strict=True),
-                       key=lambda gr: (gr[0]["study"], gr[0]["distribution"], gr[0]["run"])):
-        out[g["study"]].append(r)
+    for g, r in zip(grid, results, strict=True):  # an ensemble entry returns one result per run
+        out[g["study"]].extend(r if g["task"].endswith("_ensemble") else [r])
     order = {"preliminary": PRELIMINARY_NAMES, "hypotheses": HYPOTHESIS_NAMES, "classification": ("E2.a", "E2.b", "E2.c")}
     for name, names in order.items():
         out[name].sort(key=lambda r, names=names: (names.index(r["distribution"]), r["run"]))

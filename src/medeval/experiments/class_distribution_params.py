@@ -345,6 +345,9 @@ class Params(HistologyParams):
     )
     evaluation_tile: int = Field(16, ge=1, description="e of the Table 4.4 analogue (thesis: 500 px)")
     cls_runs: int = Field(3, ge=2, le=50, description="runs per E2 distribution in the classification study")
+    ensemble_size: int = Field(
+        1, ge=1, le=50, description="U-Net runs of one distribution trained together as one stacked ensemble "
+                                    "(each exactly as alone; pays on a GPU, not on the CPU); 1 = one at a time")
     germinal_similarity: float = Field(
         0.0, ge=0, le=1, description="slide phantom: how far germinal centres (¬C) look like tumour (C), 0 = as "
                                      "drawn, 1 = textured like C; calibrates the task off the ceiling")

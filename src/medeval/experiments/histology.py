@@ -243,10 +243,79 @@ def segmentation_run(
     ``warmup_epochs``, ``max_grad_norm``, ``select_epoch``, ``norm``, ``input_standardise``); without them the run
     is the same as before they existed.
     """
+    from medeval.models.training import train_model
+    from medeval.models.unet import segmentation_loss
+
+    setup = _segmentation_setup(distribution=distribution, run=run, data=data, model=model,
+                                unit_round_down_to=unit_round_down_to, unit_cap=unit_cap,
+                                preliminary_fraction=preliminary_fraction, shortfall=shortfall, device=device)
+    history = train_model(setup["net"], setup["train"], segmentation_loss, epochs=model["epochs"],
+                          batch_size=model["batch_size"], lr=model["lr"], device=device, seed=setup["seed"], amp=False,
+                          **setup["train_kw"])
+    return _segmentation_evaluate(setup, history, data=data, tile_sizes=tile_sizes, device=device,
+                                  keep_heatmap=keep_heatmap)
+
+
+#: training options a stacked ensemble cannot apply member by member (each needs a per-member decision)
+ENSEMBLE_UNSUPPORTED = ("max_grad_norm", "select_epoch")
+
+
+def segmentation_runs(
+    *,
+    distribution: str,
+    runs: list[int],
+    data: dict,
+    model: dict,
+    tile_sizes: list[int],
+    unit_round_down_to: int | None = None,
+    unit_cap: int | None = None,
+    preliminary_fraction: float = 1.0,
+    shortfall: str = "use_available",
+    device: str = "cpu",
+    keep_heatmap_runs: list[int] = (),
+) -> list[dict]:
+    """:func:`segmentation_run` for several ``runs`` of one ``distribution``, their U-Nets trained together as one
+    stacked ensemble (:func:`medeval.models.ensemble.train_ensemble`): each run draws its own training subset,
+    split, initialisation and data order from its own seed, exactly as alone, and is evaluated alone. Returns one
+    result per run, in the order of ``runs`` (``keep_heatmap_runs``: the runs whose heatmap is kept).
+
+    The runs of one distribution hold equally many training patches (the distribution fixes every category's
+    count), which the ensemble needs; the options of :data:`ENSEMBLE_UNSUPPORTED` are refused.
+    """
+    from medeval.models.ensemble import train_ensemble
+    from medeval.models.unet import segmentation_loss
+
+    if not runs:
+        raise ValueError("runs: give at least one run")
+    bad = [k for k in ENSEMBLE_UNSUPPORTED if model.get(k)]
+    if bad:
+        raise ValueError(f"model options {bad} need one decision per run: train these runs one at a time "
+                         "(ensemble_size 1)")
+    setups = [_segmentation_setup(distribution=distribution, run=r, data=data, model=model,
+                                  unit_round_down_to=unit_round_down_to, unit_cap=unit_cap,
+                                  preliminary_fraction=preliminary_fraction, shortfall=shortfall, device=device)
+              for r in runs]
+    histories = train_ensemble([s["net"] for s in setups], [s["train"] for s in setups], segmentation_loss,
+                               epochs=model["epochs"], seeds=[s["seed"] for s in setups],
+                               batch_size=model["batch_size"], lr=model["lr"], device=device, amp=False,
+                               **setup_ensemble_options(setups[0]["train_kw"]))
+    return [_segmentation_evaluate(s, h, data=data, tile_sizes=tile_sizes, device=device,
+                                   keep_heatmap=r in set(keep_heatmap_runs))
+            for s, h, r in zip(setups, histories, runs, strict=True)]
+
+
+def setup_ensemble_options(train_kw: dict) -> dict:
+    """The keyword arguments of :func:`~medeval.models.ensemble.train_ensemble` among a run's training options."""
+    return {k: v for k, v in train_kw.items() if k in ("warmup_epochs", "recalibrate_bn")}
+
+
+def _segmentation_setup(*, distribution, run, data, model, unit_round_down_to, unit_cap, preliminary_fraction,
+                        shortfall, device) -> dict:
+    """A segmentation run up to its training: the training-set draw, the 80/20 split, the seeded U-Net and its
+    training options (``seed``, ``net``, ``train`` = (inputs, masks), ``train_kw`` and the bookkeeping)."""
     import torch
 
-    from medeval.models.training import train_model
-    from medeval.models.unet import UNet, segmentation_loss
+    from medeval.models.unet import UNet
 
     dist = {**ts.PRELIMINARY_DISTRIBUTIONS, **ts.HYPOTHESIS_DISTRIBUTIONS}.get(distribution)
     if dist is None:
@@ -277,8 +346,14 @@ def segmentation_run(
                                          device)
     torch.manual_seed(seed)
     net = UNet(base_channels=model["base_channels"], depth=model["depth"], **net_kw)
-    history = train_model(net, (x, y), segmentation_loss, epochs=model["epochs"], batch_size=model["batch_size"],
-                          lr=model["lr"], device=device, seed=seed, amp=False, **train_kw)
+    return {"distribution": distribution, "run": int(run), "seed": seed, "unit": unit, "tset": tset,
+            "train_size": int(idx.size), "net": net, "train": (x, y), "train_kw": train_kw}
+
+
+def _segmentation_evaluate(setup: dict, history: list[float], *, data: dict, tile_sizes: list[int], device: str,
+                           keep_heatmap: bool) -> dict:
+    """A trained segmentation run on the test slides: method 1 per tile size, method 2 per inference patch."""
+    net, tset = setup["net"], setup["tset"]
     _, test = train_test_slides(data)
     size = data["patch_size"]
     prob_maps, scores, truths = [], [], []
@@ -305,12 +380,12 @@ def segmentation_run(
     y_true = np.concatenate(truths)
     argmax_c = patch_scores.argmax(1) == CLASS_INDEX["C"]
     return {
-        "distribution": distribution,
-        "run": int(run),
-        "unit": unit,
+        "distribution": setup["distribution"],
+        "run": setup["run"],
+        "unit": setup["unit"],
         "requested": tset.requested,
         "taken": tset.taken,
-        "train_size": int(idx.size),
+        "train_size": setup["train_size"],
         "shortfalls": tset.shortfalls,
         "loss_history": history,
         "method1": method1,
@@ -375,10 +450,39 @@ def train_and_score_patch_classifier(*, distribution: str, run: int, data: dict,
     """The body of :func:`classification_run` on given patches: the training-set draw (U, the binary distribution,
     the validation split), the seeded network and its training, then the scores on ``test`` (a dict as
     :func:`classification_test_sets` returns: ``images``, ``labels``, ``balanced``, ``imbalanced``)."""
+    from medeval.models.training import train_model
+    from medeval.models.unet import classification_loss
+
+    setup = _classifier_setup(distribution=distribution, run=run, cls=cls, data=data, device=device,
+                              train_images=train_images, train_masks=train_masks)
+    train_model(setup["net"], setup["train"], classification_loss, epochs=cls["epochs"], batch_size=cls["batch_size"],
+                lr=cls["lr"], device=device, seed=setup["seed"], amp=False)
+    return _score_patch_classifier(setup, test, device)
+
+
+def classification_runs(*, distribution: str, runs: list[int], data: dict, cls: dict, device: str = "cpu") -> list:
+    """:func:`classification_run` for several ``runs`` of one binary ``distribution``, their classifiers trained
+    together as one stacked ensemble (:func:`medeval.models.ensemble.train_ensemble`; each run exactly as alone)."""
+    from medeval.models.ensemble import train_ensemble
+    from medeval.models.unet import classification_loss
+
+    if not runs:
+        raise ValueError("runs: give at least one run")
+    images, masks, _ = training_patches(data)
+    test = classification_test_sets(data, cls)
+    setups = [_classifier_setup(distribution=distribution, run=r, cls=cls, data=data, device=device,
+                                train_images=images, train_masks=masks) for r in runs]
+    train_ensemble([s["net"] for s in setups], [s["train"] for s in setups], classification_loss,
+                   epochs=cls["epochs"], seeds=[s["seed"] for s in setups], batch_size=cls["batch_size"], lr=cls["lr"],
+                   device=device, amp=False)
+    return [_score_patch_classifier(s, test, device) for s in setups]
+
+
+def _classifier_setup(*, distribution, run, cls, data, device, train_images, train_masks) -> dict:
+    """A classification run up to its training: the binary training-set draw, the split and the seeded network."""
     import torch
 
-    from medeval.models.training import predict, train_model
-    from medeval.models.unet import PatchClassifier, classification_loss
+    from medeval.models.unet import PatchClassifier
 
     dist = ts.BINARY_DISTRIBUTIONS.get(distribution)
     if dist is None:
@@ -396,14 +500,19 @@ def train_and_score_patch_classifier(*, distribution: str, run: int, data: dict,
     y = (cats[idx] == "C").astype(np.int64)
     torch.manual_seed(seed)
     net = PatchClassifier(base_channels=cls["base_channels"], n_blocks=cls["n_blocks"])
-    train_model(net, (x, y), classification_loss, epochs=cls["epochs"], batch_size=cls["batch_size"],
-                lr=cls["lr"], device=device, seed=seed, amp=False)
-    out = {"distribution": distribution, "run": int(run), "unit": int(unit), "taken": tset.taken,
-           "train_size": int(idx.size)}
+    return {"distribution": distribution, "run": int(run), "seed": seed, "unit": int(unit), "taken": tset.taken,
+            "train_size": int(idx.size), "net": net, "train": (x, y)}
+
+
+def _score_patch_classifier(setup: dict, test: dict, device: str) -> dict:
+    """A trained classifier's C-probabilities and argmax decisions on the balanced and imbalanced test sets."""
+    from medeval.models.training import predict
+
+    out = {k: setup[k] for k in ("distribution", "run", "unit", "taken", "train_size")}
     all_idx = np.union1d(test["balanced"], test["imbalanced"])
     # uint8 in memory, divided by 255 one batch at a time (the same float32 values as _to_tensor_images), so that
     # scoring a large test set costs 3 bytes per pixel instead of 24
-    probs = predict(net, uint8_nchw(test["images"][all_idx]), device=device, batch_size=256,
+    probs = predict(setup["net"], uint8_nchw(test["images"][all_idx]), device=device, batch_size=256,
                     forward=uint8_softmax_probabilities, amp=False)
     lookup = np.searchsorted(all_idx, np.arange(len(test["images"])))
     for name in ("balanced", "imbalanced"):
