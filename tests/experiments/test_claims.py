@@ -173,6 +173,62 @@ def test_null_calibration_of_combine_holds_across_its_parts(parts):
     assert f"{parts} parts" in rows[0].test or parts == 1
 
 
+@pytest.mark.claim
+@pytest.mark.parametrize("direction", ["greater", "less"])
+def test_null_calibration_of_the_bound_rule(direction):
+    """decide_bound on a 95 % t-interval of a mean whose true value is the bound itself (the least favourable
+    null for both verdicts): each of [Re] and [¬Re] needs the whole interval on one side, α/2 each."""
+    rng = np.random.default_rng(11)
+    bound, n = 0.3, 6
+    q = stats.t.ppf(0.975, n - 1)
+    decisions = []
+    for _ in range(NULL_DRAWS):
+        x = rng.normal(bound, 0.1, n)
+        half = q * x.std(ddof=1) / np.sqrt(n)
+        decisions.append(C.decide_bound(x.mean(), x.mean() - half, x.mean() + half, bound=bound,
+                                        direction=direction))
+    false_re, false_not_re = _rates(decisions)
+    assert false_re <= _bound() and false_not_re <= _bound(), (false_re, false_not_re)
+
+
+@pytest.mark.claim
+@pytest.mark.parametrize("true_difference", [0.1, -0.1, 0.0])
+def test_null_calibration_of_the_equivalence_rule(true_difference):
+    """TOST with margin 0.1 on the mean of n = 8 differences: at a true difference on the margin (±0.1, the null of
+    equivalence) it returns [Re] at most α of the time; at a true difference of 0 (equivalent, the null of
+    [¬Re]) it returns [¬Re] at most α of the time."""
+    rng = np.random.default_rng(int(100 * true_difference) + 50)
+    margin, n = 0.1, 8
+    decisions = []
+    for _ in range(NULL_DRAWS):
+        d = rng.normal(true_difference, 0.15, n)
+        decisions.append(C.decide_equivalence(d.mean(), d.std(ddof=1) / np.sqrt(n), margin=margin, df=n - 1, n=n))
+    false_re, false_not_re = _rates(decisions)
+    if true_difference:
+        assert false_re <= _bound(), false_re
+    else:
+        assert false_not_re <= _bound(), false_not_re
+
+
+@pytest.mark.claim
+def test_null_calibration_of_nested_combines():
+    """Rows combined per dataset and then across datasets (ch1's threshold sweep, per-class rows): each inner row
+    holds its size, and without passing its p-value on, the outer combine would add their chances (4 inner rows
+    at α: about 1 − 0.95^4 = 19 % false [¬Re]). The combined row's p_against keeps the whole row at α."""
+    rng = np.random.default_rng(3)
+    draws = 800
+    rows = [C.combine([C.combine([C.decide_difference(rng.normal(0, 1, 5), rng.normal(0, 1, 5), direction="greater")
+                                  for _ in range(2)]) for _ in range(4)]) for _ in range(draws)]
+    false_re, false_not_re = _rates(rows)
+    assert false_re <= _bound(draws=draws) and false_not_re <= _bound(draws=draws), (false_re, false_not_re)
+    strong = C.combine([C.decide_difference([0.1, 0.12, 0.11, 0.13], [0.9, 0.91, 0.92, 0.9], direction="greater"),
+                        C.decide_paired([0.2, 0.3, 0.25], direction="greater")])
+    assert strong.verdict == "[¬Re]" and strong.p_against < 0.01
+    assert C.combine([strong, C.Decision("[Re]", "t", p_against=0.9)]).verdict == "[¬Re]"
+    exact = C.combine([C.decide_tolerance(0.2, 0.1, tolerance=0.01), C.decide_paired([0.2, 0.3], direction="greater")])
+    assert exact.verdict == "[¬Re]" and exact.p_against is None  # an exact miss is not a p-value
+
+
 def test_combine_still_contradicts_on_a_strong_part_and_on_an_exact_one():
     strong = C.decide_difference([0.1, 0.12, 0.11, 0.13], [0.9, 0.91, 0.92, 0.9], direction="greater")
     weak = [C.decide_difference([0.5, 0.6, 0.55], [0.52, 0.58, 0.57], direction="greater") for _ in range(5)]

@@ -156,6 +156,40 @@ def test_claim_threshold_sweep():
     assert verdict(mc.claim_threshold_sweep, flat) in ("[~]", "[¬Re]")
 
 
+def _random_map_sweep(seed: int, n_bags: int = 40) -> pd.DataFrame:
+    """The sweep's control: S_APJ per bag and threshold of independent uniform random maps (5 models, 64
+    instances, as chapter 1's default) on both datasets, computed as the chapter computes its sweep."""
+    from medeval.metrics import stability as st
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for ds in ("cxr", "digits"):
+        maps = rng.random((5, n_bags, 64))
+        for t in np.round(np.arange(0.1, 1.0, 0.1), 1):
+            s = st.pairwise_stability(maps, threshold=t, scores=["adjusted_positive_jaccard"])
+            rows.append(pd.DataFrame({"dataset": ds, "operator": "noisy_or", "threshold": t, "bag": s.bag_index,
+                                      "S_APJ": s.per_bag("adjusted_positive_jaccard"),
+                                      "nan_pairs": s.nan_pairs_per_bag("adjusted_positive_jaccard"),
+                                      "n_pairs": len(s.pairs)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.mark.claim
+def test_threshold_sweep_on_its_control_holds_its_size():
+    """The rule's control: the models' maps are independent uniform random maps, whose S_APJ does not move with T.
+    False [Re] and false [¬Re] stay within α + 3 Monte Carlo SE: 15 of these 300 draws are [¬Re] (5.0 %). Before
+    combine passed the per-dataset rows' p-values on, the two datasets' rows were not corrected together: 25 of
+    300 (8.3 %, about 2α); test_null_calibration_of_nested_combines tests that mechanism with more power."""
+    draws, verdicts = 300, []
+    for k in range(draws):
+        inp = make_inputs()
+        inp.sweep = _random_map_sweep(k)
+        verdicts.append(mc.claim_threshold_sweep(inp)["decision"].verdict)
+    bound = 0.05 + 3 * (0.05 * 0.95 / draws) ** 0.5
+    assert verdicts.count("[Re]") / draws <= bound and verdicts.count("[¬Re]") / draws <= bound, (
+        verdicts.count("[Re]"), verdicts.count("[¬Re]"))
+
+
 def test_claim_moderate_at_high_auc():
     assert verdict(mc.claim_moderate_at_high_auc, make_inputs(auc=0.95)) == "[Re]"
     high = _means_with("cxr", "lse_r1", (0.97, 0.98, 0.8))

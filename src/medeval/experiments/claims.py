@@ -667,9 +667,11 @@ def combine(decisions: Sequence[Decision], *, test: str | None = None, labels: S
     [Re] if every part is [Re] (an intersection-union test: each part at α keeps the row's error at α);
     [n/a] if every part is [n/a]; [¬Re] if some part contradicts the claim at the family-wise level: a part
     decided by a test counts against the row only when its one-sided p-value against the claim passes Holm's
-    step-down correction over the k tested parts (its first step is α / k), so that k noisy parts do not give
-    k chances of a false [¬Re]; a part decided without a test (an exact recomputation) counts as it is. Any other
-    mix is [~]. The row's test says how many parts it combines.
+    step-down correction over the k tested parts (its first step is α / k; Holm 1979, *A simple sequentially
+    rejective multiple test procedure*), so that k noisy parts do not give k chances of a false [¬Re]; a part
+    decided without a test (an exact recomputation) counts as it is. Any other mix is [~]. The row's test says how
+    many parts it combines. The result carries ``p_against = min(1, k · min p)``, so that rows combined again (per
+    dataset, then across datasets) are corrected at every level.
     """
     if not decisions:
         raise ValueError("combine needs at least one decision")
@@ -716,7 +718,14 @@ def combine(decisions: Sequence[Decision], *, test: str | None = None, labels: S
     if len(decisions) > 1:
         base += f" [{len(decisions)} parts, all must hold" + (f"; Holm over {k} tests against the claim]" if k > 1
                                                                else "]")
-    return Decision(v, base, join("effect"), join("n"), reason)
+    # the row's own p-value against the claim, so that a combined row inside another combine is corrected there
+    # too: the Holm-adjusted p of its smallest part, min(1, k · p_(1)) (Bonferroni for "some part contradicts"),
+    # which is below α exactly when Holm's first step rejects. None when a part contradicts without a test (an
+    # exact miss stays a miss) or when no part was tested.
+    exact_miss = any(d.verdict == "[¬Re]" and (d.p_against is None or not np.isfinite(d.p_against))
+                     for d in decisions)
+    p_against = None if exact_miss or not k else min(1.0, k * min(tested))
+    return Decision(v, base, join("effect"), join("n"), reason, p_against=p_against)
 
 
 #: the note :func:`combine` appends to a test (removed from parts that are themselves combined rows)
