@@ -13,6 +13,10 @@ sequential time / ensemble time: the throughput per member of the ensemble again
 scaled to M (one model's time does not depend on how many others follow it). Every number is measured in this one
 run; without a GPU, ``--device cuda`` stops with a message.
 
+``--mode``: :func:`~medeval.models.ensemble.train_ensemble`'s ``exact`` (``exact``: every layer member by
+member, bit for bit as alone; ``grouped``: one grouped convolution for all members; ``auto``: exact on the CPU,
+grouped on a GPU).
+
 ``--numerics`` sets the process's numerics before torch loads (:mod:`medeval.runtime.numerics`: ``pinned`` is
 what the chapters run with on the CPU, oneDNN off and one thread; ``native`` is each library's fastest path).
 """
@@ -42,6 +46,8 @@ def main() -> None:
     parser.add_argument("--config", choices=tuple(CONFIGS), default="default")
     parser.add_argument("--members", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--mode", choices=("auto", "exact", "grouped"), default="auto",
+                        help="train_ensemble's exact mode: auto = exact on the CPU, grouped on a GPU")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--md", type=Path)
     args = parser.parse_args()
@@ -68,6 +74,7 @@ def main() -> None:
     data = [(rng.random((n, 3, p, p), dtype=np.float32), rng.integers(0, 3, (n, p, p))) for _ in range(max_m)]
     options = {"epochs": args.epochs, "batch_size": cfg["batch_size"], "lr": 3e-3, "device": args.device,
                "amp": False, "recalibrate_bn": True}
+    exact = {"auto": None, "exact": True, "grouped": False}[args.mode]
 
     def models(m):
         out = []
@@ -81,7 +88,7 @@ def main() -> None:
             torch.cuda.synchronize()
 
     # warm-up (kernel selection, first-call costs) of both paths
-    train_ensemble(models(2), data[:2], segmentation_loss, seeds=[0, 1], **{**options, "epochs": 1})
+    train_ensemble(models(2), data[:2], segmentation_loss, seeds=[0, 1], exact=exact, **{**options, "epochs": 1})
     train_model(models(1)[0], data[0], segmentation_loss, seed=0, **{**options, "epochs": 1})
     sync()
     rows = []
@@ -89,7 +96,7 @@ def main() -> None:
         nets = models(m)
         sync()
         t0 = time.perf_counter()
-        train_ensemble(nets, data[:m], segmentation_loss, seeds=list(range(m)), **options)
+        train_ensemble(nets, data[:m], segmentation_loss, seeds=list(range(m)), exact=exact, **options)
         sync()
         t_ens = time.perf_counter() - t0
         k = min(m, 4)
@@ -112,12 +119,13 @@ def main() -> None:
         where = f"{torch.cuda.get_device_name(0)}; host {machine()}"
     else:
         where = machine()
-    report = {"device": args.device, "where": where, "numerics": describe(), "config": {**cfg, **options},
+    mode = args.mode if args.mode != "auto" else ("exact" if args.device == "cpu" else "grouped")
+    report = {"device": args.device, "where": where, "mode": mode, "numerics": describe(), "config": {**cfg, **options},
               "torch": torch.__version__, "load_average": load_average(), "rows": rows}
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1))
-    lines = [f"Ensembles, chapter 4a U-Net ({args.config} config: base {cfg['base_channels']}, depth {cfg['depth']}, "
+    lines = [f"Ensembles ({mode} mode), chapter 4a U-Net ({args.config} config: base {cfg['base_channels']}, depth {cfg['depth']}, "
              f"{p}-px patches, batch {cfg['batch_size']}, {n} patches x {args.epochs} epochs per member) on "
              f"{where}; numerics {describe()}; load {report['load_average']}.", "",
              "| members | ensemble (s) | sequential (s) | training images/s, ensemble | training images/s, sequential "

@@ -10,7 +10,12 @@ device): the ``gpu`` profiles are sized for a GPU session of hours, and a lent m
 reduced run is recorded as such: its parameters that differ from the profile are in its ``meta.json`` and
 listed by ``medeval runs``.
 
-Writes to DIR: ``summary.json`` (per chapter: exit code, wall time, status, the overrides), ``logs/`` (each
+Chapters start while their summed pre-flight estimates of peak host memory stay below ``--memory-fraction`` of
+the machine's memory (one chapter may always start): chapters 4a and 4b together (53 + 63 GiB of 128) slowed the
+session of 2026-11-27b past its call's limit.
+
+Writes to DIR: ``summary.json`` (per chapter: exit code, wall time, status, the overrides, the memory estimate;
+rewritten at every start and exit, so a session killed from outside keeps it), ``logs/`` (each
 process's output), ``smi.csv`` (GPU utilisation and memory every second, from nvidia-smi) and ``runs/`` (a copy
 of ``_runs/<profile>/``).
 """
@@ -57,6 +62,9 @@ def main() -> None:
     parser.add_argument("--profile", default="gpu")
     parser.add_argument("--reduced", action="store_true")
     parser.add_argument("--chapters", nargs="*", default=list(REDUCED))
+    parser.add_argument("--memory-fraction", type=float, default=0.85,
+                        help="start a chapter only while the running chapters' estimated peak host memory, its own "
+                             "included, stays below this fraction of the machine's memory (one chapter always may)")
     args = parser.parse_args()
     out = args.out
     (out / "logs").mkdir(parents=True, exist_ok=True)
@@ -72,9 +80,15 @@ def main() -> None:
     summary: dict[str, dict] = {}
     t_start = time.monotonic()
     stopping = False
+    budget = args.memory_fraction * _total_memory()
+    estimates = {ch: _estimated_peak(ch, args.profile, REDUCED.get(ch, {}) if args.reduced else {})
+                 for ch in pending}
     while pending or running:
         while pending and len(running) < args.jobs and not stopping:
-            ch = pending.pop(0)
+            ch = next_chapter(pending, list(running), estimates, budget)
+            if ch is None:
+                break  # wait for a running chapter to finish (the session of 2026-11-27b ran out of memory)
+            pending.remove(ch)
             sets = REDUCED.get(ch, {}) if args.reduced else {}
             cmd = [sys.executable, "-m", "medeval.cli", "run", ch, "--profile", args.profile]
             for k, v in sets.items():
@@ -83,13 +97,17 @@ def main() -> None:
             proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
             running[ch] = (proc, time.monotonic())
-            summary[ch] = {"command": " ".join(cmd[1:]), "overrides": sets}
+            summary[ch] = {"command": " ".join(cmd[1:]), "overrides": sets,
+                           "estimated_peak_gib": round(estimates[ch] / 2**30, 2),
+                           "started_at_s": round(time.monotonic() - t_start, 1)}
+            _write_summary(out, summary)
         for ch, (proc, t0) in list(running.items()):
             if proc.poll() is not None:
                 summary[ch].update(exit_code=proc.returncode, wall_s=round(time.monotonic() - t0, 1),
                                    stopped_at_deadline=stopping)
                 print(f"{ch:26s} exit {proc.returncode:4d}  {time.monotonic() - t0:7.1f} s", flush=True)
                 del running[ch]
+                _write_summary(out, summary)
         if not stopping and time.monotonic() - t_start > args.deadline:
             stopping = True
             for ch in pending:
@@ -112,7 +130,38 @@ def main() -> None:
     if runs.is_dir():
         shutil.copytree(runs, out / "runs", dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns(".lock", ".staging"))
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    _write_summary(out, summary)
+
+
+def next_chapter(pending: list[str], running: list[str], estimates: dict[str, float], budget: float) -> str | None:
+    """The first pending chapter whose estimated peak memory fits beside the running ones within ``budget``
+    (bytes); any chapter when none is running; None when none fits now."""
+    in_use = sum(estimates[c] for c in running)
+    return next((c for c in pending if not running or in_use + estimates[c] <= budget), None)
+
+
+def _write_summary(out: Path, summary: dict) -> None:
+    """Write ``summary.json`` now (at every start and exit), so that a session killed from outside keeps it."""
+    tmp = out / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=1))
+    tmp.replace(out / "summary.json")
+
+
+def _total_memory() -> float:
+    import psutil
+
+    return float(psutil.virtual_memory().total)
+
+
+def _estimated_peak(chapter: str, profile: str, overrides: dict) -> float:
+    """The chapter's pre-flight estimate of its peak host memory (bytes) on this machine; 0 when it cannot be
+    made (the chapter's own pre-flight then reports why)."""
+    try:
+        from medeval.runtime.params import resolve_params
+
+        return float(resolve_params(chapter, profile, overrides).resource_estimate().peak_bytes)
+    except Exception:  # noqa: BLE001 - the estimate only orders the starts
+        return 0.0
 
 
 if __name__ == "__main__":

@@ -50,3 +50,22 @@ def test_every_recorded_session_is_listed_and_a_refusal_says_why(tmp_path):
     assert rows[0]["status"] == "refused before compute" and "125 GiB" in rows[0]["error"]
     text = gpu_record.gpu_record_markdown(tmp_path)
     assert "### `results/gpu/session-2026-11-27/`" in text and "refused by the pre-flight check" in text
+
+
+def test_the_gpu_session_starts_chapters_while_their_memory_estimates_fit():
+    """benchmarks/gpu_session.py: 4a (53 GiB) and 4b (63 GiB) together on a 128-GiB machine slowed the session of
+    2026-11-27b past its limit; with a budget of 0.85 x 128 GiB the second waits, and a smaller one goes first."""
+    import importlib.util
+
+    from medeval.runtime.params import project_root
+
+    spec = importlib.util.spec_from_file_location("gpu_session", project_root() / "benchmarks" / "gpu_session.py")
+    gs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gs)
+    gib = 2**30
+    est = {"04a": 53 * gib, "04b": 63 * gib, "05": 3 * gib}
+    budget = 0.85 * 128 * gib
+    assert gs.next_chapter(["04a", "04b", "05"], [], est, budget) == "04a"
+    assert gs.next_chapter(["04b", "05"], ["04a"], est, budget) == "05"  # 4b waits, 05 fits beside 4a
+    assert gs.next_chapter(["04b"], ["04a", "05"], est, budget) is None
+    assert gs.next_chapter(["04b"], [], {"04b": 200 * gib}, budget) == "04b"  # alone it may always start

@@ -104,7 +104,8 @@ def _session_markdown(name: str, rows: list[dict]) -> list[str]:
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         v = r["verdicts"]
-        lines.append(f"| `{r['chapter']}` | {r['status']} | {r['wall_s']} | {v['[Re]']} | {v['[¬Re]']} | "
+        wall = "–" if r["wall_s"] is None else r["wall_s"]
+        lines.append(f"| `{r['chapter']}` | {r['status']} | {wall} | {v['[Re]']} | {v['[¬Re]']} | "
                      f"{v['[~]']} | {v['[n/a]']} |")
     for r in rows:
         if r["status"] == "interrupted" and r["stopped_at_deadline"]:
