@@ -24,6 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     book = sub.add_parser("book", help="execute every chapter (cached) and render the book")
     book.add_argument("--profile", default="default", help=f"one of {', '.join(PROFILES)} (default: default)")
     book.add_argument("--force", action="store_true", help="re-execute every chapter even if cached")
+    book.add_argument("--yes", action="store_true", help="start chapters estimated above 2 h here")
     book.add_argument("--only", nargs="+", metavar="CHAPTER", help="build with these chapters only")
     book.add_argument("--runs", nargs="+", metavar="RUN", default=None,
                       help="add these kept runs (ids from `medeval runs`) to the book as a Re-runs part")
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="assignments", action="append", default=[], metavar="NAME=VALUE",
                      help="override one parameter (repeatable); the value is read as YAML")
     run.add_argument("--force", action="store_true", help="re-execute even if cached")
+    run.add_argument("--yes", action="store_true", help="start even when the run is estimated above 2 h here")
 
     runs = sub.add_parser("runs", help="list the kept runs (id, date, profile, parameters that differ, status)")
     runs.add_argument("chapter", nargs="?", default=None)
@@ -94,8 +96,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="teacher folder of `medeval student` with the checks (default: written afresh)")
     grade.add_argument("--json", action="store_true", help="print the scores as JSON")
 
-    cache = sub.add_parser("cache", help="the grid cache: ls | clear [CHAPTER] (executed notebooks are not touched)")
-    cache.add_argument("action", choices=["ls", "clear"])
+    cache = sub.add_parser("cache", help="the grid cache: ls | verify | clear [CHAPTER] (executed notebooks are not "
+                                         "touched)")
+    cache.add_argument("action", choices=["ls", "verify", "clear"])
     cache.add_argument("chapter", nargs="?", default=None)
     cache.add_argument("--profile", default=None, help="only this profile (default: all)")
 
@@ -107,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        _check_environment()
         if args.command == "data":
             from medeval.data.cli import main as data_main
 
@@ -179,12 +183,12 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             if args.command == "run":
-                res = run_chapter(args.chapter, args.profile, overrides, force=args.force)
+                res = run_chapter(args.chapter, args.profile, overrides, force=args.force, confirm_long=args.yes)
                 print(res.notebook)
                 return 0
             if args.command == "book":
                 html = build_book(args.profile, force=args.force, chapters_only=args.only,
-                                  solutions=not args.no_solutions, reruns=args.runs)
+                                  solutions=not args.no_solutions, reruns=args.runs, confirm_long=args.yes)
                 print(html / "index.html")
                 return 0
         except ChapterExecutionError as exc:
@@ -265,8 +269,26 @@ def _verify(args) -> int:
     return 1 if report.failed else 0
 
 
+def _check_environment() -> None:
+    """Every ``MEDEVAL_*`` variable checked before any command acts (a bad one is refused by name), and the
+    folders made absolute, so that a chapter kernel started in another folder reads the same ones."""
+    import os
+    from pathlib import Path
+
+    from medeval.runtime.environment import check_environment
+
+    check_environment()
+    for name in ("MEDEVAL_RUNS", "MEDEVAL_DATA", "MEDEVAL_ROOT"):
+        if os.environ.get(name):
+            os.environ[name] = str(Path(os.environ[name]).expanduser().absolute())
+    from medeval.runtime.paths import runs_dir
+    from medeval.runtime.runs import reap_stale
+
+    reap_stale(runs_dir())  # what runners killed with SIGKILL left behind
+
+
 def _cache(args) -> int:
-    from medeval.runtime.execution import clear_grid_cache, grid_cache_summary
+    from medeval.runtime.execution import clear_grid_cache, grid_cache_summary, verify_grid_cache
 
     if args.chapter is not None and args.chapter not in chapters():
         raise ParameterError(f"unknown chapter {args.chapter!r}; known: {', '.join(chapters())}")
@@ -279,6 +301,13 @@ def _cache(args) -> int:
         for r in rows:
             print(f"{r['profile']:8s} {r['chapter']:26s} {r['entries']:6d} entries {r['bytes'] / 1e6:9.1f} MB  {r['path']}")
         return 0
+    if args.action == "verify":
+        report = verify_grid_cache(args.chapter, args.profile)
+        print(f"checked {report['checked']} grid-cache entries: "
+              + ("all usable" if not report["bad"] else f"{len(report['bad'])} cannot be used (a run recomputes them)"))
+        for b in report["bad"]:
+            print(f"  {b['path']}: {b['problem']}")
+        return 1 if report["bad"] else 0
     removed = clear_grid_cache(args.chapter, args.profile)
     print(f"removed {len(removed)} grid-cache folder(s)" + "".join(f"\n  {p}" for p in removed))
     return 0

@@ -144,7 +144,8 @@ def test_a_planted_entry_is_reported_and_recomputed_without_being_executed(cache
     assert read_entry(cache, meta.stem)["x"] == 1  # and the entry is sound again
 
 
-@pytest.mark.parametrize("damage", ["truncate-npz", "flip-npz-byte", "garbage-json", "other-key", "delete-npz"])
+@pytest.mark.parametrize("damage", ["truncate-npz", "flip-npz-byte", "garbage-json", "other-key", "delete-npz",
+                                    "edit-value", "swap-and-edit-key", "edit-key-part"])
 def test_a_damaged_entry_is_never_used(cached_grid, damage):
     grid_, cache, log, _ = cached_grid
     meta, npz = _entry_of(cache, 2)
@@ -160,6 +161,21 @@ def test_a_damaged_entry_is_never_used(cached_grid, damage):
         other_meta, other_npz = _entry_of(cache, 0)
         meta.write_text(other_meta.read_text())
         npz.write_bytes(other_npz.read_bytes())
+    elif damage == "edit-value":  # a value changed by hand in the JSON, the file otherwise intact
+        entry = json.loads(meta.read_text())
+        assert entry["value"]["x"] == 2
+        entry["value"]["x"] = 7
+        meta.write_text(json.dumps(entry))
+    elif damage == "swap-and-edit-key":  # another run's entry under this name, its key field edited to match
+        other_meta, other_npz = _entry_of(cache, 0)
+        entry = json.loads(other_meta.read_text())
+        entry["key"] = meta.stem
+        meta.write_text(json.dumps(entry))
+        npz.write_bytes(other_npz.read_bytes())
+    elif damage == "edit-key-part":  # the recorded code digest changed
+        entry = json.loads(meta.read_text())
+        entry["key_parts"]["code"] = "0" * 64
+        meta.write_text(json.dumps(entry))
     else:
         npz.unlink()
     with pytest.raises(GridEntryError):
@@ -207,6 +223,23 @@ def test_cache_ls_and_clear(tmp_path):
     clear = subprocess.run([sys.executable, "-m", "medeval.cli", "cache", "clear", "03-eve"], env=env,
                            capture_output=True, text=True)
     assert clear.returncode == 0 and "removed 1" in clear.stdout and not folder.exists()
+
+
+def test_cache_verify_reports_every_damaged_entry(tmp_path):
+    env = {**os.environ, "MEDEVAL_RUNS": str(tmp_path)}
+    folder = tmp_path / "grid-cache" / "smoke" / "03-eve" / "data-x" / "unit"
+    folder.mkdir(parents=True)
+    for k, key in enumerate(("a" * 64, "b" * 64, "c" * 64)):
+        write_entry(folder, key, {"accuracy": 0.5 + k / 10, "a": np.arange(3)})
+    ok = subprocess.run([sys.executable, "-m", "medeval.cli", "cache", "verify"], env=env, capture_output=True,
+                        text=True)
+    assert ok.returncode == 0 and "checked 3 grid-cache entries: all usable" in ok.stdout
+    edited = folder / f"{'b' * 64}.json"
+    edited.write_text(edited.read_text().replace('"accuracy": 0.6', '"accuracy": 0.0'))
+    bad = subprocess.run([sys.executable, "-m", "medeval.cli", "cache", "verify", "03-eve", "--profile", "smoke"],
+                         env=env, capture_output=True, text=True)
+    assert bad.returncode == 1 and "1 cannot be used" in bad.stdout and "content digest mismatch" in bad.stdout
+    assert "b" * 12 in bad.stdout
 
 
 def test_no_pickle_anywhere_in_the_grid_module():

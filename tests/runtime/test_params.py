@@ -90,6 +90,30 @@ def test_describe_schema_shows_ranges_defaults_and_help():
     assert "smoke: 8" in text and "random hold-out splits" in text
 
 
+def test_an_alias_bomb_in_set_is_refused_by_name_before_it_is_built():
+    """Nine levels of nine aliases: 9^9 leaves once expanded. It is refused from the composed graph, without
+    building or walking the expansion (the refusal took 88 s and 6.7 GB when validation expanded it)."""
+    import subprocess
+    import sys
+    import time
+
+    levels = ["&a0 [x, x, x, x, x, x, x, x, x]"] + [
+        f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    bomb = "[" + ", ".join(levels) + "]"
+    t0 = time.perf_counter()
+    with pytest.raises(ParameterError, match="test_sizes: the YAML expands to more than 100,000 nodes"):
+        parse_assignment(f"test_sizes={bomb}")
+    assert time.perf_counter() - t0 < 1.0
+    with pytest.raises(ParameterError, match="x: a YAML alias refers to the node that contains it"):
+        parse_assignment("x=&a [1, *a]")
+    assert parse_assignment("x=[&a 3, *a, *a]") == ("x", [3, 3, 3])  # a small alias is a value like any other
+    # the command refuses it before any kernel starts, with the message and no traceback
+    cmd = [sys.executable, "-m", "medeval.cli", "run", "03-eve", "--profile", "smoke", "--set", f"test_sizes={bomb}"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "expands to more than 100,000 nodes" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_notebook_setup_applies_papermill_style_injection():
     ns = {"profile": "smoke", "n_repeats": 9, "test_sizes": None}
     params = notebook.setup("A2-rerun", ns)
@@ -239,3 +263,78 @@ def test_yaml_files_read_alike_with_the_c_parser_and_pyyaml():
         assert _yaml.safe_load(path.read_text()) == yaml.safe_load(path.read_text()), path
     for value in ("3", "0.5", "1e-3", "true", "null", "[a, 1]", "{k: v}", "'0.10'", "2026-11-26", "~", "0o17"):
         assert _yaml.safe_load(value) == yaml.safe_load(value), value
+
+
+def test_every_numeric_list_element_has_its_bounds():
+    """A list parameter's elements are bounded like a scalar parameter (04a's tile_sizes=[-1, 0, 4] reached the
+    kernel and died in cell 19 after 50 s): every list of numbers in every chapter's schema bounds each element
+    below and above, and a bad element is refused by resolve_params, naming the field and the element."""
+    import typing
+
+    import annotated_types
+
+    from medeval.runtime.params import chapters, get_chapter, resolve_params
+
+    def element_type(annotation):
+        for arg in typing.get_args(annotation) or ():
+            if typing.get_origin(arg) is list:
+                return typing.get_args(arg)[0]
+            inner = element_type(arg)
+            if inner is not None:
+                return inner
+        return None
+
+    checked = []
+    for cid in chapters():
+        for name, info in get_chapter(cid).schema.model_fields.items():
+            annotation = info.annotation
+            element = (typing.get_args(annotation)[0] if typing.get_origin(annotation) is list
+                       else element_type(annotation))
+            if element is None:
+                continue
+            base = typing.get_args(element)[0] if typing.get_origin(element) is typing.Annotated else element
+            if base not in (int, float):
+                continue
+            metadata = [m for a in typing.get_args(element)[1:] for m in getattr(a, "metadata", [a])]
+            lower = any(isinstance(m, (annotated_types.Ge, annotated_types.Gt)) for m in metadata)
+            upper = any(isinstance(m, (annotated_types.Le, annotated_types.Lt)) for m in metadata)
+            assert lower and upper, f"{cid}.{name}: list elements without bounds ({element})"
+            checked.append(f"{cid}.{name}")
+    assert "04a-class-distribution.tile_sizes" in checked and len(checked) >= 19
+    with pytest.raises(ParameterError, match="tile_sizes"):
+        resolve_params("04a-class-distribution", "smoke", {"tile_sizes": [-1, 0, 4]})
+
+
+@pytest.mark.parametrize("address", ["not-an-address", "tcp://host", "http://host:8786", "tcp://host:70000",
+                                     "tcp://host:8786/extra"])
+def test_a_malformed_scheduler_address_is_refused_by_the_schema(address):
+    from medeval.runtime.params import resolve_params
+
+    with pytest.raises(ParameterError, match="scheduler.*expected a Dask scheduler address tcp://host:port"):
+        resolve_params("A2-rerun", "smoke", {"scheduler": address})
+
+
+def test_unreachable_and_workerless_schedulers_are_refused_in_seconds(tmp_path):
+    """scheduler=tcp://127.0.0.1:1 died mid-run after a 30-s connect timeout (48 s in all), and a scheduler
+    without workers hung for ever: both are refused by the pre-flight, before any compute."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from distributed import LocalCluster
+
+    from medeval.runtime.params import scheduler_problems
+
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "medeval.cli", "run", "A2-rerun", "--profile", "smoke", "--set",
+                           "scheduler=tcp://127.0.0.1:1"], env={**os.environ, "MEDEVAL_RUNS": str(tmp_path)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "nothing answers there" in done.stderr and "Traceback" not in done.stderr
+    assert time.perf_counter() - t0 < 30
+    with LocalCluster(n_workers=0, processes=False, protocol="tcp://", dashboard_address=None) as empty:
+        t0 = time.perf_counter()
+        problems = scheduler_problems(empty.scheduler_address)
+        assert len(problems) == 1 and "has no workers" in problems[0] and time.perf_counter() - t0 < 10
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://", dashboard_address=None) as cluster:
+        assert scheduler_problems(cluster.scheduler_address) == []

@@ -118,6 +118,37 @@ def test_old_runs_are_pruned_per_kind_with_a_message(tmp_path, monkeypatch):
         runs.keep_runs()
 
 
+def test_junk_in_the_store_and_damaged_cached_runs_are_skipped_with_a_message(tmp_path, capsys):
+    """A meta.json of the wrong shape, stray files and folders beside the runs, and a cached run whose results.json
+    was truncated: listed runs skip them with one message each, and the damaged cached run is not served (the chapter
+    is computed again) instead of every lookup crashing until --force."""
+    folder = tmp_path / "A2-rerun"
+    _fake_run(folder, "20260101-000000-good", "2026-01-01T00:00:00", {})
+    for run_id in ("20260101-000000-good",):
+        (folder / run_id / "results.json").write_text('{"x": 1}')
+        (folder / run_id / "notebook.ipynb").write_text("{}")
+        meta = json.loads((folder / run_id / "meta.json").read_text())
+        (folder / run_id / "meta.json").write_text(json.dumps({**meta, "key": "k" * 64}))
+    (folder / "20260102-000000-list").mkdir()
+    (folder / "20260102-000000-list" / "meta.json").write_text("[1, 2, 3]")
+    (folder / "stray.txt").write_text("not a run")
+    (folder / "stray-folder").mkdir()
+    assert [r.id for r in runs.list_runs(tmp_path, "A2-rerun")] == ["20260101-000000-good"]
+    assert "skipping" in capsys.readouterr().err
+    assert runs.find_good_run(tmp_path, "A2-rerun", "k" * 64).id == "20260101-000000-good"
+    (folder / "20260101-000000-good" / "results.json").write_text('{"x": 1')  # truncated
+    assert runs.find_good_run(tmp_path, "A2-rerun", "k" * 64) is None
+    assert "results.json is not readable" in capsys.readouterr().err
+    store = tmp_path / "store"
+    junk = store / "smoke" / "A2-rerun" / "20260102-000000-list"
+    junk.mkdir(parents=True)
+    (junk / "meta.json").write_text("[1, 2, 3]")
+    (store / "smoke" / "stray.txt").write_text("")
+    listing = subprocess.run([sys.executable, "-m", "medeval.cli", "runs"], env={**os.environ, "MEDEVAL_RUNS": str(store)},
+                             capture_output=True, text=True, timeout=60)
+    assert listing.returncode == 0 and "Traceback" not in listing.stderr and "skipping" in listing.stderr
+
+
 def _run_cli(env, *args):
     return subprocess.Popen([sys.executable, "-m", "medeval.cli", "run", "A2-rerun", "--profile", "smoke", *args],
                             env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -174,13 +205,13 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
-def test_sigterm_stops_the_kernel_and_its_workers_and_keeps_the_run(tmp_path):
+def _a_run_with_its_pool(tmp_path: Path, prefix: str):
+    """A sandboxed `medeval run A2-rerun` whose kernel has started its two pool workers: (env, its private
+    temporary folder, the runner process, the kernel's process group)."""
     env = _sandbox(tmp_path)
     # the run's kernel folder lands here, so other tests' kernels are not taken for this run's; a short path,
     # because the kernel's IPC socket paths must stay under the 107 characters of a Unix socket address
-    private_tmp = Path(tempfile.mkdtemp(prefix="sig-", dir="/tmp"))
+    private_tmp = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     env["TMPDIR"] = str(private_tmp)
     proc = _run_cli(env, "--force", "--set", "n_repeats=400", "--set", "test_sizes=[20, 40, 80, 160]",
                     "--set", "max_workers=2")
@@ -195,6 +226,13 @@ def test_sigterm_stops_the_kernel_and_its_workers_and_keeps_the_run(tmp_path):
                 kernel_group = group
         time.sleep(0.2)
     assert kernel_group is not None, "the kernel never started its pool"
+    return env, private_tmp, proc, kernel_group
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_sigterm_stops_the_kernel_and_its_workers_and_keeps_the_run(tmp_path):
+    env, private_tmp, proc, kernel_group = _a_run_with_its_pool(tmp_path, "sig-")
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err)
@@ -205,6 +243,31 @@ def test_sigterm_stops_the_kernel_and_its_workers_and_keeps_the_run(tmp_path):
     assert _group_members(kernel_group) == [], "the kernel or its workers outlived the run"
     [run] = runs.list_runs(tmp_path / "_runs" / "smoke", "A2-rerun")
     assert run.status == "interrupted" and "interrupted" in (run.path / "log.txt").read_text()
+    shutil.rmtree(private_tmp, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_sigkill_of_the_runner_ends_the_kernel_and_workers_and_the_next_command_tidies(tmp_path):
+    """kill -9 of `medeval run` used to leave its kernel and pool workers computing and its staging and kernel
+    folders behind. Now the kernel and the workers watch their parent (medeval.runtime.lifetime) and are gone
+    within 2 s, and the next command lists the run as killed and removes both folders."""
+    env, private_tmp, proc, kernel_group = _a_run_with_its_pool(tmp_path, "kill-")
+    proc.kill()
+    proc.communicate(timeout=30)
+    deadline = time.time() + 2.0
+    while _group_members(kernel_group) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _group_members(kernel_group) == [], "the kernel or its workers outlived a killed runner by 2 s"
+    assert list((tmp_path / "_runs" / "smoke" / "A2-rerun" / ".staging").iterdir())  # left behind, for now
+    assert list(private_tmp.glob("medeval-kernel-*"))
+    done = subprocess.run([sys.executable, "-m", "medeval.cli", "runs"], env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "kept as 'killed'" in done.stderr, done.stderr
+    [run] = runs.list_runs(tmp_path / "_runs" / "smoke", "A2-rerun")
+    assert run.status == "killed"
+    assert not list((tmp_path / "_runs" / "smoke" / "A2-rerun" / ".staging").iterdir())
+    assert not list(private_tmp.glob("medeval-kernel-*"))
     shutil.rmtree(private_tmp, ignore_errors=True)
 
 

@@ -18,7 +18,7 @@ of the classification study is chosen by ``cls_imbalanced_test``:
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -340,7 +340,7 @@ class Params(HistologyParams):
     hypothesis_experiments: Distinct[list[Literal[HYPOTHESIS_NAMES]]] = Field(
         list(HYPOTHESIS_NAMES), min_length=2, description="which of E1.a ... E4.c to run"
     )
-    tile_sizes: Distinct[list[int]] = Field(
+    tile_sizes: Distinct[list[Annotated[int, Field(ge=1, le=8192)]]] = Field(
         [1, 2, 4, 8, 16, 32, 64], min_length=1, description="evaluation patch sizes e (method 1 sweep)"
     )
     evaluation_tile: int = Field(16, ge=1, description="e of the Table 4.4 analogue (thesis: 500 px)")

@@ -371,9 +371,11 @@ def _start_from_teacher_render(build_root: Path, teacher_root: Path) -> bool:
 def build_book(
     profile: str = "default", *, force: bool = False, chapters_only: list[str] | None = None,
     out_dir: Path | None = None, log=None, solutions: bool = True, reruns: list[str] | None = None,
-    teacher_edition: Path | None = None,
+    teacher_edition: Path | None = None, confirm_long: bool = False,
 ) -> Path:
     """Execute every chapter under ``profile`` (cached), stage the book, render it; returns the HTML folder.
+    ``confirm_long`` (``--yes``) lets a chapter estimated above two hours here start
+    (:func:`~medeval.runtime.execution.run_chapter`).
 
     ``solutions=False`` builds a student edition in ``_build/book/<profile>-student`` (or ``out_dir``): every
     gated solution of the exercises (its explanation, code, outputs and checks) is cut from the staged notebooks,
@@ -401,7 +403,7 @@ def build_book(
     unusable = [r.id for r in chosen if r.status != "ok"]
     if unusable:
         raise ParameterError(f"runs {unusable} did not finish (status failed or interrupted); `medeval runs` lists them")
-    executed = [run_chapter(cid, profile, force=force, log=log) for cid in ids]
+    executed = [run_chapter(cid, profile, force=force, log=log, confirm_long=confirm_long) for cid in ids]
 
     build_root = Path(out_dir or root / "_build" / "book" / (profile if solutions else f"{profile}-student"))
     if solutions:

@@ -124,20 +124,25 @@ def _machine_id() -> str:
     return f"{cpu_name()} ({os.cpu_count()} cores)"
 
 
+def parse_probe_seconds(text: str) -> float:
+    """A ``MEDEVAL_PROBE_SECONDS`` value: a positive, finite number of seconds; ParameterError naming it else."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (value > 0 and math.isfinite(value)):
+        from medeval.runtime.params import ParameterError
+
+        raise ParameterError(f"MEDEVAL_PROBE_SECONDS={text!r}: expected a positive number of seconds")
+    return value
+
+
 def local_probe_seconds() -> float:
     """This machine's probe time, measured once and kept in ``_runs/machine-speed.json`` (per CPU model and core
     count, so a run store moved to another machine measures again). ``MEDEVAL_PROBE_SECONDS`` overrides it."""
     forced = os.environ.get("MEDEVAL_PROBE_SECONDS")
     if forced:
-        try:
-            value = float(forced)
-        except ValueError:
-            value = -1.0
-        if not (value > 0 and math.isfinite(value)):
-            from medeval.runtime.params import ParameterError
-
-            raise ParameterError(f"MEDEVAL_PROBE_SECONDS={forced!r}: expected a positive number of seconds")
-        return value
+        return parse_probe_seconds(forced)
     path = runs_dir() / "machine-speed.json"
     known = _read_json(path)
     machine = _machine_id()
@@ -177,6 +182,16 @@ def local_estimate(model_seconds: float | None) -> float | None:
         return None
     factor = speed_factor()
     return seconds * (factor if factor is not None else 1.0)
+
+
+def local_seconds(model_seconds: float | None) -> float | None:
+    """The estimate scaled to this machine (the reference machine's when this one's speed is unknown); None
+    when no model was calibrated for these parameters."""
+    ref = reference_seconds(model_seconds)
+    if ref is None:
+        return None
+    factor = speed_factor()
+    return ref * (factor if factor is not None else 1.0)
 
 
 def describe_local_estimate(model_seconds: float | None) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from medeval.runtime.cache_keys import cache_key
-from medeval.runtime.calibration import describe_local_estimate, record_local_timing
+from medeval.runtime.calibration import describe_local_estimate, local_seconds, record_local_timing
 from medeval.runtime.numerics import numerics_environment, numerics_mode
 from medeval.runtime.params import (
     PROFILES,
@@ -125,6 +125,10 @@ def _kill_kernels(managers: list) -> None:
                 os.killpg(pgid, signal.SIGKILL)
 
 
+#: a run estimated above this on this machine needs ``--yes`` (``confirm_long``) to start
+LONG_RUN_SECONDS = 2 * 3600.0
+
+
 def run_chapter(
     chapter_id: str,
     profile: str = "default",
@@ -133,8 +137,12 @@ def run_chapter(
     force: bool = False,
     out_dir: Path | None = None,
     log=None,
+    confirm_long: bool = False,
 ) -> ExecutionResult:
-    """Execute one chapter (or reuse its cached execution) and return its recorded results."""
+    """Execute one chapter (or reuse its cached execution) and return its recorded results.
+
+    A run estimated at more than :data:`LONG_RUN_SECONDS` on this machine is refused unless ``confirm_long``
+    (``--yes``): a parameter set estimated at 1,706 hours used to start without a word."""
     import jupytext
     import nbformat
     import papermill
@@ -146,6 +154,14 @@ def run_chapter(
     params = resolve_params(chapter_id, profile, overrides)  # refuses bad values before any compute
     numerics = numerics_mode()  # refuses a bad MEDEVAL_NUMERICS before any compute
     estimate = preflight(chapter_id, params)  # refuses what this machine cannot run: data, CUDA, memory
+    local = local_seconds(estimate.seconds)
+    if local is not None and local > LONG_RUN_SECONDS and not confirm_long:
+        from medeval.runtime.params import PreflightError, format_seconds
+
+        raise PreflightError(
+            f"chapter {chapter_id!r}: estimated {format_seconds(local)} on this machine, more than "
+            f"{format_seconds(LONG_RUN_SECONDS)} ({estimate.describe(time=False)}); add --yes to start it anyway, or "
+            "lower " + (", ".join(estimate.drivers) if estimate.drivers else "the sizes"))
     params_json = params.model_dump(mode="json")
     if not chapter.notebook.exists():
         raise ParameterError(f"chapter {chapter_id!r}: notebook {chapter.notebook} does not exist")
@@ -189,6 +205,9 @@ def run_chapter(
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)), "cache_hits": 0,
         "pid": os.getpid(),
     }
+    # the staging record: if this process is killed (SIGKILL, the OOM killer), the next medeval command finds it
+    # and lists the run as killed (medeval.runtime.runs.reap_stale)
+    atomic_write_text(staging / "meta.json", json.dumps(meta, indent=1, sort_keys=True))
 
     def publish(status: str, **extra) -> Path:
         meta.update(status=status, wall_time_s=round(time.perf_counter() - t0, 1), **extra)
@@ -203,7 +222,9 @@ def run_chapter(
     import logging
     import tempfile
 
-    kernel_dir = Path(tempfile.mkdtemp(prefix="medeval-kernel-"))  # mode 0700: the kernel's sockets live here
+    # mode 0700: the kernel's sockets live here; the runner's pid in the name lets a later command remove the folder
+    # of a runner that was killed (medeval.runtime.runs.reap_stale)
+    kernel_dir = Path(tempfile.mkdtemp(prefix=f"medeval-kernel-{os.getpid()}-"))
     managers: list = []
     papermill_log = logging.getLogger("papermill")
     if not any(isinstance(f, _NotUnknown) for f in papermill_log.filters):
@@ -298,6 +319,29 @@ def grid_cache_summary(chapter_id: str | None = None) -> list[dict[str, Any]]:
                          "entries": sum(f.suffix == ".json" and not f.name.startswith(".") for f in files),
                          "bytes": sum(f.stat().st_size for f in files), "path": chapter_dir})
     return rows
+
+
+def verify_grid_cache(chapter_id: str | None = None, profile: str | None = None) -> dict[str, Any]:
+    """Read every grid-cache entry of one chapter (or all), for one profile (or all), as a run would
+    (:func:`medeval.runtime.grid_store.read_entry`: key, ``.npz`` checksum, content digest, format).
+
+    Returns ``{"checked": n, "bad": [{"path", "problem"}, ...]}``; nothing is changed (a run recomputes a bad
+    entry when it meets it, and ``medeval cache clear`` removes a chapter's folder)."""
+    from medeval.runtime.grid_store import GridEntryError, read_entry
+
+    checked, bad = 0, []
+    for row in grid_cache_summary(chapter_id):
+        if profile is not None and row["profile"] != profile:
+            continue
+        for meta in sorted(row["path"].rglob("*.json")):
+            if meta.name.startswith("."):
+                continue
+            checked += 1
+            try:
+                read_entry(meta.parent, meta.stem)
+            except GridEntryError as exc:
+                bad.append({"path": meta, "problem": str(exc)})
+    return {"checked": checked, "bad": bad}
 
 
 def clear_grid_cache(chapter_id: str | None = None, profile: str | None = None) -> list[Path]:

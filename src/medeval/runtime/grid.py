@@ -106,6 +106,9 @@ def share_cores(threads: int) -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(threads)
+    from medeval.runtime.lifetime import watch_parent
+
+    watch_parent()  # a worker dies with its kernel (medeval.runtime.lifetime)
 
 
 def run_grid(

@@ -2,10 +2,18 @@
 
 A finished grid run is stored as two files named by its key: ``<key>.npz`` holds every numpy array of the result
 (written and read with ``allow_pickle=False``) and ``<key>.json`` holds everything else as tagged JSON, the key
-itself and the sha256 of the ``.npz`` bytes. Reading never executes anything from the files: JSON is data, arrays
-of ``object`` dtype are refused on write and on read, and a dataclass is rebuilt only when its class lives in
-``medeval`` (by calling its constructor with the stored fields). An entry whose key, checksum or format does not
-match is reported and recomputed, never used.
+itself, the sha256 of the ``.npz`` bytes and a content digest: the sha256 of the key, the key's parts (the code
+and environment digests among them), the canonical JSON of the value and the ``.npz`` digest, bound together
+(:func:`content_digest`). Reading never executes anything from the files: JSON is data, arrays of ``object`` dtype
+are refused on write and on read, and a dataclass is rebuilt only when its class lives in ``medeval`` (by calling
+its constructor with the stored fields). An entry whose key, checksum, content digest or format does not match is
+reported and recomputed, never used: a truncated or flipped file, an edited value (``accuracy`` set to 0.0), two
+entries swapped, or an entry whose key field was edited to match its new name.
+
+The digest is not a signature: whoever can write the cache can also recompute it. An HMAC under a
+per-installation key would stop that only if the key were unreadable to that person, and the cache lives in the
+user's own run store beside anything such a key would be kept in; so the digest guards against damage and stray
+edits (bit rot, a hand edit, a copied file), not against a deliberate forger with the user's permissions.
 
 What can be stored: ``None``, booleans, integers, floats (NaN and infinities included), strings, lists, tuples,
 dicts (any hashable JSON-able keys), numpy arrays and scalars of non-object dtype, pandas ``DataFrame`` and
@@ -24,7 +32,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-FORMAT = "medeval-grid-entry/1"
+FORMAT = "medeval-grid-entry/2"
 
 
 class GridEntryError(ValueError):
@@ -158,6 +166,18 @@ def entry_paths(cache: Path, key: str) -> tuple[Path, Path]:
     return cache / f"{key}.json", cache / f"{key}.npz"
 
 
+def content_digest(key: str, key_parts: dict, payload: Any, npz_sha256: str) -> str:
+    """sha256 of an entry's key, key parts, value (canonical JSON: sorted keys, no whitespace) and ``.npz``
+    digest, each length-prefixed so that no two different entries share the byte string."""
+    h = hashlib.sha256()
+    for part in (key, json.dumps(key_parts, sort_keys=True, separators=(",", ":"), allow_nan=False),
+                 json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False), npz_sha256):
+        data = str(part).encode()
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()
+
+
 def write_entry(cache: Path, key: str, value: Any, key_parts: dict | None = None) -> None:
     """Store ``value`` under ``key`` atomically: the ``.npz`` first, then the ``.json`` that commits it."""
     import numpy as np
@@ -167,8 +187,10 @@ def write_entry(cache: Path, key: str, value: Any, key_parts: dict | None = None
     buffer = io.BytesIO()
     np.savez(buffer, **enc.arrays)
     blob = buffer.getvalue()
-    meta = {"format": FORMAT, "key": key, "key_parts": key_parts or {}, "npz_sha256": hashlib.sha256(blob).hexdigest(),
-            "value": payload}
+    npz_sha256 = hashlib.sha256(blob).hexdigest()
+    parts = key_parts or {}
+    meta = {"format": FORMAT, "key": key, "key_parts": parts, "npz_sha256": npz_sha256,
+            "content_sha256": content_digest(key, parts, payload, npz_sha256), "value": payload}
     text = json.dumps(meta, allow_nan=False)
     json_path, npz_path = entry_paths(cache, key)
     for path, data in ((npz_path, blob), (json_path, text.encode())):
@@ -196,6 +218,12 @@ def read_entry(cache: Path, key: str) -> Any:
         raise GridEntryError(f"{npz_path.name}: missing ({exc.__class__.__name__})") from None
     if hashlib.sha256(blob).hexdigest() != meta.get("npz_sha256"):
         raise GridEntryError(f"{npz_path.name}: checksum mismatch (the file was changed or truncated)")
+    try:
+        expected = content_digest(key, meta.get("key_parts") or {}, meta.get("value"), str(meta.get("npz_sha256")))
+    except (TypeError, ValueError) as exc:
+        raise GridEntryError(f"{json_path.name}: cannot be digested ({exc.__class__.__name__})") from None
+    if expected != meta.get("content_sha256"):
+        raise GridEntryError(f"{json_path.name}: content digest mismatch (a value, key or key part was edited)")
     try:
         with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}

@@ -90,6 +90,10 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
               file=sys.stderr)
     seed_everything(params.seed)
     _configure_display()
+    if os.environ.get("MEDEVAL_RESULTS_FILE"):  # a kernel started by `medeval run` dies with it
+        from medeval.runtime.lifetime import watch_parent
+
+        watch_parent()
     if _state.get("memory") is not None:
         _state["memory"].stop()
     _state.clear()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 import os
+import re
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +20,15 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from medeval import _yaml
@@ -127,17 +137,25 @@ def format_seconds(s: float) -> str:
     return f"{s:.0f} s" if s < 120 else (f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h")
 
 
+def parse_memory(text: str, name: str = "MEDEVAL_MEMORY_LIMIT") -> int:
+    """Bytes from ``8G``, ``512M``, ``1.5GiB`` or a plain number; :class:`ParameterError` naming ``name`` else."""
+    units = {"K": 1024, "M": MIB, "G": GIB}
+    value = text.strip().upper().removesuffix("IB").removesuffix("B")
+    try:
+        out = float(value[:-1]) * units[value[-1]] if value[-1] in units else float(value)
+    except (ValueError, IndexError):
+        raise ParameterError(f"{name}={text!r}: expected bytes, e.g. 8G or 512M") from None
+    if not math.isfinite(out):
+        raise ParameterError(f"{name}={text!r}: expected bytes, e.g. 8G or 512M")
+    return int(out)
+
+
 def available_memory_bytes() -> int | None:
     """Memory this run may use: ``MEDEVAL_MEMORY_LIMIT`` (bytes, or with a K/M/G suffix) when set, else the
     operating system's available memory (psutil), else ``None`` (unknown: not checked)."""
     limit = os.environ.get("MEDEVAL_MEMORY_LIMIT")
     if limit:
-        units = {"K": 1024, "M": MIB, "G": GIB}
-        text = limit.strip().upper().removesuffix("IB").removesuffix("B")
-        try:
-            return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(float(text))
-        except (ValueError, IndexError):
-            raise ParameterError(f"MEDEVAL_MEMORY_LIMIT={limit!r}: expected bytes, e.g. 8G or 512M") from None
+        return parse_memory(limit)
     try:
         import psutil
     except ImportError:  # pragma: no cover - psutil is a dependency
@@ -163,6 +181,13 @@ class ChapterParams(BaseModel):
 
     #: resident memory of a kernel that has imported what the chapter needs (numpy, pandas, matplotlib, torch ...)
     base_memory: typing.ClassVar[int] = 400 * MIB
+
+    @field_validator("scheduler")
+    @classmethod
+    def _scheduler_address(cls, value: str | None) -> str | None:
+        if value is not None:
+            scheduler_endpoint(value)  # raises ValueError naming the expected form
+        return value
 
     # ---- cross-field rules: checked whenever a parameter set is built or changed, before any compute ----------
     def violations(self) -> list[Violation]:
@@ -240,7 +265,10 @@ class Chapter:
 
 
 def load_chapter(path: Path) -> Chapter:
-    raw = _yaml.safe_load(path.read_text()) or {}
+    try:
+        raw = _yaml.safe_load(path.read_text()) or {}
+    except _yaml.YAMLExpansionError as exc:
+        raise ParameterError(f"{path}: {exc}") from None
     required = ("title", "notebook", "schema", "profiles")
     missing = [k for k in required if k not in raw]
     if missing:
@@ -372,6 +400,49 @@ def resolve_params(chapter_id: str, profile: str = "default", overrides: dict[st
         raise ParameterError(_validation_message(chapter_id, schema, exc, values)) from None
 
 
+#: the address forms of a Dask scheduler medeval accepts: scheme://host:port (host a name, an IPv4 address or a
+#: bracketed IPv6 address)
+_SCHEDULER_ADDRESS = re.compile(r"^(?P<scheme>tcp|tls)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(?P<port>\d{1,5})$")
+#: seconds a scheduler has to accept a connection, and to report its workers, before the run is refused
+SCHEDULER_TIMEOUT = 3.0
+
+
+def scheduler_endpoint(address: str) -> tuple[str, int]:
+    """``(host, port)`` of a scheduler address ``tcp://host:port`` or ``tls://host:port``; ValueError else."""
+    match = _SCHEDULER_ADDRESS.match(address.strip()) if isinstance(address, str) else None
+    port = int(match["port"]) if match else 0
+    if not match or not 1 <= port <= 65535:
+        raise ValueError(f"expected a Dask scheduler address tcp://host:port or tls://host:port (port 1-65535), got "
+                         f"{address!r}")
+    return match["host"].strip("[]"), port
+
+
+def scheduler_problems(address: str, timeout: float = SCHEDULER_TIMEOUT) -> list[str]:
+    """Why the scheduler at ``address`` cannot take a run, checked in seconds before any compute: no connection
+    within ``timeout`` (a wrong host or port: a Dask client would wait 30 s, then the run would die mid-way), or a
+    scheduler without workers (a grid would wait for ever)."""
+    import socket
+
+    host, port = scheduler_endpoint(address)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        return [f"scheduler={address!r}: nothing answers there within {timeout:g} s ({exc.__class__.__name__}: "
+                f"{exc.strerror or exc}); start the scheduler, or set scheduler=null for local processes"]
+    try:
+        from distributed import Client
+
+        with Client(address, timeout=timeout) as client:
+            workers = client.scheduler_info().get("workers", {})
+    except Exception as exc:  # noqa: BLE001 - any failure to talk to it is reported as such
+        return [f"scheduler={address!r}: a connection opens but no Dask scheduler answers ({exc.__class__.__name__})"]
+    if not workers:
+        return [f"scheduler={address!r}: the scheduler has no workers, so the grid would wait for ever; start "
+                "workers (dask worker ADDRESS) or set scheduler=null"]
+    return []
+
+
 def preflight(chapter_id: str, params: ChapterParams, *, available: int | None = None) -> ResourceEstimate:
     """Check, before any compute, that this machine can run ``params``; return the resource estimate.
 
@@ -401,6 +472,8 @@ def preflight(chapter_id: str, params: ChapterParams, *, available: int | None =
 
         if not torch.cuda.is_available():
             problems.append("device='cuda' but no CUDA device is visible to torch; use device=auto or cpu")
+    if params.scheduler is not None:
+        problems += scheduler_problems(params.scheduler)
     problems += params.preflight_problems()
     if problems:
         raise PreflightError(f"chapter {chapter_id!r} cannot run here:\n" + "\n".join(f"  {p}" for p in problems))
@@ -414,6 +487,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         raise ParameterError(f"--set expects key=value, got {text!r}")
     try:
         parsed = _yaml.safe_load(value)
+    except _yaml.YAMLExpansionError as exc:
+        raise ParameterError(f"--set {key.strip()}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ParameterError(f"--set {key}: cannot read value {value!r}: {exc}") from None
     return key.strip(), parsed

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,16 +118,47 @@ def list_runs(profile_dir: Path, chapter_id: str | None = None) -> list[Run]:
                 continue
             try:
                 meta = json.loads(meta_path.read_text())
-            except (OSError, json.JSONDecodeError):
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                _skip(meta_path, "not readable JSON")
+                continue
+            if not isinstance(meta, dict) or not isinstance(meta.get("started", ""), str):
+                _skip(meta_path, "not a run record (a JSON object with the run's fields)")
                 continue
             runs.append(Run(run_dir, meta))
     return sorted(runs, key=lambda r: (r.meta.get("started", ""), r.id))
 
 
+def _skip(path: Path, why: str) -> None:
+    """Say once per process that a file of the run store is skipped (junk beside the runs never stops a command)."""
+    if str(path) not in _SKIPPED:
+        _SKIPPED.add(str(path))
+        print(f"[medeval] skipping {path}: {why}", file=sys.stderr, flush=True)
+
+
+_SKIPPED: set[str] = set()
+
+
 def find_good_run(profile_dir: Path, chapter_id: str, key: str) -> Run | None:
-    """The newest run that finished and was computed with ``key``."""
+    """The newest run that finished, was computed with ``key`` and whose results and notebook are intact; a damaged
+    one (a truncated ``results.json``, a missing notebook) is skipped with a message, so the chapter is computed
+    again instead of every cached lookup failing until ``--force``."""
     good = [r for r in list_runs(profile_dir, chapter_id) if r.status == "ok" and r.meta.get("key") == key]
-    return good[-1] if good else None
+    for run in reversed(good):
+        problem = _damage(run)
+        if problem is None:
+            return run
+        _skip(run.path, f"a cached run that cannot be used ({problem}); computing it again")
+    return None
+
+
+def _damage(run: Run) -> str | None:
+    if not run.notebook.is_file():
+        return "notebook.ipynb is missing"
+    try:
+        results = json.loads((run.path / "results.json").read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return f"results.json is not readable ({exc.__class__.__name__})"
+    return None if isinstance(results, dict) else "results.json is not a JSON object"
 
 
 def publish(staging: Path, profile_dir: Path, chapter_id: str, run_id: str) -> Path:
@@ -141,6 +173,52 @@ def publish(staging: Path, profile_dir: Path, chapter_id: str, run_id: str) -> P
     meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True))
     os.rename(staging, target)
     return target
+
+
+def reap_stale(runs_root: Path, log=None) -> list[str]:
+    """Tidy what killed runners left: a staging folder whose runner (the pid its name ends with) is no longer alive
+    is published as a run with status ``killed`` when it holds its record (``meta.json``), else removed; a kernel
+    folder ``medeval-kernel-<pid>-*`` of a dead runner in the temporary directory is removed. Returns what was done,
+    one line each (also given to ``log``). Called by every medeval command as it starts."""
+    import tempfile
+
+    from medeval.runtime.lifetime import pid_alive
+
+    done: list[str] = []
+    root = Path(runs_root)
+    stagings = root.glob("*/*/.staging/*") if root.is_dir() else []
+    for staging in sorted(stagings):
+        pid = staging.name.rsplit("-", 1)[-1]
+        if not staging.is_dir() or not pid.isdigit() or pid_alive(int(pid)):
+            continue
+        profile_dir, chapter_id = staging.parent.parent.parent, staging.parent.parent.name
+        meta_path = staging / "meta.json"
+        try:
+            meta = json.loads(meta_path.read_text()) if meta_path.is_file() else None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            meta = None
+        try:
+            with lock(profile_dir, chapter_id, timeout=5):
+                if not staging.exists():
+                    continue
+                if isinstance(meta, dict) and meta.get("status") == "running":
+                    meta.update(status="killed", ended_by="its runner (pid " + pid + ") died without finishing")
+                    atomic_write_text(meta_path, json.dumps(meta, indent=1, sort_keys=True))
+                    target = publish(staging, profile_dir, chapter_id, staging.name.rsplit("-", 1)[0])
+                    done.append(f"run {target.name} of {chapter_id}: its runner was killed; kept as 'killed'")
+                else:
+                    shutil.rmtree(staging, ignore_errors=True)
+                    done.append(f"removed the staging folder {staging} of a killed runner")
+        except Exception as exc:  # noqa: BLE001 - tidying must never stop the command that called it
+            done.append(f"could not tidy {staging}: {exc.__class__.__name__}")
+    for kernel_dir in Path(tempfile.gettempdir()).glob("medeval-kernel-*-*"):
+        pid = kernel_dir.name.split("-")[2]
+        if kernel_dir.is_dir() and pid.isdigit() and not pid_alive(int(pid)):
+            shutil.rmtree(kernel_dir, ignore_errors=True)
+            done.append(f"removed the kernel folder {kernel_dir} of a killed runner")
+    for line in done:
+        (log or (lambda m: print(f"[medeval] {m}", file=sys.stderr, flush=True)))(line)
+    return done
 
 
 def note_cache_hit(run: Run) -> None:
