@@ -221,6 +221,11 @@ def _runs(args) -> int:
 
     root = runs_dir()
     if args.command == "compare":
+        for option, target in (("--markdown", args.markdown), ("--html", args.html)):
+            if target and not Path(target).resolve().parent.is_dir():
+                raise ParameterError(f"{option} {target}: the folder {Path(target).resolve().parent} does not exist")
+            if target and Path(target).is_dir():
+                raise ParameterError(f"{option} {target}: a folder; give a file name")
         try:
             a, b = runs.find_run(args.run_a, root), runs.find_run(args.run_b, root)
         except LookupError as exc:

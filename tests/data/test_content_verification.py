@@ -267,9 +267,10 @@ def test_pcam_reader_refuses_truncated_file_and_failed_chunk_checksums(repo):
     root = repo / "cache" / "pcam"
     with r.PCamH5.from_dir(root, "valid") as ds:
         assert ds[:][0].shape == (32, 96, 96, 3)
-    # a zeroed block in a file with chunk checksums (fletcher32): HDF5 fails the read, the reader names pcam
+    # a zeroed block (size kept): the reader hashes a file once per version, so the changed file is refused by its
+    # sha256 before HDF5 reads it (its chunk checksums would also fail the read)
     _zero_block(root / PCAM_VALID_X)
-    with pytest.raises(m.DatasetCorruptError, match=r"dataset 'pcam'.*valid_x\.h5: HDF5 read failed.*--force"):
+    with pytest.raises(m.DatasetCorruptError, match=r"dataset 'pcam'.*valid_x\.h5 CORRUPT.*--force"):
         with r.PCamH5.from_dir(root, "valid") as ds:
             ds[:]
     # truncated: refused on open (the reader opens lazily, e.g. in a DataLoader worker), before HDF5 reads
@@ -279,6 +280,31 @@ def test_pcam_reader_refuses_truncated_file_and_failed_chunk_checksums(repo):
         len(ds)
     with pytest.raises(m.DatasetCorruptError, match=r"test_x\.h5 TRUNCATED"):
         r.PCamH5.from_dir(root, "test")
+
+
+def test_a_reader_hashes_each_file_once_per_version_and_refuses_damage_that_keeps_the_size(repo, monkeypatch):
+    """Size-preserving damage (4 KiB zeroed in a contiguous HDF5 file, which HDF5 reads back silently) was caught
+    by a full `data verify` but read silently by a run. A reader now checks the file's sha256 against the record the
+    first time it meets each version of the file (size, mtime, inode), and only then."""
+    monkeypatch.setenv("MEDEVAL_RUNS", str(repo / "runs"))
+    _fetch("pcam")
+    root = repo / "cache" / "pcam"
+    hashed: list[str] = []
+    real = m.file_hash
+    monkeypatch.setattr(m, "file_hash", lambda path, *a, **k: hashed.append(str(path)) or real(path, *a, **k))
+    for _ in range(3):
+        with r.PCamH5.from_dir(root, "test") as ds:
+            assert ds[:][0].shape == (40, 96, 96, 3)
+    assert hashed.count(str(root / PCAM_TEST_X)) == 1  # once for this version, whatever the number of reads
+    assert (repo / "runs" / "data-verified.json").is_file()
+    _zero_block(root / PCAM_TEST_X)
+    with pytest.raises(m.DatasetCorruptError, match=r"dataset 'pcam'.*test_x\.h5 CORRUPT.*fetch pcam --force"):
+        with r.PCamH5.from_dir(root, "test") as ds:
+            ds[:]
+    # `data verify` always hashes (a file can change without its mtime changing: bit rot)
+    hashed.clear()
+    m.verify(["pcam"])
+    assert str(root / PCAM_TEST_X) in hashed
 
 
 def test_slide_reader_refuses_a_truncated_slide(repo):
@@ -394,6 +420,28 @@ def test_manual_dataset_is_recorded_on_request_then_checked(repo, capsys):
     # re-recording reports what changed since the previous record
     assert cli.main(["verify", "camelyon16", "--record"]) == 0
     assert "1 file(s) changed since the previous record: testing/images/test_001.tif" in capsys.readouterr().out
+
+
+def test_a_file_the_record_does_not_list_is_reported_and_strict_fails_on_it(repo, capsys):
+    """An extra slide copied into a recorded CAMELYON16 folder passed `data verify` unnoticed: it is now reported
+    as UNRECORDED (a warning), and --strict fails on it."""
+    root = repo / "cache" / "camelyon16"
+    (root / "testing" / "images").mkdir(parents=True)
+    (root / SLIDE).write_bytes((repo / "src" / "test_001.tif").read_bytes())
+    assert cli.main(["verify", "camelyon16", "--record"]) == 0
+    assert [s.status for s in m.verify(["camelyon16"])] == ["ok"]
+    extra = root / "testing" / "images" / "test_099.tif"
+    extra.write_bytes((repo / "src" / "test_001.tif").read_bytes())
+    statuses = m.verify(["camelyon16"])
+    assert sorted(s.status for s in statuses) == ["ok", "unrecorded"]
+    [unrecorded] = [s for s in statuses if s.status == "unrecorded"]
+    assert unrecorded.path == str(extra) and not unrecorded.is_problem and "--record" in unrecorded.remedy
+    capsys.readouterr()
+    assert cli.main(["verify", "camelyon16"]) == 0
+    assert "warning: 1 file(s) not in their dataset's content record" in capsys.readouterr().out
+    assert cli.main(["verify", "camelyon16", "--strict"]) == 1
+    out = capsys.readouterr().out
+    assert "UNRECORDED  camelyon16:" in out and "test_099.tif" in out and "1 unrecorded" in out
 
 
 def test_record_refusals(repo, capsys):

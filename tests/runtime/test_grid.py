@@ -63,6 +63,60 @@ def test_dask_local_cluster(tmp_path):
     assert not list(tmp_path.glob("*.pkl"))
 
 
+def die_once(x: int, log_dir: str, die_on: int) -> int:
+    """x * x, but the first call with ``die_on`` kills its worker process (as SIGKILL or the OOM killer would)."""
+    marker = Path(log_dir, f"died-{x}")
+    if x == die_on and not marker.exists():
+        marker.write_text("")
+        os._exit(9)
+    return x * x
+
+
+def die_always(x: int, die_on: int) -> int:
+    if x == die_on:
+        os._exit(9)
+    return x * x
+
+
+def test_a_dead_worker_is_retried_and_the_grid_completes_as_undisturbed(tmp_path):
+    messages: list[str] = []
+    grid = [{"x": x, "log_dir": str(tmp_path), "die_on": 2} for x in range(6)]
+    assert run_grid(die_once, grid, max_workers=2, log=messages.append) == [x * x for x in range(6)]
+    assert (tmp_path / "died-2").exists() and len(messages) == 1 and "a grid worker died" in messages[0]
+
+
+def test_a_run_that_kills_its_worker_twice_is_named():
+    from medeval.runtime.grid import GridWorkerError
+
+    with pytest.raises(GridWorkerError, match=r"grid run 3 of .*die_always killed its worker twice.*x=3, die_on=3"):
+        run_grid(die_always, [{"x": x, "die_on": 3} for x in range(5)], max_workers=2, log=lambda m: None)
+
+
+@pytest.mark.slow
+def test_dask_retries_the_tasks_of_a_killed_worker():
+    """A Dask worker killed mid-grid: the scheduler reruns its tasks on the other worker (and the nanny restarts
+    it), and the grid completes with every result."""
+    import subprocess
+    import threading
+    import time
+
+    import psutil
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        grid = [{"args": ["sleep", "0.2"], "check": True} for _ in range(30)]
+        out: dict = {}
+        runner = threading.Thread(target=lambda: out.update(r=run_grid(subprocess.run, grid,
+                                                                        scheduler=cluster.scheduler_address)))
+        runner.start()
+        time.sleep(1.0)  # tasks are running on both workers
+        victim = next(iter(cluster.scheduler.workers.values()))
+        psutil.Process(victim.pid).kill()
+        runner.join(timeout=120)
+        assert not runner.is_alive()
+    assert len(out["r"]) == 30 and all(r.returncode == 0 for r in out["r"])
+
+
 def test_pool_spawns_its_workers_once_cuda_is_initialised(monkeypatch):
     """A forked child cannot use CUDA that the parent initialised (the failure of chapters 4a/4b's gpu profile on
     an H200): with CUDA initialised the local pool uses spawn, and the grid still runs; on the CPU it forks."""

@@ -242,6 +242,27 @@ def test_cache_verify_reports_every_damaged_entry(tmp_path):
     assert "b" * 12 in bad.stdout
 
 
+def test_cache_clear_waits_for_a_computing_run_and_compare_checks_its_output_folders(tmp_path):
+    """`cache clear` while a run computed killed that run; `compare --markdown` into a missing folder failed after
+    printing. Both are refused first, by name."""
+    env = {**os.environ, "MEDEVAL_RUNS": str(tmp_path)}
+    folder = tmp_path / "grid-cache" / "smoke" / "03-eve" / "data-x"
+    folder.mkdir(parents=True)
+    write_entry(folder, "c" * 64, {"a": np.arange(3)})
+    live = tmp_path / "smoke" / "03-eve" / ".staging" / f"20261127-000000-abcdef12-{os.getpid()}"
+    live.mkdir(parents=True)  # this test process stands for a runner that is computing
+    busy = subprocess.run([sys.executable, "-m", "medeval.cli", "cache", "clear", "03-eve"], env=env,
+                          capture_output=True, text=True)
+    assert busy.returncode == 2 and "a run is computing" in busy.stderr and folder.exists()
+    live.rmdir()
+    done = subprocess.run([sys.executable, "-m", "medeval.cli", "cache", "clear", "03-eve"], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and not folder.exists()
+    cmp = subprocess.run([sys.executable, "-m", "medeval.cli", "compare", "a", "b", "--markdown",
+                          str(tmp_path / "missing" / "cmp.md")], env=env, capture_output=True, text=True)
+    assert cmp.returncode == 2 and "does not exist" in cmp.stderr and not cmp.stdout
+
+
 def test_no_pickle_anywhere_in_the_grid_module():
     for module in (grid, grid_store):
         source = Path(module.__file__).read_text()

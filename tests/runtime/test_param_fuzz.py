@@ -220,3 +220,82 @@ def test_bounded_draws_run_or_are_refused_before_compute(chapter_id, tmp_path, m
         report = Path(os.environ.get("MEDEVAL_FUZZ_REPORT", "_build/fuzz"))
         report.mkdir(parents=True, exist_ok=True)
         (report / f"{chapter_id}.json").write_text(json.dumps(stats, indent=1))
+
+
+# ---- invalid draws: every one refused before compute (issue #35, item 1) ------------------------------------
+
+
+def _numeric_list_fields(schema) -> dict[str, tuple[float, float]]:
+    """Fields that are lists of numbers, with their elements' (lower, upper) bounds."""
+    out = {}
+    for name, info in schema.model_fields.items():
+        annotation = info.annotation
+        args = typing.get_args(annotation)
+        if typing.get_origin(annotation) is not list or not args:
+            continue
+        element = args[0]
+        if typing.get_origin(element) is not typing.Annotated or typing.get_args(element)[0] not in (int, float):
+            continue
+        b = _bounds([m for a in typing.get_args(element)[1:] for m in getattr(a, "metadata", [a])])
+        out[name] = (b.get("ge", b.get("gt")), b.get("le", b.get("lt")))
+    return out
+
+
+def _alias_bomb(levels: int, width: int) -> str:
+    nodes = ["&a0 [" + ", ".join(["1"] * width) + "]"]
+    nodes += [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "[" + ", ".join(nodes) + "]"
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_invalid_draws_are_refused_naming_what_is_wrong(chapter_id):
+    """Hypothesis draws invalid inputs of four kinds and every one is refused before any compute, naming the field
+    or variable: a list element beyond its bound, a YAML alias bomb, a malformed scheduler address, a bad
+    MEDEVAL_* variable."""
+    from medeval.runtime.environment import environment_problems
+    from medeval.runtime.params import parse_assignment
+
+    schema = chapters()[chapter_id].schema
+    lists = _numeric_list_fields(schema)
+
+    def out_of_bounds(name):
+        lower, upper = lists[name]
+        is_int = typing.get_args(typing.get_args(schema.model_fields[name].annotation)[0])[0] is int
+        below = (lower - 1 if is_int else lower - 0.5) if lower is not None else None
+        above = (upper + 1 if is_int else upper + 0.5) if upper is not None else None
+        return st.sampled_from([v for v in (below, above) if v is not None])
+
+    kinds = [
+        st.tuples(st.just("scheduler"), st.text(max_size=30).filter(lambda t: "://" not in t)),
+        st.tuples(st.just("bomb"), st.tuples(st.integers(6, 9), st.integers(8, 12))),
+        st.tuples(st.just("env"), st.sampled_from(["MEDEVAL_KEEP_RUNS", "MEDEVAL_GRID_FRESH", "MEDEVAL_NUMERICS",
+                                                   "MEDEVAL_PROBE_SECONDS", "MEDEVAL_KEEP_RUN"])),
+    ]
+    if lists:
+        kinds.append(st.tuples(st.just("element"), st.sampled_from(sorted(lists)).flatmap(
+            lambda name: st.tuples(st.just(name), out_of_bounds(name)))))
+
+    @settings(max_examples=40, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.one_of(kinds))
+    def check(draw):
+        kind, value = draw
+        t0 = time.perf_counter()
+        if kind == "env":
+            problems = environment_problems({value: "not-a-value"})
+            assert len(problems) == 1 and problems[0].startswith(value), problems
+            return
+        if kind == "bomb":
+            with pytest.raises(ParameterError, match="expands to more than"):
+                parse_assignment(f"{next(iter(lists), 'seed')}={_alias_bomb(*value)}")
+        elif kind == "scheduler":
+            with pytest.raises(ParameterError, match="scheduler"):
+                resolve_params(chapter_id, "smoke", {"scheduler": value})
+        else:
+            name, bad = value
+            smoke = resolve_params(chapter_id, "smoke")
+            with pytest.raises(ParameterError, match=re.escape(name)):
+                resolve_params(chapter_id, "smoke", {name: [*getattr(smoke, name)[:-1], bad]})
+        assert time.perf_counter() - t0 < 1.0
+
+    check()

@@ -287,6 +287,29 @@ def test_a_failing_notebook_is_kept_as_a_failed_run_never_served(tmp_path, monke
     assert listed[0].notebook.exists() and "boom" in listed[0].meta["error"]
 
 
+@pytest.mark.slow
+def test_a_dying_kernel_is_reported_with_its_cell_and_memory_and_the_grid_resumes(tmp_path, monkeypatch):
+    """A kernel that dies (here os._exit after the grid; the OOM killer would do the same) used to surface as a
+    bare DeadKernelError traceback. Now: the cell, the peak memory the runner saw, the estimate, a failed run
+    kept, and the next run served from the grid cache."""
+    env = _sandbox(tmp_path)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    nb = tmp_path / "notebooks" / "A2-rerun.py"
+    original = nb.read_text()
+    nb.write_text(original.replace("summary = rerun_demo.summarise(runs)",
+                                   "import os\nos._exit(9)\nsummary = rerun_demo.summarise(runs)"))
+    with pytest.raises(ChapterExecutionError, match=r"the kernel died in cell \d+ \(killed, or out of memory: peak "
+                                                    r"memory seen .*, estimated .*\).*resumes") as info:
+        run_chapter("A2-rerun", "smoke", log=lambda _: None)
+    assert "Traceback" not in str(info.value)
+    [failed] = runs.list_runs(tmp_path / "_runs" / "smoke", "A2-rerun")
+    assert failed.status == "failed" and failed.meta["error"] == "the kernel died"
+    assert failed.meta["peak_memory_seen_bytes"] > 100 * 2**20  # the kernel's own imports at least
+    cached = sum(1 for _ in (tmp_path / "_runs" / "grid-cache" / "smoke" / "A2-rerun").rglob("*.json"))
+    assert cached > 0  # the grid ran before the kernel died, and its runs were kept
+
+
 def test_compare_marks_changed_verdicts_and_checks(tmp_path):
     def fake(run_id, n, verdict, passed, auc):
         path = tmp_path / "smoke" / "03-eve" / run_id

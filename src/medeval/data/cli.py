@@ -2,11 +2,13 @@
 
 ``verify`` checks every file against what was recorded for it (``data_manifest.yaml`` for shipped files and
 published archives, the dataset's content record for the files a fetch unpacked or a user placed) and prints
-one line per file: OK, MISSING, TRUNCATED, CORRUPT or UNCHECKED, with the dataset id, the expected sha256 and
-size, and the remedy. ``--quick`` compares sizes only; ``--record`` writes the content record of a dataset you
-placed by hand, so that later damage is detected.
+one line per file: OK, MISSING, TRUNCATED, CORRUPT, UNCHECKED or UNRECORDED (a file in a recorded dataset
+folder that its record does not list), with the dataset id, the expected sha256 and size, and the remedy.
+``--quick`` compares sizes only; ``--record`` writes the content record of a dataset you placed by hand, so that
+later damage is detected; ``--strict`` fails on UNRECORDED files too.
 
-Exit codes: 0 success (UNCHECKED files do not fail); 1 a file is missing, truncated or corrupt (verify), a
+Exit codes: 0 success (UNCHECKED and UNRECORDED files do not fail, except UNRECORDED with ``--strict``); 1 a file
+is missing, truncated or corrupt (verify), a
 download failed, or the dataset must be obtained manually / is private (fetch prints how); 2 usage errors
 (unknown id, bad arguments).
 """
@@ -58,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
         "(for datasets you placed by hand; later runs of verify compare against it)",
     )
     v.add_argument("-v", "--verbose", action="store_true", help="one line per file, also for large datasets")
+    v.add_argument("--strict", action="store_true",
+                   help="also fail (exit 1) on files a dataset's content record does not list (UNRECORDED)")
     sub.add_parser("where", help="print the data folder ($MEDEVAL_DATA or the user cache)")
     return p
 
@@ -121,16 +125,21 @@ def _print_statuses(statuses: list[m.FileStatus], quick: bool, verbose: bool, ou
             print(f"{'OK':11s} {dataset_id}: {n_ok} files, {what} (--verbose lists them)", file=out)
 
 
-def _cmd_verify(ids: list[str], quick: bool, verbose: bool, out) -> int:
+def _cmd_verify(ids: list[str], quick: bool, verbose: bool, out, strict: bool = False) -> int:
     statuses = m.verify(ids or None, quick=quick)
     _print_statuses(statuses, quick, verbose, out)
-    bad = [s for s in statuses if s.is_problem]
+    extra = [s for s in statuses if s.status == "unrecorded"]
+    if extra:
+        print(f"\n{'error' if strict else 'warning'}: {len(extra)} file(s) not in their dataset's content record "
+              "(UNRECORDED)" + (": --strict fails on them" if strict else ""), file=out)
+    bad = [s for s in statuses if s.is_problem or (strict and s.status == "unrecorded")]
     unchecked = [s for s in statuses if s.status == "unchecked"]
     if bad:
-        print(f"\n{len(bad)} file(s) missing, truncated or corrupt:", file=out)
+        print(f"\n{len(bad)} file(s) missing, truncated or corrupt" + (" (or unrecorded)" if strict else "") + ":",
+              file=out)
         for dataset_id in dict.fromkeys(s.dataset_id for s in bad):
             mine = [s for s in bad if s.dataset_id == dataset_id]
-            counts = {k: sum(s.status == k for s in mine) for k in m.PROBLEM_STATUSES}
+            counts = {k: sum(s.status == k for s in mine) for k in (*m.PROBLEM_STATUSES, "unrecorded")}
             summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
             print(f"  {dataset_id}: {summary}", file=out)
             for remedy in dict.fromkeys(s.remedy for s in mine if s.remedy):
@@ -180,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "verify":
             if args.record:
                 return _cmd_record(args.dataset_ids, out, err)
-            return _cmd_verify(args.dataset_ids, args.quick, args.verbose, out)
+            return _cmd_verify(args.dataset_ids, args.quick, args.verbose, out, strict=args.strict)
         if args.command == "where":
             print(m.data_dir(), file=out)
             return 0

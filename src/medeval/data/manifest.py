@@ -734,6 +734,7 @@ class FileStatus:
     * ``truncated``: smaller than its recorded size;
     * ``corrupt``: larger than recorded, or the right size with another hash;
     * ``unchecked``: present, but nothing was recorded to compare it with (never reported as ok);
+    * ``unrecorded``: present in a recorded dataset folder, but not in its record (an extra file; a warning);
     * ``unavailable``: a dataset not fetched or placed (or private), reported once.
 
     ``expected`` is the recorded checksum (``"sha256:<hex>"`` or ``"md5:<hex>"``) and ``expected_size`` the
@@ -776,8 +777,11 @@ def _check_path(
     quick: bool,
     source: str,
     remedy: str,
+    once_per_version: bool = False,
 ) -> FileStatus:
-    """Compare one file with what was recorded for it (``checksum`` as ``"algo:hex"``) in ``source``."""
+    """Compare one file with what was recorded for it (``checksum`` as ``"algo:hex"``) in ``source``.
+    ``once_per_version`` (a reader's check) skips the hash when the file has not changed since its hash last matched;
+    ``medeval data verify`` always hashes."""
 
     def status(kind: str, detail: str = "") -> FileStatus:
         return FileStatus(dataset_id, str(path), kind, checksum, detail, remedy, size)
@@ -800,10 +804,75 @@ def _check_path(
             return status("unchecked", f"{source} records no size; --quick does not hash")
         return status("ok", f"size matches {source} (not hashed: --quick)")
     algo, want = checksum.split(":", 1)
+    stamp = _stamp(st)
+    if once_per_version and _verified_stamps().get(str(path)) == [*stamp, checksum]:
+        return status("ok", f"{algo} matched {source} when the file last changed (size, mtime and inode since)")
     got = file_hash(path, algo)
     if got != want:
         return status("corrupt", f"got {algo}:{got}")
+    _remember_verified(path, stamp, checksum)
     return status("ok", f"{algo} matches {source}")
+
+
+# ---- content verified once per file version ------------------------------------------------------------------
+# A run reads a data file only after its content was hashed against the record since the file last changed: the
+# (size, mtime, inode) at which its hash last matched is kept in the run store (``data-verified.json``), so a file
+# is hashed once per version, and damage that keeps its size (4 KiB flipped or zeroed in place) changes its mtime
+# and is found before it is read.
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+    return int(st.st_size), int(st.st_mtime_ns), int(st.st_ino)
+
+
+def _verified_path() -> Path | None:
+    """``data-verified.json`` in the run store (``MEDEVAL_RUNS``, else ``_runs`` of the checkout, as
+    :func:`medeval.runtime.paths.runs_dir`, which the data layer does not import); None where there is no run
+    store (a data folder used outside a medeval checkout: every read then hashes)."""
+    env = os.environ.get("MEDEVAL_RUNS")
+    if env:
+        return Path(env) / "data-verified.json"
+    root = repo_root()
+    return root / "_runs" / "data-verified.json" if (root / "params").is_dir() else None
+
+
+_VERIFIED: dict[str, dict] = {}
+
+
+def _verified_stamps() -> dict:
+    path = _verified_path()
+    if path is None:
+        return {}
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return {}
+    cached = _VERIFIED.get(str(path))
+    if cached is None or cached["mtime"] != stamp:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            data = {}
+        cached = {"mtime": stamp, "data": data if isinstance(data, dict) else {}}
+        _VERIFIED[str(path)] = cached
+    return cached["data"]
+
+
+def _remember_verified(path: Path, stamp: tuple[int, int, int], checksum: str) -> None:
+    """Keep that ``path`` at ``stamp`` matched ``checksum`` (best effort: a read-only store only re-hashes)."""
+    target = _verified_path()
+    if target is None:
+        return
+    data = dict(_verified_stamps())
+    data[str(path)] = [*stamp, checksum]
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, sort_keys=True))
+        os.replace(tmp, target)
+    except OSError:
+        return
+    _VERIFIED.pop(str(target), None)
 
 
 def _listed_checksum(f: DataFile) -> str | None:
@@ -937,13 +1006,16 @@ def _dataset_of(path: Path) -> DatasetEntry | None:
 
 
 def check_file(path: str | os.PathLike) -> None:
-    """Cheap check a reader makes when it opens a dataset file: its size against the dataset's content record.
+    """The check a reader makes when it opens a dataset file: its size and content against the dataset's content
+    record.
 
     If ``path`` lies in a dataset folder whose content record (see :func:`read_content_record`) lists it, a
-    missing file or a size other than the recorded one raises :class:`DatasetCorruptError` (both a
-    DatasetUnavailableError and a ValueError) naming the dataset, the file, the expected size and sha256, and
-    the remedy. Files outside any recorded dataset pass unchecked. One ``stat`` per folder level and per file;
-    contents are not hashed (``medeval data verify`` does that).
+    missing file, a size other than the recorded one, or content whose sha256 differs raises
+    :class:`DatasetCorruptError` (both a DatasetUnavailableError and a ValueError) naming the dataset, the file,
+    the expected size and sha256, and the remedy. The hash is computed once per version of the file: the size,
+    mtime and inode at which it last matched are kept in the run store (``data-verified.json``), and only a change
+    of any of them hashes again, so damage that keeps the size is never read silently. Files outside any recorded
+    dataset pass unchecked.
     """
     p = Path(os.path.abspath(path))
     folder, record = _find_record(p)
@@ -962,7 +1034,8 @@ def check_file(path: str | os.PathLike) -> None:
         remedy = f"run `medeval data fetch {dataset_id} --force`"
     status = _check_path(dataset_id, p, size=rec.get("size"),
                          checksum=f"sha256:{rec['sha256']}" if rec.get("sha256") else None,
-                         quick=True, source=f"the content record {folder / CONTENT_MANIFEST}", remedy=remedy)
+                         quick=not rec.get("sha256"), source=f"the content record {folder / CONTENT_MANIFEST}",
+                         remedy=remedy, once_per_version=True)
     if status.is_problem:
         raise DatasetCorruptError(_damage_message(dataset_id, entry.title if entry else None, [status], remedy))
 
@@ -1015,4 +1088,22 @@ def verify(ids: list[str] | None = None, *, quick: bool = False) -> list[FileSta
             out.append(FileStatus(entry.id, str(root), "unavailable", None, "not fetched/placed"))
             continue
         out.extend(_entry_statuses(entry, quick=quick))
+        if entry.access != "shipped":
+            out.extend(_unrecorded_files(entry, root))
     return out
+
+
+def _unrecorded_files(entry: DatasetEntry, root: Path) -> list[FileStatus]:
+    """Files in a recorded dataset folder that its content record does not list (an extra slide copied in after
+    the record was written): status ``unrecorded``, a warning (``medeval data verify --strict`` fails on it)."""
+    try:
+        record = read_content_record(root) if root.is_dir() else None
+    except DatasetCorruptError:
+        return []
+    if not record:
+        return []
+    known = set(record.get("files", {})) | {f.path for f in entry.files}
+    return [FileStatus(entry.id, str(root / rel), "unrecorded", None,
+                       "present but not in the dataset's content record: not part of what was fetched or recorded",
+                       f"remove it, or `medeval data verify {entry.id} --record` to record the folder as it is now")
+            for rel in _content_files(entry, root) if rel not in known]

@@ -113,6 +113,43 @@ def private_kernel_manager_class(private_dir: Path, started: list | None = None)
     return PrivateIPCKernelManager
 
 
+class _KernelMemory:
+    """The runner's own record of the kernel's memory: the resident memory of each kernel process group (the kernel
+    and its grid workers), sampled every ``interval`` seconds in a thread; ``peak`` survives a kernel that dies
+    (the kernel's own sampler dies with it)."""
+
+    def __init__(self, managers: list, interval: float = 0.5):
+        import threading
+
+        self.managers, self.interval, self.peak = managers, interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="medeval-kernel-memory", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.wait(self.interval):
+            total = 0
+            for km in list(self.managers):
+                pid = getattr(getattr(km, "provisioner", None), "pid", None)
+                if not pid:
+                    continue
+                try:
+                    kernel = psutil.Process(pid)
+                    total += sum(p.memory_info().rss for p in [kernel, *kernel.children(recursive=True)])
+                except psutil.Error:
+                    continue
+            self.peak = max(self.peak, total)
+
+
 def _kill_kernels(managers: list) -> None:
     """Kill each kernel's process group: the kernel and the pool workers it started (they share its group, since
     jupyter_client starts a kernel in a session of its own)."""
@@ -226,6 +263,8 @@ def run_chapter(
     # of a runner that was killed (medeval.runtime.runs.reap_stale)
     kernel_dir = Path(tempfile.mkdtemp(prefix=f"medeval-kernel-{os.getpid()}-"))
     managers: list = []
+    memory_watch = _KernelMemory(managers)
+    running_cell: list[int | None] = [None]  # the cell the kernel executes now (where it died, if it dies)
     papermill_log = logging.getLogger("papermill")
     if not any(isinstance(f, _NotUnknown) for f in papermill_log.filters):
         papermill_log.addFilter(_NotUnknown())
@@ -235,13 +274,14 @@ def run_chapter(
         with _environment(**numerics_environment(numerics), MEDEVAL_NUMERICS=numerics,
                           MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1",
                           MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0",
-                          MEDEVAL_GRID_FRESH="1" if force else "0"):
+                          MEDEVAL_GRID_FRESH="1" if force else "0"), memory_watch:
             papermill.execute_notebook(
                 nb, str(tmp_nb), parameters={"profile": profile, **params_json, "_medeval_resolved": True},
                 kernel_name="python3", cwd=str(project_root()), progress_bar=False, log_output=False,
                 request_save_on_cell_execute=False,
                 kernel_manager_class=private_kernel_manager_class(kernel_dir, managers),
                 shutdown_kernel="immediate",
+                on_cell_start=lambda cell, cell_index: running_cell.__setitem__(0, cell_index),  # nbclient's hook
             )
     except papermill.PapermillExecutionError as exc:
         message = (f"chapter {chapter_id!r} ({profile}) failed in cell {exc.cell_index} (execution count "
@@ -259,6 +299,19 @@ def run_chapter(
         raise
     except Exception as exc:  # the kernel died, a file could not be written ...: kept as a failed run, then raised
         _kill_kernels(managers)
+        if type(exc).__name__ == "DeadKernelError":
+            from medeval.runtime.params import format_bytes
+
+            cell = running_cell[0]
+            message = (f"chapter {chapter_id!r} ({profile}): the kernel died"
+                       + (f" in cell {cell}" if cell is not None else "")
+                       + f" (killed, or out of memory: peak memory seen {format_bytes(memory_watch.peak)}, estimated "
+                       f"{format_bytes(estimate.peak_bytes)})")
+            note(message)
+            path = publish("failed", error="the kernel died", peak_memory_seen_bytes=memory_watch.peak)
+            raise ChapterExecutionError(f"{message}; partial notebook kept in run {path.name}; the grid runs that "
+                                        f"finished are cached, so the next `medeval run {chapter_id}` resumes from "
+                                        "them") from None
         note(f"the run stopped: {type(exc).__name__}: {exc}")
         publish("failed", error=f"{type(exc).__name__}: {exc}")
         raise
@@ -345,10 +398,22 @@ def verify_grid_cache(chapter_id: str | None = None, profile: str | None = None)
 
 
 def clear_grid_cache(chapter_id: str | None = None, profile: str | None = None) -> list[Path]:
-    """Delete the grid cache of one chapter (or all), for one profile (or all); returns the folders removed."""
-    removed = []
-    for row in grid_cache_summary(chapter_id):
-        if profile is None or row["profile"] == profile:
-            shutil.rmtree(row["path"])
-            removed.append(row["path"])
-    return removed
+    """Delete the grid cache of one chapter (or all), for one profile (or all); returns the folders removed.
+
+    Refused (:class:`~medeval.runtime.params.ParameterError`) while a run of such a chapter and profile is computing
+    (a staging folder whose runner is alive): removing its cache under it made that run fail."""
+    from medeval.runtime.lifetime import pid_alive
+
+    rows = [r for r in grid_cache_summary(chapter_id) if profile is None or r["profile"] == profile]
+    busy = []
+    for row in rows:
+        for staging in (runs_dir() / row["profile"] / row["chapter"] / ".staging").glob("*-*"):
+            pid = staging.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and pid_alive(int(pid)):
+                busy.append(f"{row['chapter']} ({row['profile']}, pid {pid})")
+    if busy:
+        raise ParameterError(f"a run is computing with this grid cache: {', '.join(busy)}; wait for it to finish or "
+                             "stop it, then clear")
+    for row in rows:
+        shutil.rmtree(row["path"])
+    return [row["path"] for row in rows]

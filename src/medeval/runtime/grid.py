@@ -189,17 +189,59 @@ def run_grid(
                 finish(i, fn(**grid[i]))
                 bar.update()
         else:
-            cores = os.cpu_count() or 1
-            workers = min(max_workers or cores, len(pending))
-            with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=share_cores,
-                                     initargs=(max(1, cores // workers),)) as pool:
-                futures = {pool.submit(_call, fn, grid[i]): i for i in pending}
-                for fut in as_completed(futures):
-                    finish(futures[fut], fut.result())
-                    bar.update()
+            _run_pool(fn, grid, pending, max_workers, finish, bar, report)
     finally:
         bar.close()
     return results
+
+
+class GridWorkerError(RuntimeError):
+    """A grid run killed the worker process that ran it, again on a fresh worker of its own."""
+
+
+def _run_pool(fn, grid, pending, max_workers, finish, bar, report) -> None:
+    """The local process pool. A worker that dies (killed by a signal, by the out-of-memory killer, or by
+    ``os._exit`` in the function) breaks the whole pool; the runs it left unfinished are then retried one at a time,
+    each on a fresh worker of its own, twice at most: a run that kills its own worker twice is named
+    (:class:`GridWorkerError`, with its arguments), and every other run completes as it would have."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    cores = os.cpu_count() or 1
+    workers = min(max_workers or cores, len(pending))
+    done: set[int] = set()
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=share_cores,
+                                 initargs=(max(1, cores // workers),)) as pool:
+            futures = {pool.submit(_call, fn, grid[i]): i for i in pending}
+            for fut in as_completed(futures):
+                finish(futures[fut], fut.result())
+                done.add(futures[fut])
+                bar.update()
+        return
+    except BrokenProcessPool:
+        left = [i for i in pending if i not in done]
+        report(f"[medeval] a grid worker died (killed, or out of memory) with {len(left)} run(s) unfinished; "
+               "retrying them one at a time, each on a fresh worker")
+    for i in left:
+        for attempt in (1, 2):
+            try:
+                with ProcessPoolExecutor(max_workers=1, mp_context=pool_context(), initializer=share_cores,
+                                         initargs=(cores,)) as pool:
+                    value = pool.submit(_call, fn, grid[i]).result()
+                break
+            except BrokenProcessPool:
+                if attempt == 2:
+                    raise GridWorkerError(
+                        f"grid run {i} of {fn.__module__}.{fn.__qualname__} killed its worker twice, on fresh "
+                        f"workers of its own (out of memory? a crash in native code?): {_describe(grid[i])}"
+                    ) from None
+        finish(i, value)
+        bar.update()
+
+
+def _describe(kwargs: dict[str, Any], limit: int = 400) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 def pool_context():

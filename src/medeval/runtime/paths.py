@@ -22,7 +22,8 @@ def project_root() -> Path:
 
 def runs_dir() -> Path:
     """The run store (:mod:`medeval.runtime.runs`) and the grid cache: ``<root>/_runs/`` (``MEDEVAL_RUNS`` moves it)."""
-    return Path(os.environ.get("MEDEVAL_RUNS", project_root() / "_runs"))
+    env = os.environ.get("MEDEVAL_RUNS")
+    return Path(env) if env else project_root() / "_runs"
 
 
 def atomic_write_text(path: Path, text: str) -> None:
