@@ -44,6 +44,14 @@ def test_student_edition_leaves_every_solution_out(student_book, request):
     for cid, ch in chapters().items():
         teacher = (teacher_html / ch.part / f"{cid}.html").read_text()
         assert re.search(r'class="[^"]*\bsolution\b', teacher), f"{cid}: the teacher's edition has no solution"
+    # the download buttons: every chapter's notebook is offered, and none holds a solution, in its cells or in its
+    # metadata (papermill's record once held the whole teacher notebook)
+    from medeval.runtime.book import _downloadable_solutions
+
+    offered = sorted(p.name for p in html.rglob("*.ipynb") if "_sources" in p.parts)
+    assert {f"{cid}.ipynb" for cid in chapters()} <= set(offered), offered
+    assert _downloadable_solutions(html) == []
+    assert _downloadable_solutions(teacher_html)  # the teacher's downloads keep them
 
 
 def test_a_solution_left_outside_a_gate_is_found_in_the_staged_pages(tmp_path):
@@ -59,6 +67,11 @@ def test_a_solution_left_outside_a_gate_is_found_in_the_staged_pages(tmp_path):
     (tmp_path / "notes.md").write_text("# Notes\n\n````{solution} ex-one\nThe answer.\n````\n")
     nb = {"cells": [{"cell_type": "markdown", "source": ["Text\n", ":::{solution-start} ex-two\n"]},
                     {"cell_type": "code", "source": "x = 1"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "chapters" / "c.ipynb").write_text(json.dumps(nb))
+    assert _staged_solutions(tmp_path) == ["chapters/c.ipynb", "notes.md"]
+    # a solution in a notebook's metadata (papermill's record of its input), not in any cell
+    nb = {"cells": [{"cell_type": "code", "source": "x = 1"}], "nbformat": 4, "nbformat_minor": 5,
+          "metadata": {"papermill": {"input_path": "{'cells': [{'source': '```{solution-start} ex-one\\n'}]}"}}}
     (tmp_path / "chapters" / "c.ipynb").write_text(json.dumps(nb))
     assert _staged_solutions(tmp_path) == ["chapters/c.ipynb", "notes.md"]
     assert _SOLUTION_ELEMENT.search('<details class="solution dropdown">')

@@ -337,6 +337,9 @@ def api_pages() -> dict[str, str]:
 
 _SOLUTION_DIRECTIVE = re.compile(r"^\s*(`{3,}|:{3,})\{solution(-start)?\}", re.M)
 _SOLUTION_ELEMENT = re.compile(r'class="[^"]*\bsolution\b')
+#: a solution directive anywhere in a file's text (JSON escapes a notebook's line breaks, so no line anchor): what
+#: a downloadable notebook of the student edition must not hold, in its cells or in its metadata
+_SOLUTION_ANYWHERE = re.compile(r"(`{3,}|:{3,})\{solution(-start)?\}")
 
 
 def _staged_solutions(stage: Path) -> list[str]:
@@ -350,8 +353,22 @@ def _staged_solutions(stage: Path) -> list[str]:
                              for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
         else:
             continue
-        if _SOLUTION_DIRECTIVE.search(text):
+        if _SOLUTION_DIRECTIVE.search(text) or (path.suffix == ".ipynb"
+                                                 and _SOLUTION_ANYWHERE.search(path.read_text())):
             found.append(path.relative_to(stage).as_posix())
+    return found
+
+
+def _downloadable_solutions(html: Path) -> list[str]:
+    """Files a reader of the rendered book can download (the page sources jupyter-book copies under
+    ``_sources``, any notebook) that hold a solution directive anywhere, metadata included: papermill once kept
+    the whole teacher notebook in every executed notebook's metadata, so the student edition's download buttons
+    handed out every solution while its HTML pages held none."""
+    found = []
+    for path in sorted(html.rglob("*")):
+        if path.is_file() and (path.suffix == ".ipynb" or "_sources" in path.parts):
+            if _SOLUTION_ANYWHERE.search(path.read_text(errors="replace")):
+                found.append(path.relative_to(html).as_posix())
     return found
 
 
@@ -485,6 +502,8 @@ def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage
     if not solutions and (shown := sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html")
                                            if _SOLUTION_ELEMENT.search(p.read_text()))):
         raise ChapterExecutionError(f"student edition: the rendered pages {shown} show a solution")
+    if not solutions and (downloads := _downloadable_solutions(html)):
+        raise ChapterExecutionError(f"student edition: the downloadable files {downloads} hold a solution")
     atomic_write_text(stamp, digest)
     log(f"[medeval] book ({profile}): {html / 'index.html'}")
     return html

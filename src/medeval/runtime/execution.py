@@ -335,6 +335,13 @@ def run_chapter(
     meta["provenance"] = results["provenance"]
     meta["wall_time_s"] = round(wall, 1)
     executed = nbformat.read(tmp_nb, as_version=4)
+    # papermill records the input as given: a notebook object became a repr of the whole notebook (solutions
+    # included) in every executed notebook's metadata; keep its path instead
+    record = executed.metadata.get("papermill")
+    if isinstance(record, dict):
+        source = chapter.notebook
+        record["input_path"] = (source.relative_to(project_root()).as_posix()
+                                if source.is_relative_to(project_root()) else source.name)
     _hide_parameter_cells(executed)
     executed.cells.insert(1, _timing_note(meta, results))
     nbformat.write(executed, tmp_nb)

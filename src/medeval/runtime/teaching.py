@@ -629,7 +629,8 @@ def grade_notebook(notebook: Path, *, chapter: str | None = None, teacher_dir: P
 
 def without_solutions(notebook_json: str) -> str:
     """An executed chapter notebook (JSON text) with every gated solution cut out: the ``{solution-start}``
-    cell, the explanation, the solution and check cells with their outputs, and the ``{solution-end}`` cell."""
+    cell, the explanation, the solution and check cells with their outputs, and the ``{solution-end}`` cell; and
+    without papermill's notebook metadata (which can hold the executed input notebook)."""
     import nbformat
 
     nb = nbformat.reads(notebook_json, as_version=4)
@@ -648,6 +649,9 @@ def without_solutions(notebook_json: str) -> str:
     if inside:
         raise ExerciseFormatError("a {solution-start} has no {solution-end}")
     nb.cells = kept
+    # papermill's record of the run: its "input_path" held the whole input notebook, solutions included, when a
+    # notebook object (not a path) was executed; the student edition keeps none of it
+    nb.metadata.pop("papermill", None)
     return nbformat.writes(nb)
 
 
