@@ -36,6 +36,8 @@ def test_no_error_outputs_in_any_page(smoke_book):
             for output in cell.get("outputs", []):
                 assert output.get("output_type") != "error", f"{path.name}: error output"
                 assert output.get("name") != "stderr" or "Traceback" not in output.get("text", ""), path.name
+                # the runner's log lines stay in the terminal (the estimate was printed on all 8 executed pages)
+                assert "[medeval]" not in output.get("text", ""), f"{path.name}: a log line on the page"
 
 
 def test_no_cell_shows_a_bare_repr(smoke_book):

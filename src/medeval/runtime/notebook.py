@@ -82,13 +82,15 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
     estimate = preflight(chapter_id, params)  # data, device and memory, before any compute
     from medeval.runtime import numerics
 
+    seed_everything(params.seed)  # pins torch (one thread, oneDNN off) if a chapter module already imported it
     # `medeval run` set the variables before the kernel started. Setting them now (papermill alone) would pin only
     # the worker processes this kernel starts, not the libraries it has loaded: a mix worse than either mode.
+    # Checked after seed_everything: before it, a chapter that imported torch first (04a, 04b, 05) was reported
+    # "oneDNN is on" although pin_torch switched it off before any compute.
     for problem in numerics.check_pinned():
         print(f"[medeval] numerics not fully pinned: {problem}; start the kernel with `medeval run` (or export "
               "the variables of medeval.runtime.numerics.PINNED_ENVIRONMENT) for the same numbers on any CPU",
               file=sys.stderr)
-    seed_everything(params.seed)
     _configure_display()
     if os.environ.get("MEDEVAL_RESULTS_FILE"):  # a kernel started by `medeval run` dies with it
         from medeval.runtime.lifetime import watch_parent
@@ -105,7 +107,10 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
     record("params", params.model_dump(mode="json"))
     record("resource_estimate", {"peak_bytes": estimate.peak_bytes, "seconds": estimate.seconds,
                                  "drivers": estimate.drivers, "terms": estimate.terms})
-    print(f"[medeval] {chapter_id} ({profile}): {estimate.describe()}")
+    if not os.environ.get("MEDEVAL_RESULTS_FILE"):
+        # run by hand (Jupyter, papermill): say what it will cost here; under `medeval run` the runner has said it
+        # in the terminal, and a log line does not belong on the rendered page
+        print(f"[medeval] {chapter_id} ({profile}): {estimate.describe()}")
     return params
 
 
