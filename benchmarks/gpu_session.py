@@ -66,6 +66,8 @@ def main() -> None:
                         help="start a chapter only while the running chapters' estimated peak host memory, its own "
                              "included, stays below this fraction of the machine's memory (one chapter always may)")
     args = parser.parse_args()
+    if not 0 < args.memory_fraction <= 1:
+        parser.error(f"--memory-fraction must be in (0, 1], got {args.memory_fraction}")
     out = args.out
     (out / "logs").mkdir(parents=True, exist_ok=True)
     threads = max(1, (os.cpu_count() or 1) // max(1, min(args.jobs, len(args.chapters))))

@@ -280,7 +280,6 @@ def test_invalid_draws_are_refused_naming_what_is_wrong(chapter_id):
     @given(st.one_of(kinds))
     def check(draw):
         kind, value = draw
-        t0 = time.perf_counter()
         if kind == "env":
             problems = environment_problems({value: "not-a-value"})
             assert len(problems) == 1 and problems[0].startswith(value), problems
@@ -296,6 +295,5 @@ def test_invalid_draws_are_refused_naming_what_is_wrong(chapter_id):
             smoke = resolve_params(chapter_id, "smoke")
             with pytest.raises(ParameterError, match=re.escape(name)):
                 resolve_params(chapter_id, "smoke", {name: [*getattr(smoke, name)[:-1], bad]})
-        assert time.perf_counter() - t0 < 1.0
 
     check()

@@ -90,20 +90,24 @@ def test_describe_schema_shows_ranges_defaults_and_help():
     assert "smoke: 8" in text and "random hold-out splits" in text
 
 
-def test_an_alias_bomb_in_set_is_refused_by_name_before_it_is_built():
+def test_an_alias_bomb_in_set_is_refused_by_name_before_it_is_built(monkeypatch):
     """Nine levels of nine aliases: 9^9 leaves once expanded. It is refused from the composed graph, without
     building or walking the expansion (the refusal took 88 s and 6.7 GB when validation expanded it)."""
     import subprocess
     import sys
-    import time
 
     levels = ["&a0 [x, x, x, x, x, x, x, x, x]"] + [
         f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
     bomb = "[" + ", ".join(levels) + "]"
-    t0 = time.perf_counter()
-    with pytest.raises(ParameterError, match="test_sizes: the YAML expands to more than 100,000 nodes"):
-        parse_assignment(f"test_sizes={bomb}")
-    assert time.perf_counter() - t0 < 1.0
+    from medeval import _yaml
+
+    def never(*args, **kwargs):
+        raise AssertionError("the document was constructed before it was refused")
+
+    with monkeypatch.context() as patch:  # refused from the composed graph: nothing is built, however fast
+        patch.setattr(_yaml.SafeLoader, "construct_document", never)
+        with pytest.raises(ParameterError, match="test_sizes: the YAML expands to more than 100,000 nodes"):
+            parse_assignment(f"test_sizes={bomb}")
     with pytest.raises(ParameterError, match="x: a YAML alias refers to the node that contains it"):
         parse_assignment("x=&a [1, *a]")
     assert parse_assignment("x=[&a 3, *a, *a]") == ("x", [3, 3, 3])  # a small alias is a value like any other
@@ -320,21 +324,18 @@ def test_unreachable_and_workerless_schedulers_are_refused_in_seconds(tmp_path):
     import os
     import subprocess
     import sys
-    import time
 
     from distributed import LocalCluster
 
     from medeval.runtime.params import scheduler_problems
 
-    t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "medeval.cli", "run", "A2-rerun", "--profile", "smoke", "--set",
                            "scheduler=tcp://127.0.0.1:1"], env={**os.environ, "MEDEVAL_RUNS": str(tmp_path)},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "nothing answers there" in done.stderr and "Traceback" not in done.stderr
-    assert time.perf_counter() - t0 < 30
+    assert not (tmp_path / "smoke").exists()  # refused by the pre-flight: no run was started
     with LocalCluster(n_workers=0, processes=False, protocol="tcp://", dashboard_address=None) as empty:
-        t0 = time.perf_counter()
-        problems = scheduler_problems(empty.scheduler_address)
-        assert len(problems) == 1 and "has no workers" in problems[0] and time.perf_counter() - t0 < 10
+        problems = scheduler_problems(empty.scheduler_address)  # returns (a grid would have waited for ever)
+        assert len(problems) == 1 and "has no workers" in problems[0]
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://", dashboard_address=None) as cluster:
         assert scheduler_problems(cluster.scheduler_address) == []

@@ -250,15 +250,16 @@ def test_sigterm_stops_the_kernel_and_its_workers_and_keeps_the_run(tmp_path):
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
 def test_sigkill_of_the_runner_ends_the_kernel_and_workers_and_the_next_command_tidies(tmp_path):
     """kill -9 of `medeval run` used to leave its kernel and pool workers computing and its staging and kernel
-    folders behind. Now the kernel and the workers watch their parent (medeval.runtime.lifetime) and are gone
-    within 2 s, and the next command lists the run as killed and removes both folders."""
+    folders behind. Now the kernel and the workers watch their parent (medeval.runtime.lifetime, every 0.25 s) and
+    are gone well within the 10 s allowed here (about 0.5 s on a quiet machine; without the watch they never go),
+    and the next command lists the run as killed and removes both folders."""
     env, private_tmp, proc, kernel_group = _a_run_with_its_pool(tmp_path, "kill-")
     proc.kill()
     proc.communicate(timeout=30)
-    deadline = time.time() + 2.0
+    deadline = time.time() + 10.0
     while _group_members(kernel_group) and time.time() < deadline:
         time.sleep(0.1)
-    assert _group_members(kernel_group) == [], "the kernel or its workers outlived a killed runner by 2 s"
+    assert _group_members(kernel_group) == [], "the kernel or its workers outlived a killed runner by 10 s"
     assert list((tmp_path / "_runs" / "smoke" / "A2-rerun" / ".staging").iterdir())  # left behind, for now
     assert list(private_tmp.glob("medeval-kernel-*"))
     done = subprocess.run([sys.executable, "-m", "medeval.cli", "runs"], env={**os.environ, **env},
