@@ -22,7 +22,7 @@ large): their rounding differences, 1e-10 after one step, grew over chapter 4a's
 run grouped (cuDNN gives no bit-identity in either case).
 
 Where it pays: on a GPU, a small model (chapter 4a's U-Net) leaves the device mostly idle, and M members fill it
-(``benchmarks/bench_gpu.py`` measures members 1-16). On the CPU with pinned numerics (torch's own im2col
+(``benchmarks/bench_ensemble.py`` measures members 1-16). On the CPU with pinned numerics (torch's own im2col
 convolutions, one thread) a grouped convolution costs what its groups cost one after the other, so the CPU
 profiles train one run at a time (``benchmarks/RESULTS.md``, "Ensembles").
 """
