@@ -322,3 +322,25 @@ def test_blocked_trend_sees_trends_within_blocks_not_between_their_levels():
         fn += v == "[¬Re]"
     se = np.sqrt(0.05 * 0.95 / draws)
     assert fr / draws <= 0.05 + 3 * se and fn / draws <= 0.05 + 3 * se, (fr, fn)
+
+
+def test_a_check_is_tri_state_and_an_undecided_check_is_neither_passed_nor_failed():
+    from medeval.experiments.claims import Check, ClaimList, check_outcome, explain
+    from medeval.runtime.notebook import checks_display
+
+    assert [check_outcome(v) for v in ("[Re]", "[¬Re]", "[~]", "[n/a]")] == [True, False, None, None]
+    with pytest.raises(ValueError, match="unknown verdict"):
+        check_outcome("Re")
+    with pytest.raises(TypeError, match="True, False or None"):
+        Check("c", "w", "e", "x", "yes")
+    cl = ClaimList(scale="smoke")
+    for verdict in ("[Re]", "[¬Re]", "[~]"):
+        cl.check(f"design check {verdict}", where="§1", expected="e", computed="x", passed=check_outcome(verdict))
+    assert [c.outcome for c in cl.checks] == ["pass", "FAIL", "undecided"]
+    text = explain(cl)
+    assert "Check failed: design check [¬Re]" in text and "Check undecided at this scale: design check [~]" in text
+    assert "design check [Re]" not in text
+    table = checks_display([c.row() for c in cl.checks])
+    assert repr(table).splitlines() == ["pass design check [Re]", "FAIL design check [¬Re]",
+                                       "undecided design check [~]"]
+    assert "<th>outcome</th>" in table._repr_html_()

@@ -143,3 +143,10 @@ def test_provenance_is_dirty_only_when_a_source_file_differs(tmp_path):
     assert git_commit(tmp_path) == clean and not clean.endswith("-dirty")
     (tmp_path / "src" / "m.py").write_text("x = 2\n")
     assert git_commit(tmp_path) == f"{clean}-dirty"
+
+
+def test_a_run_records_its_peak_memory_beside_its_time(store):
+    calibration.record_local_timing("A2-rerun", "smoke", META, 123 * 2**20)
+    calibration.record_local_timing("A1-data", "smoke", META, None)
+    assert calibration.local_timings("A2-rerun")["smoke"]["peak_memory_bytes"] == 123 * 2**20
+    assert "peak_memory_bytes" not in calibration.local_timings("A1-data")["smoke"]

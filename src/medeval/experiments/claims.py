@@ -133,7 +133,11 @@ class Claim:
 
 @dataclass(frozen=True)
 class Check:
-    """A formula identity or implementation check: computed, pass/fail. Not a claim.
+    """A formula identity or implementation check. Not a claim.
+
+    ``passed`` is tri-state: ``True`` (it holds), ``False`` (it is contradicted) or ``None`` (undecided at this
+    scale: a statistical check whose rule returned [~] or [n/a], e.g. too few runs at the smoke profile; an
+    undecided check is never shown as a failure, nor as a pass). :func:`check_outcome` maps a rule's verdict to it.
 
     ``why`` says, for a sentence of the paper shown as a check, why it cannot be a claim here: it follows from
     mathematics or from the design of the experiment, so no data of ours could contradict it (a rule that returns
@@ -144,11 +148,33 @@ class Check:
     where: str
     expected: str
     computed: str
-    passed: bool
+    passed: bool | None
     why: str = ""
+
+    def __post_init__(self):
+        if self.passed not in (True, False, None):
+            raise TypeError(f"check {self.check!r}: passed must be True, False or None, not {self.passed!r}")
+
+    @property
+    def outcome(self) -> str:
+        """``"pass"``, ``"FAIL"`` or ``"undecided"`` (:func:`check_outcome_label` of :attr:`passed`)."""
+        return check_outcome_label(self.passed)
 
     def row(self) -> dict:
         return asdict(self)
+
+
+def check_outcome(verdict: str) -> bool | None:
+    """A statistical check's ``passed`` from its rule's verdict: [Re] holds (True), [¬Re] is contradicted (False),
+    [~] and [n/a] leave it undecided at this scale (None): a check that the data cannot decide is not failed."""
+    if verdict not in VERDICTS:
+        raise ValueError(f"unknown verdict {verdict!r}; expected one of {', '.join(VERDICTS)}")
+    return {"[Re]": True, "[¬Re]": False}.get(verdict)
+
+
+def check_outcome_label(passed: bool | None) -> str:
+    """How a check's tri-state ``passed`` reads in a table: ``pass``, ``FAIL`` or ``undecided``."""
+    return "pass" if passed is True else ("FAIL" if passed is False else "undecided")
 
 
 @dataclass(frozen=True)
@@ -755,8 +781,11 @@ def explain(claim_list: ClaimList) -> str:
         lines.append(f"* **{c.id}** {c.verdict} — {sentence(c.claim)} We found {found.rstrip('.')}. "
                      f"Why: {sentence(d.reason or 'see the test: ' + d.test)}")
     for k in claim_list.checks:
-        if not k.passed:
+        if k.passed is False:
             lines.append(f"* Check failed: {k.check} ({k.where}): expected {k.expected}, computed {k.computed}.")
+        elif k.passed is None:
+            lines.append(f"* Check undecided at this scale: {k.check} ({k.where}): expected {k.expected}, "
+                         f"computed {k.computed}.")
     return "\n".join(lines) if lines else f"All {len(claim_list.claims)} claims are reproduced at this scale."
 
 
@@ -843,8 +872,9 @@ class ClaimList:
         self.claims.append(c)
         return c
 
-    def check(self, check: str, *, where: str, expected: str, computed: str, passed: bool, why: str = "") -> Check:
-        c = Check(check, where, expected, computed, bool(passed), why)
+    def check(self, check: str, *, where: str, expected: str, computed: str, passed: bool | None,
+              why: str = "") -> Check:
+        c = Check(check, where, expected, computed, None if passed is None else bool(passed), why)
         self.checks.append(c)
         return c
 

@@ -69,25 +69,30 @@ def summarise(runs: list[dict]) -> pd.DataFrame:
 def shrinkage_check(runs: list[dict], *, alpha: float = ALPHA) -> Check:
     """Does the SD of the hold-out accuracy shrink from the smallest to the largest test-set size?
 
-    The variance-ratio F-test, one-sided: F = s²(smallest) / s²(largest) with (n₁ − 1, n₂ − 1) degrees of freedom;
-    the check passes when P(F' ≥ F) < ``alpha`` (the sign of the difference alone never passes it). Fewer than two
-    test-set sizes, fewer than two repeats per size, or no spread at the largest size fail it with the reason.
+    The variance-ratio F-test: F = s²(smallest) / s²(largest) with (n₁ − 1, n₂ − 1) degrees of freedom. The check
+    passes when P(F' ≥ F) < ``alpha`` (the spread shrinks) and fails when P(F' ≤ F) < ``alpha`` (it grows); in
+    between, the sign of the difference alone decides nothing and the check is undecided (``passed=None``), as it
+    is with fewer than two test-set sizes, fewer than two repeats per size, or no spread at the largest size.
     """
     frame = pd.DataFrame(runs)
     sizes = sorted(frame["test_size"].unique())
-    expected = f"one-sided F-test of s²(smallest) / s²(largest test set) > 1, α = {alpha}"
+    expected = (f"F-test of s²(smallest) / s²(largest test set): > 1 at α = {alpha} passes, < 1 at α = {alpha} "
+                "fails, otherwise undecided")
     name = "the SD of a hold-out accuracy shrinks as the test set grows"
     where = "textbook (binomial sampling: SD = sqrt(p(1 − p)/n))"
     if len(sizes) < 2:
-        return Check(name, where, expected, f"only one test-set size ({sizes})", False)
+        return Check(name, where, expected, f"only one test-set size ({sizes}): undecided", None)
     a = frame.loc[frame["test_size"] == sizes[0], "accuracy"].to_numpy(float)
     b = frame.loc[frame["test_size"] == sizes[-1], "accuracy"].to_numpy(float)
     if len(a) < 2 or len(b) < 2:
-        return Check(name, where, expected, f"needs 2 repeats per size, has {len(a)} and {len(b)}", False)
+        return Check(name, where, expected, f"needs 2 repeats per size, has {len(a)} and {len(b)}: undecided", None)
     va, vb = a.var(ddof=1), b.var(ddof=1)
     head = f"SD {np.sqrt(va):.3f} (n = {sizes[0]}) -> {np.sqrt(vb):.3f} (n = {sizes[-1]}), {len(a)} + {len(b)} repeats"
     if np.ptp(b) == 0:  # all equal (e.g. at the ceiling): the ratio is undefined, not evidence
-        return Check(name, where, expected, f"{head}: no spread at the largest size, F undefined", False)
+        return Check(name, where, expected, f"{head}: no spread at the largest size, F undefined: undecided", None)
     f = va / vb
-    p = float(stats.f.sf(f, len(a) - 1, len(b) - 1))
-    return Check(name, where, expected, f"{head}; F = {f:.2f}, p = {p:.3g}", bool(p < alpha))
+    p_shrinks = float(stats.f.sf(f, len(a) - 1, len(b) - 1))
+    p_grows = float(stats.f.cdf(f, len(a) - 1, len(b) - 1))
+    passed = True if p_shrinks < alpha else (False if p_grows < alpha else None)
+    return Check(name, where, expected, f"{head}; F = {f:.2f}, p (shrinks) = {p_shrinks:.3g}, p (grows) = "
+                 f"{p_grows:.3g}", passed)

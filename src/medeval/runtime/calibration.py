@@ -58,7 +58,8 @@ def calibration_record() -> dict[str, Any]:
 
 
 def recorded_timings(chapter_id: str) -> dict[str, dict]:
-    """The reference machine's measured run of ``chapter_id`` per profile, from the committed record."""
+    """The reference machine's measured run of ``chapter_id`` per profile, from the committed record: its
+    ``wall_time_s`` and, where it was measured, its ``peak_memory_bytes`` (kernel and grid workers together)."""
     return calibration_record().get("chapters", {}).get(chapter_id, {})
 
 
@@ -68,8 +69,9 @@ def local_timings(chapter_id: str | None = None) -> dict:
     return data if chapter_id is None else data.get(chapter_id, {})
 
 
-def record_local_timing(chapter_id: str, profile: str, meta: dict) -> None:
-    """Store the measured wall time of a run of the profile's own parameters in :func:`local_timings_file`."""
+def record_local_timing(chapter_id: str, profile: str, meta: dict, peak_memory_bytes: int | None = None) -> None:
+    """Store the measured wall time (and the peak memory of kernel and grid workers together, where measured) of a
+    run of the profile's own parameters in :func:`local_timings_file`."""
     from filelock import FileLock
 
     path = local_timings_file()
@@ -82,6 +84,8 @@ def record_local_timing(chapter_id: str, profile: str, meta: dict) -> None:
             "device": prov.get("device", "?"), "cpu_count": os.cpu_count(),
             "git_commit": str(prov.get("git_commit", "?")), "numerics": prov.get("numerics", "?"),
         }
+        if isinstance(peak_memory_bytes, int) and peak_memory_bytes > 0:
+            data[chapter_id][profile]["peak_memory_bytes"] = peak_memory_bytes
         atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 

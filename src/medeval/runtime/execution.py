@@ -350,7 +350,7 @@ def run_chapter(
     meta["run_id"] = path.name
     if own and out_dir == runs_dir() / profile and os.environ.get("MEDEVAL_RECORD_TIMINGS", "1") != "0":
         # this checkout's own record (git-ignored); the committed one changes only through `medeval calibrate`
-        record_local_timing(chapter_id, profile, meta)
+        record_local_timing(chapter_id, profile, meta, results.get("peak_memory_bytes"))
     return ExecutionResult(chapter_id, profile, path / "notebook.ipynb", results, meta, False)
 
 

@@ -28,6 +28,7 @@ from medeval.experiments.claims import (  # a leaf module: no medeval imports
     REQUIRED_CLAIM_COLUMNS,
     VERDICTS,
     ClaimList,
+    check_outcome_label,
 )
 from medeval.runtime import provenance as _provenance
 from medeval.runtime.params import (
@@ -368,8 +369,12 @@ def _glue_key_findings(rows: list[dict]) -> None:
 
 
 def record_checks(checks) -> list[dict]:
-    """Record the chapter's checks (formula identities, pass/fail); they are not claims."""
+    """Record the chapter's checks (formula identities and design checks; ``passed`` True, False or None for
+    undecided at this scale); they are not claims."""
     rows = _rows(checks, CHECK_COLUMNS, ("check", "passed"), "checks")
+    bad = [r["check"] for r in rows if r["passed"] not in (True, False, None)]
+    if bad:
+        raise ValueError(f"checks {bad}: 'passed' must be True, False or None (undecided)")
     record("checks", rows)
     return rows
 
@@ -572,15 +577,17 @@ def claims_display(rows: list[dict]) -> HTMLTable:
 
 
 def checks_display(rows: list[dict]) -> HTMLTable:
-    """The checks table (pass/fail) as HTML."""
+    """The checks table as HTML: each check's outcome is ``pass``, ``FAIL`` or ``undecided`` (a statistical check
+    that the data at this scale cannot decide; :class:`medeval.experiments.claims.Check`)."""
     columns = [c for c in CHECK_COLUMNS if c != "why" or any(r.get("why") for r in rows)]
-    head = "".join(f"<th>{'why a check, not a claim' if c == 'why' else c}</th>" for c in columns)
+    names = {"why": "why a check, not a claim", "passed": "outcome"}
+    head = "".join(f"<th>{names.get(c, c)}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{'pass' if r[c] is True else ('FAIL' if r[c] is False else _html_escape(r[c]))}</td>"
+        "<tr>" + "".join(f"<td>{check_outcome_label(r[c]) if c == 'passed' else _html_escape(r[c])}</td>"
                          for c in columns) + "</tr>" for r in rows)
     html_text = _TABLE_BOX.format(f'<table class="medeval-table medeval-wrap"><thead><tr>{head}</tr></thead>'
                                   f"<tbody>{body}</tbody></table>")
-    return HTMLTable(html_text, "\n".join(f"{'pass' if r['passed'] else 'FAIL'} {r['check']}" for r in rows))
+    return HTMLTable(html_text, "\n".join(f"{check_outcome_label(r['passed'])} {r['check']}" for r in rows))
 
 
 def errata_display(rows: list[dict]) -> HTMLTable:
