@@ -1371,7 +1371,7 @@ assert np.isnan(_ours[1]), "bag 1 has only NaN pairs: its stability is NaN, not 
 # %% tags=["solution"]
 ex_exp_maps = np.random.default_rng(0).random((2, 2000, 64))
 ex_exp_sweep = ms.threshold_sweep(ex_exp_maps, [0.1, 0.3, 0.5, 0.7, 0.9])
-ex_exp_sweep[["threshold", "score", "mean", "std"]]
+print(ex_exp_sweep[["threshold", "score", "mean", "std"]].to_string(index=False, float_format="{:.3f}".format))
 
 # %% tags=["remove-cell", "check"]
 assert hasattr(ex_exp_sweep, "columns") and {"threshold", "score", "mean"} <= set(ex_exp_sweep.columns), \

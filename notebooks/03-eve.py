@@ -910,7 +910,8 @@ ex_hand_eve = ((9 / 12 - 7 / 12) ** 2 + (10 / 12 - 6 / 12) ** 2) / (2 * 2)
 ex_hand_half_eve = ex_hand_eve / 2
 ex_hand_nfw = (1 / 16 + 1 / 48 + 1 / 48 + 0) / 3 / 4
 ex_hand_binomial = (2 / 3) * (1 - 2 / 3) / 12
-ex_hand_eve, ex_hand_half_eve, ex_hand_nfw, ex_hand_binomial
+print(f"EVE = {ex_hand_eve:.4f}, EVE/2 = {ex_hand_half_eve:.4f}, NFW = {ex_hand_nfw:.4f}, "
+      f"binomial = {ex_hand_binomial:.4f}")
 
 # %% tags=["remove-cell", "check"]
 ex_toy_folds = np.array([[3, 2, 4], [2, 2, 3], [4, 3, 3], [2, 2, 2]]) / 4  # rows: pair 1 (i = 1, 2), pair 2 (i = 1, 2)
@@ -1103,8 +1104,8 @@ ex_exp_frame = pd.concat(
      for k in (3, 10) for size in (10, 25)],
     ignore_index=True,
 )
-ex_exp_frame[["n_splits", "subset_size", "mean_score", "eve", "eve_se", "nfw", "binomial", "nfw_to_eve",
-              "eve_to_binomial"]]
+print(ex_exp_frame[["n_splits", "subset_size", "mean_score", "eve", "eve_se", "nfw", "binomial", "nfw_to_eve",
+                    "eve_to_binomial"]].to_string(index=False, float_format="{:.4g}".format))
 
 # %% tags=["remove-cell", "check"]
 assert hasattr(ex_exp_frame, "columns") and {"n_splits", "subset_size", "n_pairs", "eve", "nfw", "binomial",

@@ -1303,7 +1303,7 @@ def ex_exp_row(run, test_set):
 
 
 ex_exp_table = pd.DataFrame([ex_exp_row(r, t) for r in ex_exp_runs for t in ("balanced", "imbalanced")])
-ex_exp_table
+print(ex_exp_table.to_string(index=False, float_format="{:.3f}".format))
 
 # %% tags=["remove-cell", "check"]
 assert ex_exp_params.imbalance == 40 and ex_exp_params.slide_size == 256 and ex_exp_params.cls_epochs == 5, \

@@ -1195,7 +1195,7 @@ ex_exp_runs = [em.digits_run(distribution=d, run=r, positive_digit=1, seed=0, te
                for d in ("En", "Ep") for r in range(10)]
 ex_exp_trials = em.trial_table(ex_exp_runs)[0]
 ex_exp_separability = em.separability(ex_exp_trials)
-ex_exp_separability[["metric", "|Δ|", "Cohen's d"]].round(3)
+print(ex_exp_separability[["metric", "|Δ|", "Cohen's d"]].to_string(index=False, float_format="{:.3f}".format))
 
 # %% tags=["remove-cell", "check"]
 _ref = em.digits_run(distribution="Ep", run=3, positive_digit=1, seed=0, test_fraction=0.7)
@@ -1283,7 +1283,7 @@ ex_exp2_table = pd.DataFrame.from_dict(
     {k: ex_exp2_measures(*ex_exp2_with_negatives(ex_exp2_run["imbalanced"]["y_true"],
                                                  ex_exp2_run["imbalanced"]["score_c"], k))
      for k in (1, 5, 25)}, orient="index")
-ex_exp2_table.round(4)
+print(ex_exp2_table.to_string(float_format="{:.4f}".format))
 
 # %% tags=["remove-cell", "check"]
 _res = ex_exp2_with_negatives(np.array([1, 0, 0, 1]), np.array([0.9, 0.2, 0.4, 0.6]), 3)

@@ -1283,7 +1283,8 @@ ex_code_f1_macro_h1_h3 = {
            ex_code_f1_macro(ex_Y_toy, ml.binarize(ex_P_toy[2]), conv))
     for conv in ("mean_of_f1", "f_of_macro_pr")
 }
-ex_code_f1_macro_h1_h3
+for conv, (h1, h3) in ex_code_f1_macro_h1_h3.items():
+    print(f"{conv}: h1 {h1:.3f}, h3 {h3:.3f}")
 
 # %% tags=["remove-cell", "check"]
 for _j, _scores in enumerate(ex_P_toy):
@@ -1378,7 +1379,7 @@ def ex_exp_run(n_values=(1000, 3000, 10000, 30000), n_folds=10, seed=222):
 
 
 ex_exp_flz = ex_exp_run()
-ex_exp_flz
+print(ex_exp_flz.to_string(float_format="{:.3f}".format))
 
 # %% tags=["remove-cell", "check"]
 assert list(ex_exp_flz.index) == [1000, 3000, 10000, 30000], "one row per n, index 1000, 3000, 10000, 30000"

@@ -61,6 +61,39 @@ def test_no_cell_shows_a_bare_repr(smoke_book):
     assert not problems, problems
 
 
+#: Python output that is not meant for a reader: numpy scalar reprs, unrounded floats (12+ digits), raw dicts,
+#: pandas' raw DataFrame HTML and pydantic model reprs
+STRAY_OUTPUT = re.compile(r"\bnp\.(?:int|uint|float|bool_|str_)\w*\(|\b\d\.\d{12,}|\{'|class=\"dataframe\"|"
+                          r"\bmodel_config =")
+
+
+def test_stray_output_pattern_is_not_vacuous():
+    for text in ("P ∈ [np.int64(25), np.int64(35)]", "(0.034722222222222224, 0.01)", "{'mean_of_f1': 1}",
+                 '<table border="1" class="dataframe">', "model_config = {'extra': 'forbid'}", "np.float64(0.5)"):
+        assert STRAY_OUTPUT.search(text), text
+    for text in ("P ∈ [25, 35]", "EVE = 0.0347", "S_APJ 0.412 ± 0.031", "{glue:}`x`", "1.2e-05"):
+        assert not STRAY_OUTPUT.search(text), text
+
+
+def test_no_stray_python_output_in_any_cell(smoke_book):
+    """No cell, solutions included, prints or shows a numpy scalar repr, an unrounded float, a raw dict, a raw
+    DataFrame or a model repr: results are formatted (``show_table`` or a formatted print)."""
+    _, out, _ = smoke_book
+    problems = []
+    for path in (out / "source").rglob("*.ipynb"):
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            for output in cell.get("outputs", []):
+                if output.get("metadata", {}).get("scrapbook"):
+                    continue  # a glued value: formatted where the text pastes it
+                texts = [output.get("text", "")] + [v for k, v in output.get("data", {}).items()
+                                                    if k in ("text/plain", "text/html", "text/markdown")]
+                for text in texts:
+                    m = STRAY_OUTPUT.search(text if isinstance(text, str) else "".join(text))
+                    if m:
+                        problems.append(f"{path.name} cell {i}: {m.group(0)!r}")
+    assert not problems, problems
+
+
 def test_no_page_loads_scripts_or_styles_from_the_network(smoke_book):
     html, _, _ = smoke_book
     pages = list(html.rglob("*.html"))

@@ -31,7 +31,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.book, pytest.mark.slow]
 
 # What a raw repr looks like once rendered: objects at addresses, matplotlib artists, pydantic models, pandas dtypes.
 REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>|<matplotlib\.[^>]*>|\b(?:Text|Line2D|Legend)\(|"
-                  r"\b\w*Params\(\w+=|\bdtype: (?:int|float|object)\d*\b|\bName: \w+, dtype")
+                  r"\b\w*Params\(\w+=|\bdtype: (?:int|float|object)\d*\b|\bName: \w+, dtype|"
+                  r"\bnp\.(?:int|uint|float|bool_|str_)\w*\(|\b\d\.\d{12,}|\{'|\bmodel_config =")
 
 AUDIT_JS = r"""
 (async () => {
@@ -185,6 +186,8 @@ def test_audit_catches_what_it_looks_for():
     console_errors = chromium.console_errors
     assert REPR.search("<matplotlib.legend.Legend at 0x7f>") and REPR.search("Text(0.5, 1.0, 'x')")
     assert REPR.search("Params(seed=0, device='auto')") and not REPR.search("a Text about parameters")
+    assert REPR.search("P ∈ [np.int64(25)]") and REPR.search("(0.034722222222222224,") and REPR.search("{'a': 1}")
+    assert not REPR.search("P ∈ [25, 35]") and not REPR.search("EVE = 0.0347")
     events = [{"method": "Runtime.exceptionThrown", "params": {"exceptionDetails": {
         "exception": {"description": "SyntaxError: Identifier 'THEBE_JS_URL' has already been declared"}}}},
         {"method": "Log.entryAdded", "params": {"entry": {"level": "error", "text": "Failed to load", "url": "x"}}},

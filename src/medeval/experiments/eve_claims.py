@@ -896,8 +896,8 @@ def _checks(cl: ClaimList, results: dict, P) -> None:
     cl.check("LOO normalised by itself gives SD 1, bias 0, MSE 1", where="Fig. 3", expected="≤ 1e-12",
              computed=f"{err:.1e}", passed=err <= 1e-12)
     ds = results["drawstring"]
-    omitted = sorted(ds.loc[ds["eve"].isna(), "parent_size"].unique().tolist())
-    expected = sorted(p for p in ds["parent_size"].unique() if p < 2 * P.drawstring_subset_size)
+    omitted = sorted(int(p) for p in ds.loc[ds["eve"].isna(), "parent_size"].unique())
+    expected = sorted(int(p) for p in ds["parent_size"].unique() if p < 2 * P.drawstring_subset_size)
     cl.check("EVE is omitted exactly where P < 2n (no disjoint pair fits)", where="Sec. 4.1",
              expected=f"P ∈ {expected}", computed=f"P ∈ {omitted}", passed=omitted == expected)
     hm = results["hard_margin"]
