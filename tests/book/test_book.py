@@ -62,14 +62,16 @@ def test_no_cell_shows_a_bare_repr(smoke_book):
 
 
 #: Python output that is not meant for a reader: numpy scalar reprs, unrounded floats (12+ digits), raw dicts,
-#: pandas' raw DataFrame HTML and pydantic model reprs
+#: pandas' raw DataFrame HTML and pydantic model reprs; and the generated glitches of the claims tables (an empty
+#: "n = ;", "above 0 and below 0")
 STRAY_OUTPUT = re.compile(r"\bnp\.(?:int|uint|float|bool_|str_)\w*\(|\b\d\.\d{12,}|\{'|class=\"dataframe\"|"
-                          r"\bmodel_config =")
+                          r"\bmodel_config =|\bn = ;|\babove 0 and below 0\b")
 
 
 def test_stray_output_pattern_is_not_vacuous():
     for text in ("P ∈ [np.int64(25), np.int64(35)]", "(0.034722222222222224, 0.01)", "{'mean_of_f1': 1}",
-                 '<table border="1" class="dataframe">', "model_config = {'extra': 'forbid'}", "np.float64(0.5)"):
+                 '<table border="1" class="dataframe">', "model_config = {'extra': 'forbid'}", "np.float64(0.5)",
+                 "n = ; phantom", "NOR is significantly above 0 and below 0 of 4 operators"):
         assert STRAY_OUTPUT.search(text), text
     for text in ("P ∈ [25, 35]", "EVE = 0.0347", "S_APJ 0.412 ± 0.031", "{glue:}`x`", "1.2e-05"):
         assert not STRAY_OUTPUT.search(text), text

@@ -344,3 +344,13 @@ def test_a_check_is_tri_state_and_an_undecided_check_is_neither_passed_nor_faile
     assert repr(table).splitlines() == ["pass design check [Re]", "FAIL design check [¬Re]",
                                        "undecided design check [~]"]
     assert "<th>outcome</th>" in table._repr_html_()
+
+
+def test_the_claims_table_never_prints_an_empty_n():
+    from medeval.runtime.notebook import claims_display
+
+    row = {"id": "x", "claim": "c", "where": "§1", "paper": "p", "ours": "o", "test": "—", "effect": "", "n": "",
+           "basis": "phantom", "scale": "smoke", "verdict": "[n/a]", "reason": "r"}
+    html = claims_display([row])._repr_html_()
+    assert "n = ;" not in html and "n = <" not in html and "phantom; smoke" in html
+    assert "n = 12 runs; phantom; smoke" in claims_display([{**row, "n": "12 runs"}])._repr_html_()

@@ -451,3 +451,11 @@ def test_claim_chapter_list_checks_and_errata():
     broken = make_inputs()
     broken.pairs = broken.pairs.assign(S_APJ=broken.pairs["S_AJ"])  # the identity would fail on these values
     assert not all(c.passed for c in mc.chapter_claims(broken, "test").checks)
+
+
+def test_the_nor_counts_read_as_a_sentence_when_a_count_is_zero():
+    from medeval.experiments.mil_stability_claims import _significance_counts
+
+    assert _significance_counts([], [], 4) == "NOR is significantly above or below none of the 4 other operators"
+    assert _significance_counts(["a"], [], 4) == "NOR is significantly above 1 and below none of the 4 other operators"
+    assert _significance_counts([], ["a", "b"], 4) == "NOR is significantly above none and below 2 of the 4 other operators"

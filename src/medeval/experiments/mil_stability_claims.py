@@ -828,6 +828,16 @@ def claim_table_vi_contrast(inp: ClaimInputs) -> dict:
                 ours=ours, basis=_basis(inp), decision=d)
 
 
+def _significance_counts(wins: list[str], losses: list[str], others: int) -> str:
+    """How many of the ``others`` operators NOR is significantly above and below, as a sentence that reads when
+    either count is zero: "NOR is significantly above 1 and below none of the 4 other operators"."""
+    if not wins and not losses:
+        return f"NOR is significantly above or below none of the {others} other operators"
+    above = f"above {len(wins)}" if wins else "above none"
+    below = f"below {len(losses)}" if losses else "below none"
+    return f"NOR is significantly {above} and {below} of the {others} other operators"
+
+
 def claim_nor_good_apj(inp: ClaimInputs) -> dict:
     op = "noisy_or"
     parts, labels, ours = [], [], []
@@ -864,13 +874,14 @@ def claim_nor_good_apj(inp: ClaimInputs) -> dict:
                 parts.append(Decision("[¬Re]", test, effect, n, reason=f"NOR has a significantly lower S_APJ than "
                                       f"{', '.join(map(_label, losses))} ({len(losses)} of {len(others)})"))
             else:
-                parts.append(Decision("[~]", test, effect, n, reason=f"NOR is significantly above {len(wins)} and below {len(losses)} "
-                                      f"of {len(others)} operators; neither reaches half"))
+                parts.append(Decision("[~]", test, effect, n, reason=f"{_significance_counts(wins, losses, len(others))}; "
+                                      "neither reaches half"))
             labels.append(ds)
             means = {o: float(np.nanmean(_values(inp.stab, ds, o, "S_APJ"))) for o in kept}
             rank = sorted(means, key=means.get, reverse=True).index(op) + 1
-            ours.append(f"{ds}: NOR S_APJ {_f(means[op])}, rank {rank} of {len(means)}, above {len(wins)} and below {len(losses)} "
-                        f"significantly ({figures})" + (f"; {left_out_text(ds, left)}" if left else ""))
+            ours.append(f"{ds}: NOR S_APJ {_f(means[op])}, rank {rank} of {len(means)}; "
+                        f"{_significance_counts(wins, losses, len(others))} ({figures})"
+                        + (f"; {left_out_text(ds, left)}" if left else ""))
         d = combine(parts, labels=labels) if parts else not_testable("no dataset with all operators")
     return dict(id="nor-good-apj", claim="Although not best, NOR has relatively good S_APJ on all datasets",
                 where="Sec. VI-E, VII; Table VII", paper="NOR S_APJ 0.42 (2nd of 5), 0.29 (1st, tied), 0.56 (1st)",

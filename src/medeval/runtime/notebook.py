@@ -559,7 +559,8 @@ def claims_display(rows: list[dict]) -> HTMLTable:
         where = f'<br><span class="medeval-where">{_html_escape(r["where"])}</span>' if r.get("where") else ""
         evidence = "<br>".join(_html_escape(x) for x in (
             r.get("test", ""), r.get("effect", ""),
-            f"n = {r.get('n', '')}; {r.get('basis', '')}; {r.get('scale', '')}",
+            "; ".join(str(x) for x in (f"n = {r['n']}" if str(r.get("n", "")).strip() else "", r.get("basis", ""),
+                                        r.get("scale", "")) if str(x).strip()),
             f"substitution: {r['substitution']}" if r.get("substitution") else "") if str(x).strip())
         body.append(
             f'<tr id="claim-{_html_escape(r["id"])}">'
