@@ -14,7 +14,7 @@
 # (ch-eve)=
 # # The empirical variance estimator for validating CAD classifiers
 #
-# {cite:t}`mendelson2015eve` ask how uncertain a cross-validated performance is. Naive variance estimates assume
+# {cite:t}`mendelson2014eve` ask how uncertain a cross-validated performance is. Naive variance estimates assume
 # independence, either of the test subjects (a binomial model) or of the cross-validation (CV) folds, and so
 # ignore training-set variability and the correlations between folds. Following {cite:t}`nadeau2003inference`,
 # the paper proposes the **empirical variance estimator (EVE)**: run the whole validation strategy on the two

@@ -21,7 +21,7 @@
 # Wisconsin diagnostic breast-cancer data {cite:p}`street1995wdbc` (WDBC, 569 cases: 212 malignant, 357 benign,
 # as bundled with scikit-learn {cite:p}`pedregosa2011sklearn`) we draw `n_repeats` random stratified hold-out
 # splits per test-set size, fit a logistic regression on the rest, and record the accuracy on the held-out
-# cases. The chapter {ref}`ch-eve` answers this question properly {cite:p}`mendelson2015eve`; here it only
+# cases. The chapter {ref}`ch-eve` answers this question properly {cite:p}`mendelson2014eve`; here it only
 # drives the pipeline.
 #
 # ## What you will learn
@@ -146,7 +146,7 @@ plots.glue_figure("fig-rerun-spread", fig)
 #
 # If the only source of variation were the choice of test cases, the accuracy $\hat p$ on $n$ held-out cases
 # would be a binomial proportion: with mean performance $p$ on $n$ items its variance is $p(1-p)/n$, the naive
-# binomial model of {cite:t}`mendelson2015eve` (Section 3.2), so its standard deviation is
+# binomial model of {cite:t}`mendelson2014eve` (Section 3.2), so its standard deviation is
 #
 # $$
 # \operatorname{SD}(\hat p) = \sqrt{\frac{p\,(1-p)}{n}}.

@@ -15,7 +15,7 @@ NO_LINK = {
     "romanova2023stability": "an unpublished manuscript (the copy in the compendium's papers)",
     "reshma2021histology": "a doctoral thesis; its repository address is not in the copy we reproduce",
     "multilabel_cxr14_thesis": "a thesis chapter whose copy names neither author nor year",
-    "mendelson2015eve": "its DOI could not be verified offline; venue and year are given",
+    "mendelson2014eve": "its DOI could not be verified offline; venue, year, volume and pages are given",
     "cheplygina2015label": "its DOI could not be verified offline; venue, volume and pages are given",
 }
 
@@ -39,7 +39,7 @@ def test_every_entry_is_cited_and_every_citation_has_an_entry():
 
 
 def test_every_chapter_cites_its_paper():
-    papers = {"01-mil-stability": "romanova2023stability", "02-rodeo": "meissen2023rodeo", "03-eve": "mendelson2015eve",
+    papers = {"01-mil-stability": "romanova2023stability", "02-rodeo": "meissen2023rodeo", "03-eve": "mendelson2014eve",
               "04a-class-distribution": "reshma2021histology", "04b-evaluation-measures": "reshma2021histology",
               "05-multilabel": "multilabel_cxr14_thesis"}
     for chapter, key in papers.items():

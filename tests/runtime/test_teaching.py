@@ -103,11 +103,11 @@ def test_stub_of_a_function_without_docstring_is_callable():
 
 def test_book_markup_becomes_plain_notebook_markdown():
     text = ("See {eq}`eq-eve-eve`, {func}`~medeval.metrics.curves.roc_auc`, {func}`medeval.metrics.x.f`, "
-            "{ref}`the drawstring <eve-drawstring>`, {ref}`eve-method`, {cite:t}`mendelson2015eve` and {math}`x^2`.")
+            "{ref}`the drawstring <eve-drawstring>`, {ref}`eve-method`, {cite:t}`mendelson2014eve` and {math}`x^2`.")
     out = notebook_markdown(text)
     assert "{" not in out
     assert "Eq. (eq-eve-eve)" in out and "`roc_auc`" in out and "`medeval.metrics.x.f`" in out
-    assert "*the drawstring*" in out and "$x^2$" in out and "[mendelson2015eve]" in out
+    assert "*the drawstring*" in out and "$x^2$" in out and "[mendelson2014eve]" in out
     block = notebook_markdown("```{math}\n:label: eq-a\nx = 1\n```")
     assert block == "$$\nx = 1\n$$"
 

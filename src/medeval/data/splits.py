@@ -5,7 +5,7 @@ Every splitter returns a list of ``(train_idx, test_idx)`` pairs of sorted int64
 input (the single-split functions return a list with one pair), takes ``seed`` as an int or a
 ``numpy.random.Generator``, and is deterministic for a given seed.
 
-Chapter 3 (Mendelson et al., MICCAI 2015) evaluates a classifier on thousands of small balanced subsets
+Chapter 3 (Mendelson et al., MICCAI 2014) evaluates a classifier on thousands of small balanced subsets
 drawn from a pool, so its index-level logic works on whole arrays of subsets at once (binary labels in
 {0, 1}, class 1 positive; ``rng`` as an int, a ``numpy.random.Generator`` or None):
 
@@ -328,7 +328,7 @@ def iterative_stratified_kfold(Y, n_splits: int, seed) -> list[tuple[np.ndarray,
 
 # ----------------------------------------------------------------------------------------------------------
 # balanced subsets and validation strategies, vectorised over many subsets (chapter 3: Mendelson et al.,
-# MICCAI 2015). Labels are binary in {0, 1}; class 1 is the positive class (AD, malignant). ``rng`` is
+# MICCAI 2014). Labels are binary in {0, 1}; class 1 is the positive class (AD, malignant). ``rng`` is
 # anything ``medeval.data.seeding.as_generator`` takes (None: fresh entropy).
 
 

@@ -1,7 +1,7 @@
 """Chapter 3: the empirical variance estimator (EVE) for validating CAD classifiers.
 
 Reproduces Mendelson et al., "The empirical variance estimator for computer aided diagnosis: lessons
-for algorithm validation" (MICCAI 2015). Every experiment is a pure function of its arguments (a seed
+for algorithm validation" (MICCAI 2014). Every experiment is a pure function of its arguments (a seed
 included) that returns a tidy DataFrame; the grids go through :func:`medeval.runtime.grid.run_grid`
 (local processes or Dask). Units take a ``config`` dict (dataset, classifier, engine, C, ...) so that
 they are picklable and cacheable.

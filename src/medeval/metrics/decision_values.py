@@ -1,7 +1,7 @@
 """Scores of a validation run from a classifier's decision values, one per row of a batch.
 
 Reference: A. F. Mendelson, M. A. Zuluaga, L. Thurfjell, B. F. Hutton, S. Ourselin, "The empirical
-variance estimator for computer aided diagnosis: lessons for algorithm validation" (MICCAI 2015), Sec. 3:
+variance estimator for computer aided diagnosis: lessons for algorithm validation" (MICCAI 2014), Sec. 3:
 the performance of a validation strategy is its accuracy, sensitivity, specificity or AUC. As LIBSVM's
 ``svm_cross_validation`` does, a K-fold CV run is scored on its pooled held-out decisions: every point is
 tested once, in the fold that left it out, and the measure is taken over all of them.

@@ -1,7 +1,7 @@
 """Variance estimators for the performance of a validation strategy.
 
 Reference: A. F. Mendelson, M. A. Zuluaga, L. Thurfjell, B. F. Hutton, S. Ourselin, "The empirical
-variance estimator for computer aided diagnosis: lessons for algorithm validation" (MICCAI 2015),
+variance estimator for computer aided diagnosis: lessons for algorithm validation" (MICCAI 2014),
 following Nadeau & Bengio, "Inference for the generalization error", Machine Learning 52 (2003).
 
 Vocabulary. A *validation strategy* (10-fold CV, 10 x 10-fold CV, leave-one-out, hold-out, ...) run on

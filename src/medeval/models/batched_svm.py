@@ -1,6 +1,6 @@
 """Many small linear classifiers fitted at once in torch (CPU or GPU).
 
-The resampling experiments of chapter 3 (Mendelson et al., MICCAI 2015) need up to ~10⁸ fits of a
+The resampling experiments of chapter 3 (Mendelson et al., MICCAI 2014) need up to ~10⁸ fits of a
 hard-margin linear SVM on tens to a few hundred subjects. Each fit is tiny, so instead of looping over
 scikit-learn's ``SVC`` we solve a whole batch of problems in lock step:
 

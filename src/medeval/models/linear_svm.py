@@ -1,6 +1,6 @@
 """Linear classifiers of many small problems at once: the engines behind chapter 3's validation runs.
 
-Chapter 3 (Mendelson et al., MICCAI 2015) fits a hard-margin linear SVM (LIBSVM's C-SVC with a large C)
+Chapter 3 (Mendelson et al., MICCAI 2014) fits a hard-margin linear SVM (LIBSVM's C-SVC with a large C)
 on every training fold of thousands of small subsets. :func:`fit_decision_values` fits P such problems,
 each a boolean training mask over the points of one subset, with one of three engines and returns the
 decision value of every point of the problem's subset (the caller reads the held-out ones):

@@ -1,6 +1,6 @@
 """A synthetic ADNI-like pool of regional grey-matter volumes (stand-in for chapter 3's ADNI data).
 
-Mendelson et al. (MICCAI 2015) classify 252 AD patients against 370 healthy controls (HC) from ADNI
+Mendelson et al. (MICCAI 2014) classify 252 AD patients against 370 healthy controls (HC) from ADNI
 with features "the sum of the grey matter compartment in each of the cerebral regions, normalized by
 the intra-cranial volume" of an 83-region atlas. ADNI is access-restricted, so the default stand-in is
 this generator, whose distribution is explicit: the *true* variance of any validation strategy at any
