@@ -10,6 +10,7 @@ from medeval.runtime.params import (
     PROFILES,
     ParameterError,
     chapters,
+    check_profile,
     describe_schema,
     parse_assignment,
     preflight,
@@ -142,9 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             from medeval.runtime.calibration import CalibrationError, calibrate
 
             profiles = args.profiles or ["smoke", "default"]
-            bad = [p for p in profiles if p not in PROFILES]
-            if bad:
-                raise ParameterError(f"unknown profile(s) {bad}; valid profiles: {', '.join(PROFILES)}")
+            check_profile(*profiles)
             try:
                 calibrate(profiles)
             except CalibrationError as exc:
@@ -154,8 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "robustness":
             from medeval.runtime.robustness import robustness
 
-            if args.profile not in PROFILES:
-                raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+            check_profile(args.profile)
             if args.workers < 1:
                 raise ParameterError(f"--workers must be >= 1, got {args.workers}")
             ids = list(chapters()) if args.chapters == ["all"] else args.chapters
@@ -172,8 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             print(describe_schema(args.chapter))
             return 0
         if args.command == "run":  # refuse bad parameters and what this machine cannot run before heavy imports
-            if args.profile not in PROFILES:
-                raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+            check_profile(args.profile)
             overrides = dict(parse_assignment(a) for a in args.assignments)
             preflight(args.chapter, resolve_params(args.chapter, args.profile, overrides))
         from medeval.runtime.book import build_book
@@ -241,8 +238,7 @@ def _runs(args) -> int:
         return 0
     if args.chapter is not None and args.chapter not in chapters():
         raise ParameterError(f"unknown chapter {args.chapter!r}; known: {', '.join(chapters())}")
-    if args.profile is not None and args.profile not in PROFILES:
-        raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+    check_profile(args.profile)
     profiles = [args.profile] if args.profile else [p for p in PROFILES if (root / p).is_dir()]
     rows = [r for p in profiles for r in runs.list_runs(root / p, args.chapter)]
     if not rows:
@@ -255,8 +251,7 @@ def _runs(args) -> int:
 def _verify(args) -> int:
     from medeval.runtime import reference
 
-    if args.profile not in PROFILES:
-        raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+    check_profile(args.profile)
     results = reference.current_results(args.profile)
     if args.update:
         missing = [c for c, r in results.items() if r is None]
@@ -297,8 +292,7 @@ def _cache(args) -> int:
 
     if args.chapter is not None and args.chapter not in chapters():
         raise ParameterError(f"unknown chapter {args.chapter!r}; known: {', '.join(chapters())}")
-    if args.profile is not None and args.profile not in PROFILES:
-        raise ParameterError(f"unknown profile {args.profile!r}; valid profiles: {', '.join(PROFILES)}")
+    check_profile(args.profile)
     if args.action == "ls":
         rows = [r for r in grid_cache_summary(args.chapter) if args.profile in (None, r["profile"])]
         if not rows:

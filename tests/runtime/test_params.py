@@ -339,3 +339,11 @@ def test_unreachable_and_workerless_schedulers_are_refused_in_seconds(tmp_path):
         assert len(problems) == 1 and "has no workers" in problems[0]
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://", dashboard_address=None) as cluster:
         assert scheduler_problems(cluster.scheduler_address) == []
+
+
+def test_every_unknown_profile_is_named_at_once_by_one_check():
+    from medeval.runtime.params import check_profile
+
+    check_profile("smoke", None, "gpu")  # known profiles, and None for "not given", pass
+    with pytest.raises(ParameterError, match=r"unknown profiles 'huge', 'tiny'; valid profiles: smoke, default"):
+        check_profile("smoke", "huge", "tiny")

@@ -23,8 +23,8 @@ from medeval.runtime.cache_keys import cache_key
 from medeval.runtime.calibration import describe_local_estimate, local_seconds, record_local_timing
 from medeval.runtime.numerics import numerics_environment, numerics_mode
 from medeval.runtime.params import (
-    PROFILES,
     ParameterError,
+    check_profile,
     get_chapter,
     preflight,
     resolve_params,
@@ -186,8 +186,7 @@ def run_chapter(
 
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     chapter = get_chapter(chapter_id)
-    if profile not in PROFILES:
-        raise ParameterError(f"unknown profile {profile!r}; valid profiles: {', '.join(PROFILES)}")
+    check_profile(profile)
     params = resolve_params(chapter_id, profile, overrides)  # refuses bad values before any compute
     numerics = numerics_mode()  # refuses a bad MEDEVAL_NUMERICS before any compute
     estimate = preflight(chapter_id, params)  # refuses what this machine cannot run: data, CUDA, memory

@@ -387,11 +387,19 @@ def _validation_message(chapter_id: str, schema: type[ChapterParams], exc: Valid
     return "\n".join(lines)
 
 
+def check_profile(*profiles: str | None) -> None:
+    """Refuse any profile (None = not given) that is not one of :data:`PROFILES`, naming all of them at once."""
+    bad = [p for p in profiles if p is not None and p not in PROFILES]
+    if bad:
+        names = ", ".join(repr(p) for p in bad)
+        raise ParameterError(f"unknown profile{'s' if len(bad) > 1 else ''} {names}; valid profiles: "
+                             f"{', '.join(PROFILES)}")
+
+
 def resolve_params(chapter_id: str, profile: str = "default", overrides: dict[str, Any] | None = None):
     """Schema defaults < profile < overrides, validated. Raises :class:`ParameterError`."""
     chapter = get_chapter(chapter_id)
-    if profile not in PROFILES:
-        raise ParameterError(f"unknown profile {profile!r}; valid profiles: {', '.join(PROFILES)}")
+    check_profile(profile)
     schema = chapter.schema
     values = {**chapter.profiles[profile], **(overrides or {})}
     try:

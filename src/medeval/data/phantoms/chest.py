@@ -74,6 +74,7 @@ import pandas as pd
 
 from medeval.data.chestxray14 import IMAGE_SIZE as NIH_IMAGE_SIZE
 from medeval.data.chestxray14 import LABELS
+from medeval.data.phantoms._checks import check_seed
 
 __all__ = [
     "ANATOMICAL_PRIORS",
@@ -286,12 +287,6 @@ def _make_sampler(findings, prevalence, label_table) -> _LabelSampler:
     return _LabelSampler(table, cumulative, keep)
 
 
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
-
-
 def sample_label_sets(n: int, seed: int = 0, *, findings=None, prevalence=None, label_table=None) -> np.ndarray:
     """The (n, 14) uint8 label matrix that ``generate_chest_phantoms(n, seed=seed, ...)`` would produce.
 
@@ -300,7 +295,7 @@ def sample_label_sets(n: int, seed: int = 0, *, findings=None, prevalence=None, 
     not in ``findings`` are set to 0 because they are not rendered.
     """
     n = _check_n(n)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     findings = _check_findings(findings)
     sampler = _make_sampler(findings, _check_prevalence(prevalence, findings), label_table)
     return np.stack([sampler.labels_of(sampler.row_index(seed, i)) for i in range(n)]) if n else np.zeros(
@@ -824,7 +819,7 @@ def generate_chest_phantoms(
     """
     n = _check_n(n)
     size = _check_image_size(image_size)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     findings = _check_findings(findings)
     prevalence = _check_prevalence(prevalence, findings)
     difficulty = float(difficulty)

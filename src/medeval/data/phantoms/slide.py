@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from medeval.data.phantoms._checks import check_seed
+
 __all__ = [
     "SLIDE_CLASSES",
     "Slide",
@@ -171,12 +173,6 @@ def _check_fraction(value, name: str, low: float, high: float) -> float:
     return value
 
 
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
-
-
 def slide_layout(
     height: int,
     width: int,
@@ -211,7 +207,7 @@ def slide_layout(
         calibrates how hard C is to separate from ¬C; the layout and every other pixel do not depend on it.
     """
     height, width = _check_side(height, "height"), _check_side(width, "width")
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     tissue = _check_fraction(tissue_fraction, "tissue_fraction", 0.02, 0.6)
     tumour = _check_fraction(tumour_fraction, "tumour_fraction", 0.0, 0.6)
     if tumour >= tissue:
