@@ -141,10 +141,9 @@ def as_is(columns) -> dict[str, str]:
     return {c: c for c in columns}
 
 
-def mean_sd(mean, sd, digits: int = 2) -> list[str]:
-    """'mean ± sd' strings for a table column ('—' where the mean is missing)."""
-    return ["—" if pd.isna(m) else f"{m:.{digits}f} ± {s:.{digits}f}" if pd.notna(s) else f"{m:.{digits}f}"
-            for m, s in zip(mean, sd, strict=True)]
+def mean_sd(mean, sd) -> list[str]:
+    """'mean ± sd' strings at this chapter's two decimals (:func:`medeval.runtime.notebook.mean_sd`)."""
+    return notebook.mean_sd(mean, sd, digits=2)
 
 
 # %% tags=["remove-input"]

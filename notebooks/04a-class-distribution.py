@@ -179,8 +179,7 @@ def mean_sd_table(tab, columns, caption, extra=()):
     """A per-distribution table of 'mean ± SD over runs' strings for the given metric columns."""
     shown = tab[["distribution", *extra, "runs"]].copy()
     for col, name in columns.items():
-        shown[name] = [f"{m:.3f}\u00a0±\u00a0{s:.3f}" if np.isfinite(m) else "—"
-                       for m, s in zip(tab[col], tab[col + "_std"], strict=True)]
+        shown[name] = notebook.mean_sd(tab[col], tab[col + "_std"])
     shown["distribution"] = shown["distribution"].map(dist_label)
     return notebook.show_table(shown, caption=caption, labels={"test_set": "test set"})
 

@@ -520,8 +520,7 @@ def mean_sd_table(trials, columns, by=("model",)):
     """mean ± std over trial-models per group, as text, for a compact table."""
     g = trials.groupby(list(by))[columns]
     m, s = g.mean(), g.std()
-    return pd.DataFrame({c: [f"{a:.3f} ± {b:.3f}" for a, b in zip(m[c], s[c], strict=True)] for c in columns},
-                        index=m.index).reset_index()
+    return pd.DataFrame({c: notebook.mean_sd(m[c], s[c]) for c in columns}, index=m.index).reset_index()
 
 
 # %% [markdown]

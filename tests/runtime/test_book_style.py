@@ -122,3 +122,16 @@ def test_only_the_used_mathjax_parts_are_shipped():
     everything = sum(f.stat().st_size for f in source.rglob("*") if f.is_file())
     assert (source / "tex-chtml.js").exists()
     assert shipped < 0.15 * everything, (shipped, everything)
+
+
+def test_mean_sd_has_one_nan_policy_for_every_chapter():
+    import numpy as np
+
+    from medeval.runtime.notebook import mean_sd
+
+    nbsp = "\u00a0"
+    assert mean_sd([0.5, np.nan, 0.25], [0.1, 0.2, np.nan]) == [f"0.500{nbsp}±{nbsp}0.100", "—", "0.250"]
+    assert mean_sd([1.0], [0.05], digits=2) == [f"1.00{nbsp}±{nbsp}0.05"]
+    assert mean_sd([np.inf], [0.1]) == ["—"]
+    with pytest.raises(ValueError, match="same"):
+        mean_sd([1.0, 2.0], [0.1])

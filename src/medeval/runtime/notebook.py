@@ -459,6 +459,17 @@ def column_formatter(values, digits: int = 3):
     return fmt
 
 
+def mean_sd(mean, sd, digits: int = 3) -> list[str]:
+    """``"mean ± sd"`` strings for a table column, one NaN policy for every chapter: ``"—"`` where the mean is not
+    finite, the mean alone where only the SD is not (a single run has no SD). Non-breaking spaces keep each entry on
+    one line when the table wraps."""
+    means, sds = np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
+    if means.shape != sds.shape:
+        raise ValueError(f"mean_sd: mean has shape {means.shape} and sd {sds.shape}; expected the same")
+    return ["—" if not np.isfinite(m) else (f"{m:.{digits}f}\u00a0±\u00a0{s:.{digits}f}" if np.isfinite(s)
+                                             else f"{m:.{digits}f}") for m, s in zip(means, sds, strict=True)]
+
+
 def show_table(frame, *, caption: str | None = None, digits: int = 3, formats: dict | None = None,
                index: bool | None = None, labels: dict[str, str] | None = None) -> HTMLTable:
     """A DataFrame as a formatted table of the book (pandas Styler): numbers rounded to ``digits`` significant
