@@ -235,3 +235,21 @@ def test_manual_file_without_record_is_unchecked(fake_repo, tmp_path):
     result = m.record_content("man")
     assert (result.n_files, result.n_bytes, result.added) == (1, 1, ("thing.csv",))
     assert [s.status for s in m.verify(["man"])] == ["ok"]
+
+
+def test_who_uses_a_dataset_is_derived_from_the_chapters_parameter_files(tmp_path):
+    users = m.dataset_users()
+    known = set(m.load_manifest().ids())
+    assert set(users) <= known, sorted(set(users) - known)
+    assert set(users) == known, f"datasets no chapter reads: {sorted(known - set(users))}"
+    assert "05-multilabel" in users["chestxray14-labels"] and "02-rodeo" in users["chestxray14-boxes"]
+    (tmp_path / "x.yaml").write_text("datasets: wdbc\n")
+    with pytest.raises(ValueError, match="x.yaml: 'datasets' must be a list"):
+        m.dataset_users(tmp_path)
+
+
+def test_a_hand_written_used_by_is_refused(tmp_path):
+    text = m.manifest_path().read_text().replace("    stand_in:", "    used_by: [01-mil-stability]\n    stand_in:", 1)
+    (tmp_path / "m.yaml").write_text(text)
+    with pytest.raises(Exception, match="used_by"):
+        m.load_manifest(tmp_path / "m.yaml")

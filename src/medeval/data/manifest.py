@@ -157,7 +157,6 @@ class DatasetEntry(BaseModel):
     instructions: str | None = Field(None, description="how to obtain a manual/private dataset")
     reader: str = Field(description="dotted path of the function/class that reads it")
     stand_in: str = Field(description="what the default profile uses instead")
-    used_by: list[str] = Field(default_factory=list)
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -211,6 +210,24 @@ def repo_root() -> Path:
     """The repository checkout: ``$MEDEVAL_ROOT`` if set, else the folder three levels above ``src/medeval``."""
     env = os.environ.get("MEDEVAL_ROOT")
     return Path(env) if env else Path(__file__).resolve().parents[3]
+
+
+def dataset_users(params_dir: str | os.PathLike | None = None) -> dict[str, list[str]]:
+    """Which chapters read each dataset: ``{dataset id: [chapter ids]}``, from the ``datasets:`` list of every
+    chapter's ``params/<chapter>.yaml`` (default ``<repo>/params``), the one place where a chapter states what it
+    reads (the pre-flight checks those datasets). Derived, never written by hand, so the two cannot disagree.
+    ValueError naming the file for a ``datasets:`` that is not a list of ids."""
+    folder = Path(params_dir) if params_dir is not None else repo_root() / "params"
+    users: dict[str, list[str]] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        with open(path, encoding="utf-8") as fh:
+            raw = _yaml.safe_load(fh) or {}
+        listed = raw.get("datasets", []) if isinstance(raw, dict) else []
+        if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+            raise ValueError(f"{path}: 'datasets' must be a list of dataset ids, got {listed!r}")
+        for dataset_id in listed:
+            users.setdefault(dataset_id, []).append(path.stem)
+    return users
 
 
 def manifest_path() -> Path:

@@ -72,8 +72,10 @@ def manifest_table() -> pd.DataFrame:
     """One row per dataset of the manifest: id, title, access, licence, size, stand-in, used by.
 
     ``size`` is the sum of the file sizes the manifest records ("unknown" when some are not recorded, with
-    the known part shown as a lower bound; "-" for bundled/private datasets without files).
+    the known part shown as a lower bound; "-" for bundled/private datasets without files). ``used_by`` is
+    derived from the chapters' ``params/*.yaml`` (:func:`medeval.data.manifest.dataset_users`).
     """
+    users = _manifest.dataset_users()
     rows = []
     for d in _manifest.load_manifest().datasets:
         sizes = [f.size for f in d.files]
@@ -87,8 +89,8 @@ def manifest_table() -> pd.DataFrame:
         licence = " ".join(d.licence.split())
         rows.append({
             "id": d.id, "title": d.title, "access": d.access,
-            "licence": licence if len(licence) <= 120 else licence[:117] + "...",
-            "size": size, "stand_in": " ".join(d.stand_in.split()), "used_by": ", ".join(d.used_by),
+            "licence": licence,
+            "size": size, "stand_in": " ".join(d.stand_in.split()), "used_by": ", ".join(users.get(d.id, [])),
         })
     return pd.DataFrame(rows)
 
