@@ -108,6 +108,14 @@ def test_no_page_loads_scripts_or_styles_from_the_network(smoke_book):
     assert (html / "_static" / "mathjax" / "tex-chtml.js").exists(), "MathJax is served locally"
 
 
+def test_no_source_map_ships_and_search_works_from_disk(smoke_book):
+    html, _, _ = smoke_book
+    assert not list(html.rglob("*.map")), "source maps ship with the book"
+    assert not any("sourceMappingURL" in p.read_text(errors="replace") for p in (html / "_static").rglob("*.js"))
+    # without summaries, a search hit does not fetch the page's text (which file:// pages may not do)
+    assert "SHOW_SEARCH_SUMMARY: false" in (html / "_static" / "documentation_options.js").read_text()
+
+
 def test_scorecard_gathers_every_chapter_table(smoke_book):
     html, _, _ = smoke_book
     text = (html / "scorecard.html").read_text()

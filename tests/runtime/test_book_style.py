@@ -135,3 +135,20 @@ def test_mean_sd_has_one_nan_policy_for_every_chapter():
     assert mean_sd([np.inf], [0.1]) == ["—"]
     with pytest.raises(ValueError, match="same"):
         mean_sd([1.0, 2.0], [0.1])
+
+
+def test_source_maps_are_removed_with_the_comments_that_name_them(tmp_path):
+    from medeval.runtime.sphinx_book import remove_source_maps
+
+    static = tmp_path / "_static"
+    (static / "scripts").mkdir(parents=True)
+    (static / "scripts" / "a.js").write_text("var a = 1;\n//# sourceMappingURL=a.js.map\n")
+    (static / "scripts" / "a.js.map").write_text("{}")
+    (static / "b.css").write_text("p { color: red }\n/*# sourceMappingURL=b.css.map*/")
+    (static / "b.css.map").write_text("{}")
+    (static / "c.js").write_text("var url = 'x.map';\n")
+    assert remove_source_maps(static) == 2
+    assert not list(static.rglob("*.map"))
+    assert (static / "scripts" / "a.js").read_text() == "var a = 1;\n"
+    assert (static / "b.css").read_text() == "p { color: red }"
+    assert (static / "c.js").read_text() == "var url = 'x.map';\n"
