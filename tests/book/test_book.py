@@ -1,6 +1,7 @@
 """The whole book builds offline from the smoke-profile notebooks, warnings as errors, with no error output
 and nothing loaded from the network."""
 
+import collections
 import re
 
 import nbformat
@@ -114,6 +115,17 @@ def test_no_source_map_ships_and_search_works_from_disk(smoke_book):
     assert not any("sourceMappingURL" in p.read_text(errors="replace") for p in (html / "_static").rglob("*.js"))
     # without summaries, a search hit does not fetch the page's text (which file:// pages may not do)
     assert "SHOW_SEARCH_SUMMARY: false" in (html / "_static" / "documentation_options.js").read_text()
+
+
+def test_no_id_repeats_on_any_page(smoke_book):
+    html, _, _ = smoke_book
+    problems = {}
+    for page in html.rglob("*.html"):
+        counts = collections.Counter(re.findall(r'\sid="([^"]+)"', page.read_text(errors="replace")))
+        repeated = sorted(i for i, n in counts.items() if n > 1)
+        if repeated:
+            problems[str(page.relative_to(html))] = repeated[:5]
+    assert not problems, problems
 
 
 def test_scorecard_gathers_every_chapter_table(smoke_book):

@@ -152,3 +152,19 @@ def test_source_maps_are_removed_with_the_comments_that_name_them(tmp_path):
     assert (static / "scripts" / "a.js").read_text() == "var a = 1;\n"
     assert (static / "b.css").read_text() == "p { color: red }"
     assert (static / "c.js").read_text() == "var url = 'x.map';\n"
+
+
+def test_exercise_sections_get_ids_unique_on_their_page():
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    from medeval.runtime.sphinx_book import number_shared_ids
+
+    doc = new_document("page", get_default_settings(Parser))
+    for name in ("exercise-content", "solution-content", "exercise-content", "other"):
+        doc += nodes.section(ids=[name])
+    number_shared_ids(None, doc, "page")
+    assert [s["ids"] for s in doc.findall(nodes.section)] == [
+        ["exercise-content-1"], ["solution-content-1"], ["exercise-content-2"], ["other"]]

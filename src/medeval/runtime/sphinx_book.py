@@ -6,6 +6,8 @@
 * An inline script written twice into a page's head (``sphinx-thebe`` and ``sphinx-togglebutton`` register their
   configuration scripts twice under jupyter-book, so every page declared ``const THEBE_JS_URL`` twice and threw a
   SyntaxError) is kept once.
+* Every id on a page is unique: ``sphinx-exercise`` gives every exercise's and every solution's body section the
+  same id (``exercise-content``, ``solution-content``); each is numbered in page order.
 * No source maps ship: the theme's ``*.map`` files (about 6.7 MB of the offline book) are deleted and the
   ``sourceMappingURL`` comments that name them are dropped from the scripts and styles.
 * Doctrees are stored without the build environment. Nodes that autodoc creates inside a MyST ``eval-rst`` block
@@ -102,6 +104,24 @@ def drop_source_maps(app, exception) -> None:
     remove_source_maps(Path(app.outdir) / "_static")
 
 
+#: the ids sphinx-exercise gives every exercise's and every solution's body section
+SHARED_IDS = ("exercise-content", "solution-content")
+
+
+def number_shared_ids(app, doctree, docname=None) -> None:
+    """Give the n-th section with one of :data:`SHARED_IDS` on a page the id ``<id>-<n>`` (from 1), so that no id
+    repeats on the page."""
+    from docutils import nodes
+
+    seen: dict[str, int] = {}
+    for section in doctree.findall(nodes.section):
+        ids = section["ids"]
+        for i, value in enumerate(ids):
+            if value in SHARED_IDS:
+                seen[value] = seen.get(value, 0) + 1
+                ids[i] = f"{value}-{seen[value]}"
+
+
 def detach_nested_documents(app, doctree) -> None:
     """Let every node of ``doctree`` resolve its document through its parent (docutils' ``Node.document``), so that
     no node keeps a nested parse's document, and with it the build environment, alive in the pickled doctree."""
@@ -112,6 +132,7 @@ def detach_nested_documents(app, doctree) -> None:
 
 def setup(app):
     app.connect("doctree-read", detach_nested_documents)
+    app.connect("doctree-resolved", number_shared_ids)
     app.config.mathjax_path = "mathjax/tex-chtml.js"
     app.connect("build-finished", dedupe_scripts)
     app.connect("build-finished", copy_mathjax)
