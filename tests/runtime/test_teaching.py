@@ -292,9 +292,9 @@ def test_for_teachers_page_states_measured_times_and_never_estimates_a_gpu_time(
                           "default": {"wall_time_s": 95.0, "device": "CPU: test"},
                           "gpu": {"wall_time_s": 30.0, "device": "GPU: test"}}}
     page = teachers_markdown = teaching.teachers_markdown(timings=timings)
-    row = next(line for line in page.splitlines() if "{ref}`ch-eve`" in line and line.startswith("|"))
+    row = next(line for line in page.splitlines() if line.startswith("| 3. {ref}`ch-eve`"))
     assert "12 s / 1.6 min" in row and "30 s (GPU: test)" in row
-    other = next(line for line in page.splitlines() if "{ref}`ch-rodeo`" in line and line.startswith("|"))
+    other = next(line for line in page.splitlines() if line.startswith("| 2. {ref}`ch-rodeo`"))
     assert other.endswith("not measured / not measured | not measured |")
     assert "no GPU time is estimated" in teachers_markdown
     registry = chapters()
@@ -304,3 +304,25 @@ def test_for_teachers_page_states_measured_times_and_never_estimates_a_gpu_time(
             assert objectives and objectives in page, cid
     plain = teaching.teachers_markdown(timings=timings, built={"03-eve"})
     assert "{ref}" not in plain and "{eq}" not in plain
+
+
+def test_for_teachers_page_shows_the_semester_template():
+    """Issue #34 item 6: the page shows the weeks of ``teaching/course.yaml`` in order, each with its in-class and
+    homework part, every exercise with its estimated minutes, the assessment weights and the rubrics; 04b's
+    objectives stop before its "What we reproduce" paragraph."""
+    from medeval.runtime.course import load_course
+
+    course = load_course()
+    page = teaching.teachers_markdown(timings={})
+    week_rows = [line for line in page.splitlines() if line.startswith("| ") and "<br>" in line]
+    assert [int(r.split("|")[1]) for r in week_rows] == [w.week for w in course.weeks]
+    for week, row in zip(course.weeks, week_rows, strict=True):
+        for label in week.in_class.exercises + week.homework.exercises:
+            assert f"{{ref}}`{label} <{label}>` ({course.plan_of(label).minutes} min)" in row
+        assert week.in_class.activity in row and week.homework.activity in row
+    for item in course.assessment:
+        assert f"| {item.item} | {item.counts} | {item.weight:g} % |" in page
+    assert course.rubrics["critical"][0].criterion in page
+    objectives = page.split("## Learning objectives")[1].split("## Prerequisites")[0]
+    assert "What we reproduce" not in objectives
+    assert "Time to run" not in page.split("## Prerequisites")[1]
