@@ -1,5 +1,5 @@
 """Command line: ``medeval book | run | runs | compare | verify | robustness | calibrate | params | chapters |
-new-chapter | data | cache | student | grade``."""
+new-chapter | data | cache | student | grade | answers``."""
 
 from __future__ import annotations
 
@@ -96,6 +96,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="teacher folder of `medeval student` with the checks (default: written afresh)")
     grade.add_argument("--json", action="store_true", help="print the scores as JSON")
 
+    answers = sub.add_parser("answers", help="collect the teacher-read answers of handed-in notebooks into one "
+                                             "HTML page, each beside its model answer and rubric")
+    answers.add_argument("folder", help="folder of handed-in student notebooks (searched recursively)")
+    answers.add_argument("--out", default="answers.html", help="the HTML page to write (default: answers.html)")
+
     cache = sub.add_parser("cache", help="the grid cache: ls | verify | clear [CHAPTER] (executed notebooks are not "
                                          "touched)")
     cache.add_argument("action", choices=["ls", "verify", "clear"])
@@ -168,6 +173,19 @@ def main(argv: list[str] | None = None) -> int:
             return _runs(args)
         if args.command in ("student", "grade"):
             return _teaching(args)
+        if args.command == "answers":
+            from pathlib import Path
+
+            from medeval.runtime.answers import AnswersError, write_answers
+            from medeval.runtime.course import CourseError
+            from medeval.runtime.teaching import ExerciseFormatError
+
+            try:
+                print(write_answers(Path(args.folder), Path(args.out)))
+            except (AnswersError, CourseError, ExerciseFormatError) as exc:
+                print(f"medeval: error: {exc}", file=sys.stderr)
+                return 2
+            return 0
         if args.command == "params":
             print(describe_schema(args.chapter))
             return 0

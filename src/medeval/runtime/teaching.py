@@ -288,17 +288,44 @@ def _prompt_block(stub_code: str) -> str:
     return f"{quote} # BEGIN PROMPT\n{stub_code}\n{quote} # END PROMPT"
 
 
-def master_notebook(exercises: ChapterExercises):
+ANSWER_MARKER = "<!-- medeval-answer: {name} -->"
+"""Written into the (read-only) prompt cell of every teacher-read question, so that :func:`written_answers` finds
+the student's answer below it."""
+
+_ANSWER_MARKER = re.compile(r"<!-- medeval-answer: (?P<name>[\w-]+) -->")
+
+
+def _manual_question(cells: list, name: str, prompt: str, model_answer: str) -> None:
+    """Append a teacher-read otter question: its prompt (with :data:`ANSWER_MARKER`) and, as its solution, the
+    model answer; ``otter assign`` puts an empty markdown answer cell in its place for the student."""
+    import nbformat
+
+    v4 = nbformat.v4
+    cells.append(v4.new_raw_cell(f"# BEGIN QUESTION\nname: {name}\npoints: 2\nmanual: true"))
+    cells.append(v4.new_markdown_cell(f"{prompt}\n\n{ANSWER_MARKER.format(name=name)}"))
+    cells.append(v4.new_raw_cell("# BEGIN SOLUTION"))
+    cells.append(v4.new_markdown_cell(notebook_markdown(model_answer) or "(no model answer)"))
+    cells.append(v4.new_raw_cell("# END SOLUTION"))
+    cells.append(v4.new_raw_cell("# END QUESTION"))
+
+
+def master_notebook(exercises: ChapterExercises, written: dict[str, str] | None = None):
     """The chapter's exercises as an otter-grader master notebook (otter's assignment format).
 
     Each exercise is one otter question named by its label: the prompt, the solution in a ``BEGIN SOLUTION NO
     PROMPT`` block followed by the stub (:func:`stub`) as its prompt, and one otter test case per check cell. A
     critical exercise, and the interpretation asked by an experimental one, are manually graded questions whose
-    solution is the book's explanation.
+    solution is the book's explanation. ``written`` (label → question, from ``teaching/course.yaml``) adds to a
+    by-hand or coding exercise a teacher-read question ``<label>-written`` with an answer cell for the part asked in
+    words ("why", "prove", "show"). Every teacher-read prompt carries :data:`ANSWER_MARKER`.
     """
     import nbformat
 
     v4 = nbformat.v4
+    written = dict(written or {})
+    unknown = sorted(set(written) - {ex.label for ex in exercises.exercises})
+    if unknown:
+        raise ExerciseFormatError(f"{exercises.chapter}: written parts for unknown exercises {', '.join(unknown)}")
     config = {
         "name": exercises.chapter,
         "init_cell": True, "check_all_cell": False, "export_cell": False, "solutions_pdf": False,
@@ -323,7 +350,8 @@ def master_notebook(exercises: ChapterExercises):
         manual = not ex.autograded
         cells.append(v4.new_raw_cell(
             f"# BEGIN QUESTION\nname: {ex.label}\npoints: {ex.points}\nmanual: {str(manual).lower()}"))
-        cells.append(v4.new_markdown_cell(f"{heading}\n\n{notebook_markdown(ex.prompt)}"))
+        marker = f"\n\n{ANSWER_MARKER.format(name=ex.label)}" if manual else ""
+        cells.append(v4.new_markdown_cell(f"{heading}\n\n{notebook_markdown(ex.prompt)}{marker}"))
         cells.append(v4.new_raw_cell("# BEGIN SOLUTION"))
         if ex.autograded:
             for code in ex.solution_cells:
@@ -338,16 +366,18 @@ def master_notebook(exercises: ChapterExercises):
                 cells.append(v4.new_code_cell(check))
             cells.append(v4.new_raw_cell("# END TESTS"))
         cells.append(v4.new_raw_cell("# END QUESTION"))
+        if ex.label in written:
+            if ex.kind not in ("by-hand", "coding"):
+                raise ExerciseFormatError(f"{exercises.chapter}: {ex.label} is {ex.kind}; only a by-hand or coding "
+                                          "exercise has a written part")
+            _manual_question(cells, f"{ex.label}-written",
+                             f"**Exercise {number}, in words (read by your teacher).** {written[ex.label]} "
+                             "Answer in the cell below: a short argument, with the equations you use.",
+                             ex.explanation)
         if ex.autograded and ex.kind == "experimental":
-            cells.append(v4.new_raw_cell(
-                f"# BEGIN QUESTION\nname: {ex.label}-interpretation\npoints: 2\nmanual: true"))
-            cells.append(v4.new_markdown_cell(
-                f"**Exercise {number}, interpretation (read by your teacher).** What does your result show? "
-                "Answer in a few sentences."))
-            cells.append(v4.new_raw_cell("# BEGIN SOLUTION"))
-            cells.append(v4.new_markdown_cell(notebook_markdown(ex.explanation) or "(no model answer)"))
-            cells.append(v4.new_raw_cell("# END SOLUTION"))
-            cells.append(v4.new_raw_cell("# END QUESTION"))
+            _manual_question(cells, f"{ex.label}-interpretation",
+                             f"**Exercise {number}, interpretation (read by your teacher).** What does your result "
+                             "show? Answer in a few sentences.", ex.explanation)
     nb = v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["medeval"] = {"chapter": exercises.chapter}
@@ -414,15 +444,26 @@ def _otter_assign(master: Path, result: Path, run_tests: bool) -> None:
         raise RuntimeError(f"otter assign failed for {master.name}: {exc}\n{buffer.getvalue()[-3000:]}") from exc
 
 
+def _written_parts(chapter_id: str, exercises: ChapterExercises) -> dict[str, str]:
+    """The parts of a chapter's exercises asked in words, from ``teaching/course.yaml`` (for the exercises the
+    source at hand has: a draft or a test's fixture may have fewer)."""
+    from medeval.runtime.course import load_course
+
+    labels = {ex.label for ex in exercises.exercises}
+    return {k: v for k, v in load_course(check=False).written_parts(chapter_id).items() if k in labels}
+
+
 def write_student_notebooks(chapter_ids: list[str] | None = None, out_dir: Path | None = None, *,
-                            run_tests: bool = True, sources: dict[str, Path] | None = None) -> list[StudentMaterial]:
+                            run_tests: bool = True, sources: dict[str, Path] | None = None,
+                            written: dict[str, dict[str, str]] | None = None) -> list[StudentMaterial]:
     """Write the student and teacher versions of the chapters' exercises.
 
-    ``<out_dir>/student/<chapter>/<chapter>.ipynb`` (solutions replaced by stubs, a check after each exercise,
-    the check files in ``tests/``) is what students get; ``<out_dir>/teacher/<chapter>/`` holds the solutions
+    ``<out_dir>/student/<chapter>/<chapter>.ipynb`` (solutions replaced by stubs, a check after each exercise, an
+    answer cell for each teacher-read part, the check files in ``tests/``) is what students get; ``<out_dir>/teacher/<chapter>/`` holds the solutions
     and the same checks and is what :func:`grade_notebook` grades against. With ``run_tests`` (the default) otter
     executes the teacher version and refuses to write anything if a solution fails its own checks. ``sources``
-    replaces a chapter's source file (a draft, or a test's fixture).
+    replaces a chapter's source file (a draft, or a test's fixture); ``written`` (chapter → label → question)
+    replaces the parts asked in words that ``teaching/course.yaml`` lists.
     """
     import nbformat
 
@@ -435,14 +476,15 @@ def write_student_notebooks(chapter_ids: list[str] | None = None, out_dir: Path 
     if unknown:
         raise ValueError(f"unknown chapter(s) {', '.join(unknown)}; expected some of {', '.join(known)}")
     out_dir = Path(out_dir) if out_dir is not None else project_root() / "_build" / "teaching"
-    written = []
+    materials = []
     for cid in chapter_ids:
         exercises = read_exercises(cid, (sources or {}).get(cid))
         if not exercises.exercises:
             raise ExerciseFormatError(f"{known[cid].notebook}: the chapter has no exercises")
         with tempfile.TemporaryDirectory(prefix=f"medeval-assign-{cid}-") as tmp:
             master = Path(tmp) / f"{cid}.ipynb"
-            nbformat.write(master_notebook(exercises), master)
+            parts = written[cid] if written and cid in written else _written_parts(cid, exercises)
+            nbformat.write(master_notebook(exercises, parts), master)
             _otter_assign(master, Path(tmp) / "dist", run_tests)
             for role in ("student", "teacher"):
                 target = out_dir / role / cid
@@ -455,9 +497,9 @@ def write_student_notebooks(chapter_ids: list[str] | None = None, out_dir: Path 
             nb = nbformat.read(path, as_version=4)
             nb.metadata["medeval"] = {"chapter": cid, "version": role}
             nbformat.write(nb, path)
-        written.append(StudentMaterial(cid, out_dir / "student" / cid / f"{cid}.ipynb",
+        materials.append(StudentMaterial(cid, out_dir / "student" / cid / f"{cid}.ipynb",
                                        out_dir / "teacher" / cid / f"{cid}.ipynb", out_dir / "teacher" / cid / "tests"))
-    return written
+    return materials
 
 
 # --------------------------------------------------------------------------------------------------------------
