@@ -326,3 +326,77 @@ def test_for_teachers_page_shows_the_semester_template():
     objectives = page.split("## Learning objectives")[1].split("## Prerequisites")[0]
     assert "What we reproduce" not in objectives
     assert "Time to run" not in page.split("## Prerequisites")[1]
+
+
+def test_quiz_answers_are_shuffled_the_same_way_on_every_build():
+    from medeval.runtime.teaching import shuffled_answers
+
+    q = {**MC, "answers": [{"answer": str(i), "correct": i == 0, "feedback": "f"} for i in range(4)]}
+    orders = {tuple(a["answer"] for a in shuffled_answers([{**q, "question": f"Question {k}?"}])[0]["answers"])
+              for k in range(12)}
+    assert len(orders) > 1  # the permutation depends on the question
+    assert shuffled_answers([q]) == shuffled_answers([q])  # and on nothing else
+    assert sorted(a["answer"] for a in shuffled_answers([q])[0]["answers"]) == ["0", "1", "2", "3"]
+    assert shuffled_answers([NUM]) == [NUM]
+
+
+def test_the_chapters_correct_quiz_answers_are_not_mostly_first():
+    """Issue #34: 14 of the 24 multiple-choice answers were the first option."""
+    import ast as _ast
+
+    import jupytext
+
+    from medeval.runtime.params import chapters
+    from medeval.runtime.teaching import shuffled_answers
+
+    positions = []
+    for ch in chapters().values():
+        for cell in jupytext.read(ch.notebook).cells:
+            if cell.cell_type == "code" and "notebook.self_check(" in cell.source:
+                questions = validate_self_check(_ast.literal_eval(_ast.parse(cell.source).body[0].value.args[0]))
+                positions += [[bool(a.get("correct")) for a in q["answers"]].index(True)
+                              for q in shuffled_answers(questions) if q["type"] == "multiple_choice"]
+    assert len(positions) >= 20
+    assert positions.count(0) <= len(positions) / 3, positions
+
+
+def test_the_self_check_waits_for_mathjax_before_drawing(monkeypatch):
+    """The quiz script calls jupyterquiz's try_show only through medevalWhenMathJaxReady."""
+    import IPython.display
+
+    from medeval.runtime import notebook
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs: shown.extend(objs))
+    notebook.self_check([MC, NUM])
+    [script] = [o for o in shown if isinstance(o, IPython.display.Javascript)]
+    assert "medevalWhenMathJaxReady(try_show);" in script.data
+    assert "\n  try_show();\n" not in script.data
+
+
+@pytest.mark.skipif(not __import__("shutil").which("node"), reason="needs node to run the page's JavaScript")
+def test_the_mathjax_wait_runs_after_mathjax_starts_and_without_mathjax(tmp_path):
+    from medeval.runtime.notebook import _WAIT_FOR_MATHJAX
+
+    script = _WAIT_FOR_MATHJAX + """
+var log = [];
+globalThis.document = {readyState: "complete"};
+// 1. the book's page: window.MathJax is the configuration until the MathJax script has loaded
+globalThis.window = {MathJax: {tex: {inlineMath: [["\\\\(", "\\\\)"]]}}};
+medevalWhenMathJaxReady(function () { log.push("book:" + (window.MathJax.typeset ? "typeset" : "none")); });
+setTimeout(function () {
+  log.push("loaded");
+  window.MathJax = {typeset: function () {}, startup: {promise: Promise.resolve()}};
+}, 350);
+// 2. a notebook without MathJax: at once
+setTimeout(function () {
+  globalThis.window = {};
+  medevalWhenMathJaxReady(function () { log.push("plain"); });
+  setTimeout(function () { console.log(JSON.stringify(log)); }, 50);
+}, 700);
+"""
+    path = tmp_path / "wait.js"
+    path.write_text(script)
+    out = subprocess.run(["node", str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == ["loaded", "book:typeset", "plain"]

@@ -253,6 +253,27 @@ def validate_self_check(questions: list[dict]) -> list[dict]:
     return ready
 
 
+def shuffled_answers(questions: list[dict]) -> list[dict]:
+    """Multiple-choice questions with their answers in a shuffled order that is the same on every build.
+
+    Each question's permutation is drawn from a generator seeded with the SHA-256 of its text, so the correct
+    answer is not always where the author wrote it (first, mostly) and a page does not change between builds.
+    Numeric questions are returned as they are.
+    """
+    import hashlib
+
+    import numpy as np
+
+    out = []
+    for q in questions:
+        if q.get("type") == "multiple_choice":
+            seed = int.from_bytes(hashlib.sha256(str(q["question"]).encode()).digest()[:8], "little")
+            order = np.random.default_rng(seed).permutation(len(q["answers"]))
+            q = {**q, "answers": [q["answers"][i] for i in order]}
+        out.append(q)
+    return out
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Student notebooks: an otter-grader master notebook, then ``otter assign``
 
