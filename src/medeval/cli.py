@@ -88,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     student.add_argument("--out", default=None, help="output folder (default: _build/teaching)")
     student.add_argument("--no-check", action="store_true",
                          help="do not execute the teacher version to prove every solution passes its checks")
+    student.add_argument("--kit", default=None, metavar="DIR",
+                         help="write instead a folder to hand out, without any solution: medeval's wheel, params/, "
+                              "data/, the student notebooks and a README with the install steps")
 
     grade = sub.add_parser("grade", help="execute a filled-in student notebook and print a score per exercise")
     grade.add_argument("notebook")
@@ -348,6 +351,11 @@ def _teaching(args) -> int:
     )
 
     try:
+        if args.command == "student" and args.kit:
+            from medeval.runtime.kit import write_student_kit
+
+            print(write_student_kit(args.chapters or None, Path(args.kit), run_tests=not args.no_check))
+            return 0
         if args.command == "student":
             for m in write_student_notebooks(args.chapters or None, Path(args.out) if args.out else None,
                                              run_tests=not args.no_check):
