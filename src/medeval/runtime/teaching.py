@@ -781,7 +781,7 @@ def semester_markdown(course, linked: bool = True) -> str:
         + "\n".join(f"* {c.points:g} — {c.criterion}" for c in criteria)
         for kind, criteria in course.rubrics.items())
     total = sum(p.minutes for plans in course.exercises.values() for p in plans.values())
-    return f"""## Semester plan ({len(course.weeks)} weeks)
+    return f"""## Course plan: a semester of {len(course.weeks)} weeks
 
 One 90-minute class a week and the homework that follows it. A chapter whose exercises take 3–4 hours is spread
 over two weeks, and the weeks follow the prerequisites: every concept a week *needs* is taught in that week or an
