@@ -1,5 +1,5 @@
 """Command line: ``medeval book | run | runs | compare | verify | robustness | calibrate | params | chapters |
-new-chapter | data | cache | student | grade``."""
+new-chapter | data | cache | student | grade | answers``."""
 
 from __future__ import annotations
 
@@ -89,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     student.add_argument("--out", default=None, help="output folder (default: _build/teaching)")
     student.add_argument("--no-check", action="store_true",
                          help="do not execute the teacher version to prove every solution passes its checks")
+    student.add_argument("--kit", default=None, metavar="DIR",
+                         help="write instead a folder to hand out, without any solution: medeval's wheel, params/, "
+                              "data/, the student notebooks and a README with the install steps")
 
     grade = sub.add_parser("grade", help="execute a filled-in student notebook and print a score per exercise")
     grade.add_argument("notebook")
@@ -96,6 +99,11 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--teacher", default=None, metavar="DIR",
                        help="teacher folder of `medeval student` with the checks (default: written afresh)")
     grade.add_argument("--json", action="store_true", help="print the scores as JSON")
+
+    answers = sub.add_parser("answers", help="collect the teacher-read answers of handed-in notebooks into one "
+                                             "HTML page, each beside its model answer and rubric")
+    answers.add_argument("folder", help="folder of handed-in student notebooks (searched recursively)")
+    answers.add_argument("--out", default="answers.html", help="the HTML page to write (default: answers.html)")
 
     cache = sub.add_parser("cache", help="the grid cache: ls | verify | clear [CHAPTER] (executed notebooks are not "
                                          "touched)")
@@ -166,6 +174,19 @@ def main(argv: list[str] | None = None) -> int:
             return _runs(args)
         if args.command in ("student", "grade"):
             return _teaching(args)
+        if args.command == "answers":
+            from pathlib import Path
+
+            from medeval.runtime.answers import AnswersError, write_answers
+            from medeval.runtime.course import CourseError
+            from medeval.runtime.teaching import ExerciseFormatError
+
+            try:
+                print(write_answers(Path(args.folder), Path(args.out)))
+            except (AnswersError, CourseError, ExerciseFormatError) as exc:
+                print(f"medeval: error: {exc}", file=sys.stderr)
+                return 2
+            return 0
         if args.command == "params":
             print(describe_schema(args.chapter))
             return 0
@@ -324,6 +345,11 @@ def _teaching(args) -> int:
     )
 
     try:
+        if args.command == "student" and args.kit:
+            from medeval.runtime.kit import write_student_kit
+
+            print(write_student_kit(args.chapters or None, Path(args.kit), run_tests=not args.no_check))
+            return 0
         if args.command == "student":
             for m in write_student_notebooks(args.chapters or None, Path(args.out) if args.out else None,
                                              run_tests=not args.no_check):

@@ -292,9 +292,9 @@ def test_for_teachers_page_states_measured_times_and_never_estimates_a_gpu_time(
                           "default": {"wall_time_s": 95.0, "device": "CPU: test"},
                           "gpu": {"wall_time_s": 30.0, "device": "GPU: test"}}}
     page = teachers_markdown = teaching.teachers_markdown(timings=timings)
-    row = next(line for line in page.splitlines() if "{ref}`ch-eve`" in line and line.startswith("|"))
+    row = next(line for line in page.splitlines() if line.startswith("| 3. {ref}`ch-eve`"))
     assert "12 s / 1.6 min" in row and "30 s (GPU: test)" in row
-    other = next(line for line in page.splitlines() if "{ref}`ch-rodeo`" in line and line.startswith("|"))
+    other = next(line for line in page.splitlines() if line.startswith("| 2. {ref}`ch-rodeo`"))
     assert other.endswith("not measured / not measured | not measured |")
     assert "no GPU time is estimated" in teachers_markdown
     registry = chapters()
@@ -304,3 +304,99 @@ def test_for_teachers_page_states_measured_times_and_never_estimates_a_gpu_time(
             assert objectives and objectives in page, cid
     plain = teaching.teachers_markdown(timings=timings, built={"03-eve"})
     assert "{ref}" not in plain and "{eq}" not in plain
+
+
+def test_for_teachers_page_shows_the_semester_template():
+    """Issue #34 item 6: the page shows the weeks of ``teaching/course.yaml`` in order, each with its in-class and
+    homework part, every exercise with its estimated minutes, the assessment weights and the rubrics; 04b's
+    objectives stop before its "What we reproduce" paragraph."""
+    from medeval.runtime.course import load_course
+
+    course = load_course()
+    page = teaching.teachers_markdown(timings={})
+    week_rows = [line for line in page.splitlines() if line.startswith("| ") and "<br>" in line]
+    assert [int(r.split("|")[1]) for r in week_rows] == [w.week for w in course.weeks]
+    for week, row in zip(course.weeks, week_rows, strict=True):
+        for label in week.in_class.exercises + week.homework.exercises:
+            assert f"{{ref}}`{label} <{label}>` ({course.plan_of(label).minutes} min)" in row
+        assert week.in_class.activity in row and week.homework.activity in row
+    for item in course.assessment:
+        assert f"| {item.item} | {item.counts} | {item.weight:g} % |" in page
+    assert course.rubrics["critical"][0].criterion in page
+    objectives = page.split("## Learning objectives")[1].split("## Prerequisites")[0]
+    assert "What we reproduce" not in objectives
+    assert "Time to run" not in page.split("## Prerequisites")[1]
+
+
+def test_quiz_answers_are_shuffled_the_same_way_on_every_build():
+    from medeval.runtime.teaching import shuffled_answers
+
+    q = {**MC, "answers": [{"answer": str(i), "correct": i == 0, "feedback": "f"} for i in range(4)]}
+    orders = {tuple(a["answer"] for a in shuffled_answers([{**q, "question": f"Question {k}?"}])[0]["answers"])
+              for k in range(12)}
+    assert len(orders) > 1  # the permutation depends on the question
+    assert shuffled_answers([q]) == shuffled_answers([q])  # and on nothing else
+    assert sorted(a["answer"] for a in shuffled_answers([q])[0]["answers"]) == ["0", "1", "2", "3"]
+    assert shuffled_answers([NUM]) == [NUM]
+
+
+def test_the_chapters_correct_quiz_answers_are_not_mostly_first():
+    """Issue #34: 14 of the 24 multiple-choice answers were the first option."""
+    import ast as _ast
+
+    import jupytext
+
+    from medeval.runtime.params import chapters
+    from medeval.runtime.teaching import shuffled_answers
+
+    positions = []
+    for ch in chapters().values():
+        for cell in jupytext.read(ch.notebook).cells:
+            if cell.cell_type == "code" and "notebook.self_check(" in cell.source:
+                questions = validate_self_check(_ast.literal_eval(_ast.parse(cell.source).body[0].value.args[0]))
+                positions += [[bool(a.get("correct")) for a in q["answers"]].index(True)
+                              for q in shuffled_answers(questions) if q["type"] == "multiple_choice"]
+    assert len(positions) >= 20
+    assert positions.count(0) <= len(positions) / 3, positions
+
+
+def test_the_self_check_waits_for_mathjax_before_drawing(monkeypatch):
+    """The quiz script calls jupyterquiz's try_show only through medevalWhenMathJaxReady."""
+    import IPython.display
+
+    from medeval.runtime import notebook
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs: shown.extend(objs))
+    notebook.self_check([MC, NUM])
+    [script] = [o for o in shown if isinstance(o, IPython.display.Javascript)]
+    assert "medevalWhenMathJaxReady(try_show);" in script.data
+    assert "\n  try_show();\n" not in script.data
+
+
+@pytest.mark.skipif(not __import__("shutil").which("node"), reason="needs node to run the page's JavaScript")
+def test_the_mathjax_wait_runs_after_mathjax_starts_and_without_mathjax(tmp_path):
+    from medeval.runtime.notebook import _WAIT_FOR_MATHJAX
+
+    script = _WAIT_FOR_MATHJAX + """
+var log = [];
+globalThis.document = {readyState: "complete"};
+// 1. the book's page: window.MathJax is the configuration until the MathJax script has loaded
+globalThis.window = {MathJax: {tex: {inlineMath: [["\\\\(", "\\\\)"]]}}};
+medevalWhenMathJaxReady(function () { log.push("book:" + (window.MathJax.typeset ? "typeset" : "none")); });
+setTimeout(function () {
+  log.push("loaded");
+  window.MathJax = {typeset: function () {}, startup: {promise: Promise.resolve()}};
+}, 350);
+// 2. a notebook without MathJax: at once
+setTimeout(function () {
+  globalThis.window = {};
+  medevalWhenMathJaxReady(function () { log.push("plain"); });
+  setTimeout(function () { console.log(JSON.stringify(log)); }, 50);
+}, 700);
+"""
+    path = tmp_path / "wait.js"
+    path.write_text(script)
+    out = subprocess.run(["node", str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == ["loaded", "book:typeset", "plain"]

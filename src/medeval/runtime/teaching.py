@@ -253,6 +253,27 @@ def validate_self_check(questions: list[dict]) -> list[dict]:
     return ready
 
 
+def shuffled_answers(questions: list[dict]) -> list[dict]:
+    """Multiple-choice questions with their answers in a shuffled order that is the same on every build.
+
+    Each question's permutation is drawn from a generator seeded with the SHA-256 of its text, so the correct
+    answer is not always where the author wrote it (first, mostly) and a page does not change between builds.
+    Numeric questions are returned as they are.
+    """
+    import hashlib
+
+    import numpy as np
+
+    out = []
+    for q in questions:
+        if q.get("type") == "multiple_choice":
+            seed = int.from_bytes(hashlib.sha256(str(q["question"]).encode()).digest()[:8], "little")
+            order = np.random.default_rng(seed).permutation(len(q["answers"]))
+            q = {**q, "answers": [q["answers"][i] for i in order]}
+        out.append(q)
+    return out
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Student notebooks: an otter-grader master notebook, then ``otter assign``
 
@@ -288,17 +309,44 @@ def _prompt_block(stub_code: str) -> str:
     return f"{quote} # BEGIN PROMPT\n{stub_code}\n{quote} # END PROMPT"
 
 
-def master_notebook(exercises: ChapterExercises):
+ANSWER_MARKER = "<!-- medeval-answer: {name} -->"
+"""Written into the (read-only) prompt cell of every teacher-read question, so that :func:`written_answers` finds
+the student's answer below it."""
+
+_ANSWER_MARKER = re.compile(r"<!-- medeval-answer: (?P<name>[\w-]+) -->")
+
+
+def _manual_question(cells: list, name: str, prompt: str, model_answer: str) -> None:
+    """Append a teacher-read otter question: its prompt (with :data:`ANSWER_MARKER`) and, as its solution, the
+    model answer; ``otter assign`` puts an empty markdown answer cell in its place for the student."""
+    import nbformat
+
+    v4 = nbformat.v4
+    cells.append(v4.new_raw_cell(f"# BEGIN QUESTION\nname: {name}\npoints: 2\nmanual: true"))
+    cells.append(v4.new_markdown_cell(f"{prompt}\n\n{ANSWER_MARKER.format(name=name)}"))
+    cells.append(v4.new_raw_cell("# BEGIN SOLUTION"))
+    cells.append(v4.new_markdown_cell(notebook_markdown(model_answer) or "(no model answer)"))
+    cells.append(v4.new_raw_cell("# END SOLUTION"))
+    cells.append(v4.new_raw_cell("# END QUESTION"))
+
+
+def master_notebook(exercises: ChapterExercises, written: dict[str, str] | None = None):
     """The chapter's exercises as an otter-grader master notebook (otter's assignment format).
 
     Each exercise is one otter question named by its label: the prompt, the solution in a ``BEGIN SOLUTION NO
     PROMPT`` block followed by the stub (:func:`stub`) as its prompt, and one otter test case per check cell. A
     critical exercise, and the interpretation asked by an experimental one, are manually graded questions whose
-    solution is the book's explanation.
+    solution is the book's explanation. ``written`` (label → question, from ``teaching/course.yaml``) adds to a
+    by-hand or coding exercise a teacher-read question ``<label>-written`` with an answer cell for the part asked in
+    words ("why", "prove", "show"). Every teacher-read prompt carries :data:`ANSWER_MARKER`.
     """
     import nbformat
 
     v4 = nbformat.v4
+    written = dict(written or {})
+    unknown = sorted(set(written) - {ex.label for ex in exercises.exercises})
+    if unknown:
+        raise ExerciseFormatError(f"{exercises.chapter}: written parts for unknown exercises {', '.join(unknown)}")
     config = {
         "name": exercises.chapter,
         "init_cell": True, "check_all_cell": False, "export_cell": False, "solutions_pdf": False,
@@ -323,7 +371,8 @@ def master_notebook(exercises: ChapterExercises):
         manual = not ex.autograded
         cells.append(v4.new_raw_cell(
             f"# BEGIN QUESTION\nname: {ex.label}\npoints: {ex.points}\nmanual: {str(manual).lower()}"))
-        cells.append(v4.new_markdown_cell(f"{heading}\n\n{notebook_markdown(ex.prompt)}"))
+        marker = f"\n\n{ANSWER_MARKER.format(name=ex.label)}" if manual else ""
+        cells.append(v4.new_markdown_cell(f"{heading}\n\n{notebook_markdown(ex.prompt)}{marker}"))
         cells.append(v4.new_raw_cell("# BEGIN SOLUTION"))
         if ex.autograded:
             for code in ex.solution_cells:
@@ -338,16 +387,18 @@ def master_notebook(exercises: ChapterExercises):
                 cells.append(v4.new_code_cell(check))
             cells.append(v4.new_raw_cell("# END TESTS"))
         cells.append(v4.new_raw_cell("# END QUESTION"))
+        if ex.label in written:
+            if ex.kind not in ("by-hand", "coding"):
+                raise ExerciseFormatError(f"{exercises.chapter}: {ex.label} is {ex.kind}; only a by-hand or coding "
+                                          "exercise has a written part")
+            _manual_question(cells, f"{ex.label}-written",
+                             f"**Exercise {number}, in words (read by your teacher).** {written[ex.label]} "
+                             "Answer in the cell below: a short argument, with the equations you use.",
+                             ex.explanation)
         if ex.autograded and ex.kind == "experimental":
-            cells.append(v4.new_raw_cell(
-                f"# BEGIN QUESTION\nname: {ex.label}-interpretation\npoints: 2\nmanual: true"))
-            cells.append(v4.new_markdown_cell(
-                f"**Exercise {number}, interpretation (read by your teacher).** What does your result show? "
-                "Answer in a few sentences."))
-            cells.append(v4.new_raw_cell("# BEGIN SOLUTION"))
-            cells.append(v4.new_markdown_cell(notebook_markdown(ex.explanation) or "(no model answer)"))
-            cells.append(v4.new_raw_cell("# END SOLUTION"))
-            cells.append(v4.new_raw_cell("# END QUESTION"))
+            _manual_question(cells, f"{ex.label}-interpretation",
+                             f"**Exercise {number}, interpretation (read by your teacher).** What does your result "
+                             "show? Answer in a few sentences.", ex.explanation)
     nb = v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["medeval"] = {"chapter": exercises.chapter}
@@ -414,15 +465,26 @@ def _otter_assign(master: Path, result: Path, run_tests: bool) -> None:
         raise RuntimeError(f"otter assign failed for {master.name}: {exc}\n{buffer.getvalue()[-3000:]}") from exc
 
 
+def _written_parts(chapter_id: str, exercises: ChapterExercises) -> dict[str, str]:
+    """The parts of a chapter's exercises asked in words, from ``teaching/course.yaml`` (for the exercises the
+    source at hand has: a draft or a test's fixture may have fewer)."""
+    from medeval.runtime.course import load_course
+
+    labels = {ex.label for ex in exercises.exercises}
+    return {k: v for k, v in load_course(check=False).written_parts(chapter_id).items() if k in labels}
+
+
 def write_student_notebooks(chapter_ids: list[str] | None = None, out_dir: Path | None = None, *,
-                            run_tests: bool = True, sources: dict[str, Path] | None = None) -> list[StudentMaterial]:
+                            run_tests: bool = True, sources: dict[str, Path] | None = None,
+                            written: dict[str, dict[str, str]] | None = None) -> list[StudentMaterial]:
     """Write the student and teacher versions of the chapters' exercises.
 
-    ``<out_dir>/student/<chapter>/<chapter>.ipynb`` (solutions replaced by stubs, a check after each exercise,
-    the check files in ``tests/``) is what students get; ``<out_dir>/teacher/<chapter>/`` holds the solutions
+    ``<out_dir>/student/<chapter>/<chapter>.ipynb`` (solutions replaced by stubs, a check after each exercise, an
+    answer cell for each teacher-read part, the check files in ``tests/``) is what students get; ``<out_dir>/teacher/<chapter>/`` holds the solutions
     and the same checks and is what :func:`grade_notebook` grades against. With ``run_tests`` (the default) otter
     executes the teacher version and refuses to write anything if a solution fails its own checks. ``sources``
-    replaces a chapter's source file (a draft, or a test's fixture).
+    replaces a chapter's source file (a draft, or a test's fixture); ``written`` (chapter → label → question)
+    replaces the parts asked in words that ``teaching/course.yaml`` lists.
     """
     import nbformat
 
@@ -435,14 +497,15 @@ def write_student_notebooks(chapter_ids: list[str] | None = None, out_dir: Path 
     if unknown:
         raise ValueError(f"unknown chapter(s) {', '.join(unknown)}; expected some of {', '.join(known)}")
     out_dir = Path(out_dir) if out_dir is not None else project_root() / "_build" / "teaching"
-    written = []
+    materials = []
     for cid in chapter_ids:
         exercises = read_exercises(cid, (sources or {}).get(cid))
         if not exercises.exercises:
             raise ExerciseFormatError(f"{known[cid].notebook}: the chapter has no exercises")
         with tempfile.TemporaryDirectory(prefix=f"medeval-assign-{cid}-") as tmp:
             master = Path(tmp) / f"{cid}.ipynb"
-            nbformat.write(master_notebook(exercises), master)
+            parts = written[cid] if written and cid in written else _written_parts(cid, exercises)
+            nbformat.write(master_notebook(exercises, parts), master)
             _otter_assign(master, Path(tmp) / "dist", run_tests)
             for role in ("student", "teacher"):
                 target = out_dir / role / cid
@@ -455,9 +518,9 @@ def write_student_notebooks(chapter_ids: list[str] | None = None, out_dir: Path 
             nb = nbformat.read(path, as_version=4)
             nb.metadata["medeval"] = {"chapter": cid, "version": role}
             nbformat.write(nb, path)
-        written.append(StudentMaterial(cid, out_dir / "student" / cid / f"{cid}.ipynb",
+        materials.append(StudentMaterial(cid, out_dir / "student" / cid / f"{cid}.ipynb",
                                        out_dir / "teacher" / cid / f"{cid}.ipynb", out_dir / "teacher" / cid / "tests"))
-    return written
+    return materials
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -658,17 +721,6 @@ def without_solutions(notebook_json: str) -> str:
 # --------------------------------------------------------------------------------------------------------------
 # The "For teachers" page of the book
 
-COURSE_PLAN: tuple[tuple[str, str], ...] = (
-    ("04b-evaluation-measures", "ROC, PR and the PR-T curves: the measures every later session uses"),
-    ("04a-class-distribution", "the same models, now asking what the training class distribution does"),
-    ("03-eve", "how uncertain a validation estimate is, and how to say so"),
-    ("05-multilabel", "many labels at once: averaging, stratified folds and label dependence"),
-    ("02-rodeo", "detection: boxes, matching and a metric that fails gracefully"),
-    ("01-mil-stability", "weak supervision: is a model's localization stable across training runs?"),
-)
-"""One chapter per session, in teaching order, with what the session is about. The appendices go with the
-first session (data) and the last (re-running and comparing)."""
-
 _MATH_ROLE_EQ = re.compile(r"\{eq\}`([^`]*)`")
 
 
@@ -678,7 +730,11 @@ def _section(source: str, heading: str) -> str:
 
     text = "\n\n".join(c.source for c in jupytext.reads(source, fmt="py:percent").cells if c.cell_type == "markdown")
     m = re.search(rf"^## {re.escape(heading)}\s*$(.*?)(?=^#{{1,2}} |\Z)", text, flags=re.M | re.S)
-    return m.group(1).strip() if m else ""
+    if not m:
+        return ""
+    # a paragraph that opens with its own bold title ("**What we reproduce.** …") is another section run in
+    body = re.split(r"^\*\*[^*\n]+\*\*", m.group(1), maxsplit=1, flags=re.M)[0]
+    return body.strip()
 
 
 def _minutes(seconds: float | None) -> str:
@@ -687,17 +743,86 @@ def _minutes(seconds: float | None) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: set[str] | None = None) -> str:
-    """The book's *For teachers* page: a course plan with measured running times, the prerequisites and learning
-    objectives of every chapter (read from the chapters), its exercises, and how to hand out and grade them.
+def _page_name(chapter_id: str, linked: bool) -> str:
+    """A chapter's or appendix's name on the teachers page: a reference to its label, or its plain title."""
+    from medeval.runtime.params import chapters
+
+    ch = chapters()[chapter_id]
+    if not linked:
+        return f"*{ch.title}*"
+    m = re.search(r"^# \(((?:ch|app)-[\w-]+)\)=", ch.notebook.read_text(), flags=re.M)
+    return f"{{ref}}`{m.group(1)}`" if m else f"*{ch.title}*"
+
+
+def _exercise_list(labels: list[str], course, linked: bool) -> str:
+    if not labels:
+        return "—"
+    shown = (lambda label: f"{{ref}}`{label} <{label}>`") if linked else (lambda label: f"`{label}`")
+    return ", ".join(f"{shown(label)} ({course.plan_of(label).minutes} min)" for label in labels)
+
+
+def semester_markdown(course, linked: bool = True) -> str:
+    """The semester template of the teachers page: one row per week (its chapter sections, the in-class and the
+    homework part with the exercises and their estimated minutes), then the assessment weights and the rubrics."""
+    rows = []
+    for w in course.weeks:
+        parts = "; ".join(f"{_page_name(p.chapter, linked)}: {p.sections}" for p in w.parts)
+        needs = ", ".join(f"{n} (wk {next(x.week for x in course.weeks if n in x.teaches)})" for n in w.needs)
+        homework_min = sum(course.plan_of(label).minutes for label in w.homework.exercises)
+        rows.append(f"| {w.week} | **{w.title}**<br>{parts} | {needs or '—'} | {w.in_class.activity}<br>"
+                    f"{_exercise_list(w.in_class.exercises, course, linked)} | {w.homework.activity}<br>"
+                    f"{_exercise_list(w.homework.exercises, course, linked)} | {homework_min} min |")
+    assessment = "\n".join(f"| {a.item} | {a.counts} | {a.weight:g} % |" for a in course.assessment)
+    rubric_titles = {"written": "Written answer (a by-hand or coding exercise's part in words)",
+                     "interpretation": "Interpretation (the last part of an experimental exercise)",
+                     "critical": "Critical essay"}
+    rubrics = "\n\n".join(
+        f"**{rubric_titles[kind]}**, {sum(c.points for c in criteria):g} points:\n\n"
+        + "\n".join(f"* {c.points:g} — {c.criterion}" for c in criteria)
+        for kind, criteria in course.rubrics.items())
+    total = sum(p.minutes for plans in course.exercises.values() for p in plans.values())
+    return f"""## Course plan: a semester of {len(course.weeks)} weeks
+
+One 90-minute class a week and the homework that follows it. A chapter whose exercises take 3–4 hours is spread
+over two weeks, and the weeks follow the prerequisites: every concept a week *needs* is taught in that week or an
+earlier one (the week is given), which `teaching/course.yaml` records and a test checks. Where two chapters refer
+to each other, the part that needs the other comes later (04b's experiments on En and Ep after 04a; 03's
+multi-label bridge after 05's measures). The minutes are estimates of a student's working time per exercise
+({total / 60:.0f} hours for all of them), not measurements; the homework column adds them up.
+
+| Week | Topic and sections | Needs (taught in week) | In class (90 min) | Homework | Homework time |
+| --- | --- | --- | --- | --- | --- |
+{chr(10).join(rows)}
+
+### Assessment
+
+| Part | What it is made of | Weight |
+| --- | --- | --- |
+{assessment}
+
+### Rubrics for the answers the teacher reads
+
+`medeval answers` collects them from the handed-in notebooks, each beside its model answer and this rubric.
+
+{rubrics}
+"""
+
+
+def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: set[str] | None = None,
+                      course=None) -> str:
+    """The book's *For teachers* page: the semester template of ``teaching/course.yaml`` (:mod:`medeval.runtime.
+    course`), every chapter's exercises with measured running times, the prerequisites and learning objectives of
+    every chapter (read from the chapters), and how to hand out and grade the exercises.
 
     Running times come from ``results/timings.json`` (``timings``: chapter → profile → record); a profile that was
     never run on a machine of that kind is shown as not measured, never estimated. When ``built`` names only some
     chapters (``medeval book --only``), links become plain text so that no reference points at a missing page.
     """
+    from medeval.runtime.course import load_course
     from medeval.runtime.params import chapters
 
     registry = chapters()
+    course = course if course is not None else load_course()
     linked = built is None or set(registry) <= set(built)
     text_of = (lambda t: t) if linked else notebook_markdown
     if timings is None:
@@ -706,8 +831,9 @@ def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: 
         timings = {cid: recorded_timings(cid) for cid in registry}
     rows, objectives, prerequisites = [], [], []
     numbers = {c: i for i, c in enumerate((c for c, ch in registry.items() if ch.part == "chapters"), start=1)}
-    for session, (cid, about) in enumerate(COURSE_PLAN, start=1):
-        ch = registry[cid]
+    letters = {c: f"{chr(65 + i)}" for i, c in enumerate(c for c, ch in registry.items() if ch.part != "chapters")}
+    weeks_of = {cid: [w.week for w in course.weeks if any(p.chapter == cid for p in w.parts)] for cid in registry}
+    for cid, ch in registry.items():
         source = ch.notebook.read_text()
         try:
             exercises = read_exercises(cid).exercises
@@ -715,28 +841,24 @@ def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: 
             exercises = []
         kinds = ", ".join(f"{sum(e.kind == k for e in exercises)} {k}" for k in KINDS
                           if any(e.kind == k for e in exercises)) or "none yet"
+        minutes = sum(p.minutes for p in course.exercises.get(cid, {}).values())
         t = timings.get(cid, {})
         cpu = " / ".join(_minutes(t.get(p, {}).get("wall_time_s")) for p in ("smoke", "default"))
         gpu = t.get("gpu")
         gpu_text = f"{_minutes(gpu['wall_time_s'])} ({gpu.get('device', '?')})" if gpu else "not measured"
-        name = f"{{ref}}`ch-{_short(cid)}`" if linked else f"*{ch.title}*"
-        rows.append(f"| {session} | {numbers[cid]}. {name} | {about} | {kinds} | {cpu} | {gpu_text} |")
-        objectives.append(f"### {name}\n\n{text_of(_section(source, 'What you will learn'))}")
-        prerequisites.append(f"### {name}\n\n{text_of(_section(source, 'Prerequisites'))}")
+        name = _page_name(cid, linked)
+        number = numbers.get(cid) or letters[cid]
+        weeks = ", ".join(str(w) for w in weeks_of[cid]) or "—"
+        rows.append(f"| {number}. {name} | {weeks} | {kinds} | {minutes / 60:.1f} h | {cpu} | {gpu_text} |")
+        if ch.part == "chapters":
+            objectives.append(f"### {name}\n\n{text_of(_section(source, 'What you will learn'))}")
+            prerequisites.append(f"### {name}\n\n{text_of(_section(source, 'Prerequisites'))}")
     cpu_device = next((rec.get("device") for t in timings.values() for p, rec in t.items()
                        if p in ("smoke", "default") and rec.get("device")), "this project's CI machine")
     gpu_note = ("A GPU time is the last recorded run of the `gpu` profile; a chapter never run on a GPU says so, and "
                 "no GPU time is estimated." if any("gpu" in t for t in timings.values()) else
                 "No chapter has been run on a GPU yet, so no GPU time is given (none is estimated); "
                 "`medeval run <chapter> --profile gpu` on a GPU machine records one.")
-    appendix_exercises = []
-    for cid in ("A1-data", "A2-rerun"):
-        try:
-            n = len(read_exercises(cid).exercises)
-        except (ExerciseFormatError, KeyError):
-            n = 0
-        name = f"{{ref}}`app-{'data' if cid == 'A1-data' else 'rerun'}`" if linked else f"*{registry[cid].title}*"
-        appendix_exercises.append(f"{name} ({n} exercises)")
     return f"""(for-teachers)=
 # For teachers
 
@@ -746,38 +868,40 @@ the paper), **coding** (implement the metric and check it against medeval), **ex
 chapter with another parameter and interpret it) and **critical** (is the paper's claim supported? the chapter's
 Paper-vs-us table and figures are the evidence). Solutions are collapsed under each exercise; a student edition of the
 book leaves them out entirely. Students work in notebooks that hold the exercises with stubs and a check after each
-one, and `medeval grade` scores a handed-in notebook exercise by exercise with otter-grader.
+one, and an answer cell for every part asked in words; `medeval grade` scores a handed-in notebook exercise by
+exercise with otter-grader, and `medeval answers` collects the written answers for the teacher.
 
-## Course plan
+{semester_markdown(course, linked)}
+## Chapters, exercises and running times
 
-One chapter per session (90 minutes: 30 minutes reading the chapter together, 60 minutes of exercises), in an order
-where each session uses only what came before. The appendices {appendix_exercises[0]} and
-{appendix_exercises[1]} go with the first and the last session.
-
-| Session | Chapter | What it is about | Exercises | Time to run on 2 CPU cores (smoke / default) | On a GPU (`gpu` profile) |
+| Chapter | Weeks | Exercises | Student time (estimated) | Time to run on 2 CPU cores (smoke / default) | On a GPU (`gpu` profile) |
 | --- | --- | --- | --- | --- | --- |
 {chr(10).join(rows)}
 
-The times are the last measured runs of the whole chapter ({cpu_device}), read from `results/timings.json`; a
-laptop with more cores is faster. {gpu_note} The exercises of a chapter run in seconds. **In class**, run the `smoke` profile (seconds; the numbers are too few to decide
-claims, which the chapter says) or show the book, which was built with `default`; give `default` runs
-(`medeval run <chapter>`) as homework, and the `gpu` and `full` profiles to students with a GPU.
+The running times are the last measured runs of the whole chapter ({cpu_device}), read from `results/timings.json`;
+a laptop with more cores is faster. {gpu_note} The exercises of a chapter run in seconds. **In class**, run the
+`smoke` profile (seconds; the numbers are too few to decide claims, which the chapter says) or show the book, which
+was built with `default`; give `default` runs (`medeval run <chapter>`) as homework, and the `gpu` and `full`
+profiles to students with a GPU.
 
 ## Handing out and grading
 
 1. `make student` (or `medeval student 03-eve 04b-evaluation-measures`) writes, for each chapter,
-   `_build/teaching/student/<chapter>/<chapter>.ipynb` with the exercises, stubs in place of the solutions and a
-   `grader.check("…")` cell after each exercise, and its `tests/` folder; hand out that folder. It also writes
-   `_build/teaching/teacher/<chapter>/` (solutions and checks; keep it). Before writing anything it executes the
-   teacher version and refuses if a solution fails its own checks.
+   `_build/teaching/student/<chapter>/<chapter>.ipynb` with the exercises, stubs in place of the solutions, a
+   `grader.check("…")` cell after each exercise and an answer cell for each part asked in words, and its `tests/`
+   folder; hand out that folder. It also writes `_build/teaching/teacher/<chapter>/` (solutions and checks; keep
+   it). Before writing anything it executes the teacher version and refuses if a solution fails its own checks.
+   Students do not need this repository, which holds every solution: the README's *Teaching* section says how to
+   install medeval for them from a wheel, with `params/` and `data/` only.
 2. Students open the notebook in JupyterLab (`make lab`; it works as root too) or any Jupyter, fill in the cells
-   that hold `...`, and run each `grader.check` cell for feedback.
+   that hold `...` and the answer cells, and run each `grader.check` cell for feedback.
 3. `medeval grade path/to/handed-in.ipynb` executes the notebook (errors allowed), runs the checks from the teacher
    version (never the student's copy) and prints a score per exercise; `--json` for a gradebook. A cell that raises
-   costs its exercise the points and is reported by name, not as a traceback. Critical exercises and the
-   interpretation part of experimental ones are marked *read by the teacher*: the model answers are in the teacher
-   notebook.
-4. `medeval book --no-solutions` builds a student edition of the book (`_build/book/default-student/`) without any
+   costs its exercise the points and is reported by name, not as a traceback.
+4. `medeval answers FOLDER --out answers.html` reads every handed-in notebook in a folder and writes one HTML page
+   with, per student, each teacher-read answer (the written parts, the interpretations of experimental exercises and
+   the critical essays) beside the model answer and the rubric above.
+5. `medeval book --no-solutions` builds a student edition of the book (`_build/book/default-student/`) without any
    solution.
 
 ## Learning objectives
