@@ -172,6 +172,22 @@ def test_claim_scorecard_totals_equal_the_sum_of_the_chapters_rows():
     assert "basis *real*" not in card and "| not testable (no basis) | 0 | 0 | 0 | 1 | 0 | 1 |" in card
 
 
+def test_the_verdict_matrix_counts_every_chapter_row_and_opens_the_scorecard_and_landing_page():
+    a = _result("01-mil-stability", [_claim_row(1, "[Re]", "phantom"), _claim_row(2, "[~]", "phantom"),
+                                      _claim_row(3, "[Re]", "exact")])
+    b = _result("02-rodeo", [_claim_row(1, "[n/a]", "real")])
+    appendix = _result("A1-data", [], part="appendix")
+    matrix = book.verdict_matrix_markdown([b, appendix, a])  # in book order, whatever the order given
+    lines = matrix.splitlines()
+    assert lines[0] == "| chapter | [Re] | [¬Re] | [~] | [n/a] | rows |"
+    assert lines[2].startswith("| {ref}`1 <ch-mil>` Localization stability") and lines[2].endswith("| 2 | · | 1 | · | 3 |")
+    assert lines[3].startswith("| {ref}`2 <ch-rodeo>` RoDeO") and lines[3].endswith("| · | · | · | 1 | 1 |")
+    assert lines[4] == "| **all chapters** | **2** | **0** | **1** | **1** | **4** |" and len(lines) == 5
+    card = book.scorecard_markdown([a, b])
+    assert card.index(matrix.splitlines()[0]) < card.index("| **empirical claims** |")
+    assert book.VERDICT_MATRIX_MARKER in (book.project_root() / "book" / "intro.md").read_text()
+
+
 def test_paper_vs_us_refuses_rows_outside_the_vocabulary(monkeypatch, tmp_path):
     from medeval.runtime import notebook
 

@@ -86,6 +86,38 @@ def _check_counts(executed: list[ExecutionResult]) -> tuple[int, int]:
     return len(checks), sum(1 for c in checks if c.get("why"))
 
 
+#: the line of ``book/intro.md`` that the build replaces with :func:`verdict_matrix_markdown`
+VERDICT_MATRIX_MARKER = "% verdict matrix: generated from the chapters' recorded rows when the book is built"
+
+
+def verdict_matrix_markdown(executed: list[ExecutionResult]) -> str:
+    """The book's verdicts at a glance: one row per numbered chapter (linked), the number of its rows with each
+    verdict, and a total row; counted from the recorded paper-versus-us rows, nothing typed by hand. A verdict
+    that no row has is shown as "·", so the eye finds the counts."""
+    from medeval.experiments.claims import VERDICTS
+
+    registry = chapters()
+    numbers = {cid: n for n, cid in enumerate((c for c, ch in registry.items() if ch.part == "chapters"), start=1)}
+    lines = ["| chapter | " + " | ".join(VERDICTS) + " | rows |", "|---|" + "---:|" * (len(VERDICTS) + 1)]
+    total = dict.fromkeys(VERDICTS, 0)
+    for res in sorted(executed, key=lambda r: numbers.get(r.chapter, 99)):
+        rows = res.results.get("paper_vs_us") or []
+        if not rows or res.chapter not in numbers:
+            continue
+        counts = dict.fromkeys(VERDICTS, 0)
+        for row in rows:
+            counts[row["verdict"]] += 1
+            total[row["verdict"]] += 1
+        ch = registry[res.chapter]
+        label = ch.summary.get("label")
+        name = f"{{ref}}`{numbers[res.chapter]} <{label}>`" if label else str(numbers[res.chapter])
+        lines.append(f"| {name} {ch.title.split(':')[0]} | "
+                     + " | ".join(str(counts[v]) if counts[v] else "·" for v in VERDICTS) + f" | {len(rows)} |")
+    lines.append("| **all chapters** | " + " | ".join(f"**{total[v]}**" for v in VERDICTS)
+                 + f" | **{sum(total.values())}** |")
+    return "\n".join(lines)
+
+
 def scorecard_markdown(executed: list[ExecutionResult]) -> str:
     """The Scorecard page: every chapter's recorded paper-versus-us rows, totals by kind, verdict and data basis.
 
@@ -102,6 +134,8 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
                    if row.get("substitution")]
     lines = [
         "(scorecard)=", "# Scorecard", "",
+        "The verdicts of every chapter at a glance (rows of the chapters' paper-versus-us tables):", "",
+        verdict_matrix_markdown(executed), "",
         "Every claim of the five papers that this book tests, gathered from the chapters' recorded outputs "
         "(nothing here is typed by hand). Each verdict is decided by a stated rule in `medeval.experiments` "
         "that has a test on which it passes and one on which it fails. Verdicts: **[Re]** reproduced; "
@@ -446,7 +480,11 @@ def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage
     for src in book.rglob("*"):
         if src.is_file() and "_build" not in src.relative_to(book).parts:
             dst = stage / src.relative_to(book)
-            _copy_if_changed(src, dst)
+            if src == book / "intro.md":  # the landing page opens with the verdicts at a glance
+                _write_if_changed(dst, src.read_text().replace(VERDICT_MATRIX_MARKER,
+                                                               verdict_matrix_markdown(executed)))
+            else:
+                _copy_if_changed(src, dst)
             wanted.add(dst)
     for res in executed:
         dst = stage / registry[res.chapter].part / f"{res.chapter}.ipynb"
