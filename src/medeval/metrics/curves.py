@@ -426,6 +426,8 @@ def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, nor
 
     Implementation: positives' and negatives' scores are sorted once and counted with ``searchsorted``
     (``O(n log n)``), so the result is independent of the order of examples and of how ties are ordered.
+    Given ``thresholds`` (one or more, strictly increasing) and ``normalize=False``, it is the confusion counts
+    of the raw scores at exactly those thresholds.
 
     Edge cases: ``ValueError`` if a class is absent (Algorithm 1 requires pos > 0, neg > 0) or the scores are
     constant. With normalisation every ``t <= 1`` has at least one predicted positive (the maximum), so
@@ -448,8 +450,8 @@ def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, nor
     if normalize:
         s = min_max_normalize(s)
     t = fixed_threshold_grid(n_thresholds) if thresholds is None else to_numpy(thresholds, dtype=np.float64)
-    if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0) or not np.isfinite(t).all():
-        raise ValueError("thresholds must be a 1-D strictly increasing finite array with >= 2 values")
+    if t.ndim != 1 or t.size < 1 or np.any(np.diff(t) <= 0) or not np.isfinite(t).all():
+        raise ValueError("thresholds must be a 1-D strictly increasing finite array with >= 1 value")
     pos_sorted = np.sort(s[y])
     neg_sorted = np.sort(s[~y])
     n_pos, n_neg = pos_sorted.size, neg_sorted.size
