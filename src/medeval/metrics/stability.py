@@ -467,13 +467,21 @@ def kappa_paradox_indicators(n00, n01, n10, n11) -> dict[str, np.ndarray]:
 # probability scores (Sec. III-B)
 # --------------------------------------------------------------------------------------------
 def _standardize(x: np.ndarray) -> np.ndarray:
-    """Centred, unit-norm rows along the last axis; all-NaN rows where a row is constant."""
+    """Centred, unit-norm rows along the last axis; all-NaN rows where a row is constant.
+
+    Each centred row is divided by its largest absolute value before it is squared (as
+    ``scipy.stats.pearsonr`` does): squares of deviations below about 1e-154 underflow to 0, so maps of
+    tiny probabilities (1e-170 * [0, 1, 2, 3, 4]) would otherwise have a zero norm and a NaN correlation.
+    """
     x = np.asarray(x, dtype=np.float64)
     centred = x - x.mean(axis=-1, keepdims=True)
-    norm = np.sqrt(np.einsum("...n,...n->...", centred, centred))[..., None]
     constant = (x.max(axis=-1) == x.min(axis=-1))[..., None]
+    largest = np.abs(centred).max(axis=-1, keepdims=True) if x.shape[-1] else np.zeros(x.shape[:-1] + (1,))
+    scaled = np.zeros(x.shape)
+    np.divide(centred, largest, out=scaled, where=largest > 0)
+    norm = np.sqrt(np.einsum("...n,...n->...", scaled, scaled))[..., None]
     out = np.full(x.shape, np.nan)
-    np.divide(centred, norm, out=out, where=~constant & (norm > 0))
+    np.divide(scaled, norm, out=out, where=~constant & (norm > 0))
     return out
 
 
