@@ -381,29 +381,6 @@ def test_roc_auc_undefined_policy_and_bad_arguments():
         C.roc_auc([0, 1], [0.1, 0.2], undefined=True)
 
 
-def test_one_auc_implementation_in_the_package():
-    """Every AUC of src/medeval is medeval.metrics.curves.roc_auc or its core (medeval.metrics._ranks, which
-    the multi-label report calls on a sort it shares with average precision); scikit-learn's roc_auc_score is
-    imported only where chapter 3 cross-checks chapter 5's macro-AUC against it."""
-    import ast
-    from pathlib import Path
-
-    import medeval
-
-    package = Path(medeval.__file__).parent
-    imports_sklearn_auc, uses_core = set(), set()
-    for path in package.rglob("*.py"):
-        rel = path.relative_to(package).as_posix()
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and any(a.name == "roc_auc_score" for a in node.names):
-                imports_sklearn_auc.add(rel)
-            if isinstance(node, ast.ImportFrom) and node.module == "medeval.metrics._ranks":
-                uses_core.add(rel)
-    assert imports_sklearn_auc == {"experiments/eve.py"}, imports_sklearn_auc
-    assert uses_core == {"metrics/curves.py", "metrics/multilabel.py"}, uses_core
-
-
 # --------------------------------------------------------------------------------------------------
 # issue #32: normalisation of huge scores, non-finite curves, a single threshold
 
