@@ -53,14 +53,25 @@ def test_degrade_patches_is_fixed_per_seed_and_off_at_zero():
     assert np.array_equal(a, b) and not np.array_equal(a, c) and not np.array_equal(a, images)
 
 
-def test_errors_at_matches_counting():
+def test_error_counts_by_threshold_match_counting_on_the_exact_grid():
     rng = np.random.default_rng(2)
     y = rng.random(300) < 0.3
-    s = rng.random(300)
-    t = np.linspace(0, 1, 11)
-    fp, fn = em.errors_at(y, s, t)
-    assert np.array_equal(fp, [np.sum(~y & (s >= x)) for x in t])
-    assert np.array_equal(fn, [np.sum(y & (s < x)) for x in t])
+    s = np.round(rng.random(300), 2)  # scores on the grid itself: 0.35, 0.41 ... included
+    runs = [{"distribution": "En", "imbalanced": {"y_true": y, "score_c": s}}]
+    counts = em.error_counts_by_threshold(runs, n_thresholds=101)
+    t = np.arange(101) / 100
+    assert counts.threshold.tolist() == t.tolist()
+    assert counts.FP.tolist() == [np.sum(~y & (s >= x)) for x in t]
+    assert counts.FN.tolist() == [np.sum(y & (s < x)) for x in t]
+
+
+def test_a_score_at_a_threshold_is_a_positive_prediction():
+    """A positive and a negative both scored 0.35: at t = 0.35 both are predicted positive (FP, FN = 1, 0).
+    ``np.linspace(0, 1, 101)`` puts this threshold one ulp above 0.35 and counted FP, FN = 0, 1."""
+    runs = [{"distribution": "En", "imbalanced": {"y_true": np.array([True, False]), "score_c": np.r_[0.35, 0.35]}}]
+    for n, at in ((101, 35), (21, 7)):  # 0.35 in both grids; linspace(0, 1, 21)[7] is not 0.35 either
+        row = em.error_counts_by_threshold(runs, n_thresholds=n).iloc[at]
+        assert row.threshold == 0.35 and (row.FP, row.FN) == (1, 0)
 
 
 def test_ordering_share():

@@ -12,7 +12,11 @@ Every name of ``medeval.metrics.__all__`` is in exactly one of two tables:
   threshold of every thresholded score here), ``torch`` (a torch tensor gives the numpy result; ``"grad"``:
   also one that requires grad, declared wherever an input is floating), ``geometric`` / ``formats`` (boxes
   translated and scaled per axis, or given in another box format), ``bounds`` (the value lies in [lo, hi],
-  with at least ``finite_share`` of the values finite, so a table of NaNs cannot pass) and ``degenerate``
+  with at least ``finite_share`` of the values finite, so a table of NaNs cannot pass), ``scale`` (the scores
+  multiplied by 1e-170 and by 1e-300 change nothing, or change the result by the stated map: a metric that
+  squares deviations before rescaling them fails), ``non_finite`` (a NaN, inf or -inf score raises a
+  ``ValueError`` whose message matches, naming the argument), ``bad_labels`` (a label 2 or -1 among 0/1
+  labels raises a ``ValueError`` whose message matches) and ``degenerate``
   (the documented policy for a single class, an empty input, constant scores ...: ``ValueError`` naming the
   problem, NaN, or a stated value).
   ``False`` is a declaration too: the test shows the property failing on one of the random inputs.
@@ -147,7 +151,9 @@ class InputKind:
     every argument; ``swap(d)`` the two compared arguments exchanged; ``monotone(d)`` the scores through a
     strictly increasing map (on [0, 1]: one that keeps 0, 0.5 and 1; decision values: one that keeps 0);
     ``geometric(d)`` the boxes translated
-    and scaled per axis; ``formats(d, fmt)`` the boxes given in ``fmt``."""
+    and scaled per axis; ``formats(d, fmt)`` the boxes given in ``fmt``; ``scale(d, c)`` the scores times
+    ``c > 0``; ``non_finite(d, v)`` the value ``v`` (NaN, inf) put into one scored entry; ``bad_labels(d, v)``
+    the value ``v`` put into one 0/1 label."""
 
     make: Callable[[np.random.Generator], Inputs]
     permute: Callable[[Inputs, np.random.Generator], tuple[Inputs, Any]] | None = None
@@ -155,6 +161,9 @@ class InputKind:
     monotone: Callable[[Inputs], Inputs] | None = None
     geometric: Callable[[Inputs], Inputs] | None = None
     formats: Callable[[Inputs, str], Inputs] | None = None
+    scale: Callable[[Inputs, float], Inputs] | None = None
+    non_finite: Callable[[Inputs, float], Inputs] | None = None
+    bad_labels: Callable[[Inputs, float], Inputs] | None = None
 
 
 def _permuting(*keys: str, axis: int = 0):
@@ -186,6 +195,26 @@ def _mapping(f: Callable[[np.ndarray], np.ndarray], *keys: str):
         return {**d, **{k: f(d[k]) for k in keys}}
 
     return apply
+
+
+def _scaling(*keys: str):
+    """The arrays ``keys`` times ``c`` (NaN stays NaN)."""
+
+    def scale(d: Inputs, c: float) -> Inputs:
+        return {**d, **{k: np.asarray(d[k], dtype=np.float64) * c for k in keys}}
+
+    return scale
+
+
+def _setting(key: str, index: tuple[int, ...] = (0,)):
+    """``d[key]`` with the entry at ``index`` replaced by the given value (a float copy where needed)."""
+
+    def put(d: Inputs, value: float) -> Inputs:
+        a = np.array(d[key], dtype=np.result_type(np.asarray(d[key]).dtype, type(value)))
+        a[index] = value
+        return {**d, key: a}
+
+    return put
 
 
 def _increasing(s: np.ndarray) -> np.ndarray:
@@ -420,10 +449,16 @@ def _increasing_keeping_zero(f: np.ndarray) -> np.ndarray:
 
 
 KINDS: dict[str, InputKind] = {
-    "binary": InputKind(_binary_make, _permuting("y", "s"), monotone=_mapping(_increasing, "s")),
-    "binary_trials": InputKind(_trials_make, _permute_trials, monotone=_mapping(_increasing, "S")),
+    "binary": InputKind(
+        _binary_make, _permuting("y", "s"), monotone=_mapping(_increasing, "s"), scale=_scaling("s"),
+        non_finite=_setting("s"), bad_labels=_setting("y"),
+    ),
+    "binary_trials": InputKind(
+        _trials_make, _permute_trials, monotone=_mapping(_increasing, "S"), scale=_scaling("S"),
+        non_finite=_setting("S", (0, 0)), bad_labels=_setting("y"),
+    ),
     "binary_pred": InputKind(
-        _binary_pred_make, _permuting("y", "y_pred"), _swapping(("y", "y_pred")),
+        _binary_pred_make, _permuting("y", "y_pred"), _swapping(("y", "y_pred")), bad_labels=_setting("y"),
     ),
     "two_groups": InputKind(
         lambda rng: {"a": _scores_make(rng, 6), "b": _scores_make(rng, 8)},
@@ -438,11 +473,13 @@ KINDS: dict[str, InputKind] = {
     ),
     "probability_pair": InputKind(
         _probability_pair_make, _permuting("pred_a", "pred_b", axis=-1), _swapping(("pred_a", "pred_b")),
-        _mapping(_increasing_unit, "pred_a", "pred_b"),
+        _mapping(_increasing_unit, "pred_a", "pred_b"), scale=_scaling("pred_a", "pred_b"),
+        non_finite=_setting("pred_a", (0, 1)),
     ),
     "model_predictions": InputKind(
         _stability_make, _permuting("predictions", axis=-1), _reverse_models,
-        _mapping(_increasing_unit, "predictions"),
+        _mapping(_increasing_unit, "predictions"), scale=_scaling("predictions"),
+        non_finite=_setting("predictions", (0, 0, 1)),
     ),
     "instance_labels": InputKind(
         _instances_make, _permuting("predictions", "instance_labels", axis=-1),
@@ -472,12 +509,14 @@ KINDS: dict[str, InputKind] = {
         geometric=lambda d: _detection_boxes(d, _move_xywh), formats=_detection_formats,
     ),
     "multilabel_pred": InputKind(
-        _multilabel_pred_make, _permuting("Y", "Y_pred"), _swapping(("Y", "Y_pred"))
+        _multilabel_pred_make, _permuting("Y", "Y_pred"), _swapping(("Y", "Y_pred")),
+        bad_labels=_setting("Y", (0, 0)),
     ),
     "multilabel_scores": InputKind(
         _multilabel_scores_make, _permuting("Y", "P"), monotone=_mapping(lambda p: np.exp(3 * p) - 7, "P"),
+        scale=_scaling("P"), non_finite=_setting("P", (0, 0)), bad_labels=_setting("Y", (0, 0)),
     ),
-    "label_matrix": InputKind(_label_matrix_make, _permuting("Y")),
+    "label_matrix": InputKind(_label_matrix_make, _permuting("Y"), bad_labels=_setting("Y", (0, 0))),
     "split": InputKind(_split_make, _permuting("Y", "folds")),
     "segmentation_images": InputKind(
         _segmentation_images_make, _permuting("pred_masks", "true_masks"),
@@ -504,9 +543,10 @@ KINDS: dict[str, InputKind] = {
         _swapping(("first_a", "first_b"), ("second_a", "second_b")),
     ),
     "estimate": InputKind(lambda rng: {"estimate": rng.random(), "variance": rng.random() / 100}),
-    "decision_values": InputKind(
+    "decision_values": InputKind(  # point 0 of every run is under the mask
         _decision_values_make, _permuting("f", "y", "mask", axis=-1),
-        monotone=_mapping(_increasing_keeping_zero, "f"),
+        monotone=_mapping(_increasing_keeping_zero, "f"), scale=_scaling("f"),
+        non_finite=_setting("f", (0, 0)), bad_labels=_setting("y", (0, 0)),
     ),
     "nothing": InputKind(lambda rng: {}),
 }
@@ -556,8 +596,12 @@ class MetricSpec:
     """How to call one metric on inputs of ``kind`` and the properties it has (module docstring).
 
     ``order``: ``"invariant"``, an output axis that the permutation permutes (equivariant), or ``"pairwise"``
-    (rows and columns permuted by the permutations of the two sets). ``views`` maps a property ("default",
-    "order", "monotone", "bounds") to the part of the result it concerns (default: all of it)."""
+    (rows and columns permuted by the permutations of the two sets). ``scale``: ``True`` (invariant),
+    ``False`` (a counterexample exists) or ``f(result, c)``, the result on the scores times ``c`` mapped back
+    to the result on the scores. ``non_finite`` / ``bad_labels``: the message of the ``ValueError`` raised.
+    ``views`` maps a property ("default", "order", "monotone", "scale", "bounds") to the part of the result
+    it concerns (default: all of it; "scale" falls back on "monotone": a positive factor is a monotone
+    map)."""
 
     kind: str
     call: Callable[[Callable, Inputs], Any]
@@ -570,13 +614,17 @@ class MetricSpec:
     image_boxes: bool = False
     bounds: tuple[float, float] | None = None
     finite_share: float = 1.0
+    scale: bool | Callable | None = None
+    non_finite: str | None = None
+    bad_labels: str | None = None
     degenerate: tuple[Degenerate, ...] = ()
     contract: Callable[[Inputs, Any], None] | None = None
     views: dict[str, Callable] = dataclasses.field(default_factory=dict)
     tol: float = 1e-12
 
     def view(self, prop: str, result):
-        f = self.views.get(prop, self.views.get("default"))
+        fallback = self.views.get("monotone") if prop == "scale" else None
+        f = self.views.get(prop, fallback or self.views.get("default"))
         return result if f is None else f(result)
 
 
@@ -677,6 +725,14 @@ def _swap_counts(c: dict) -> dict:
     return {"tp": c["tp"], "fp": c["fn"], "fn": c["fp"], "tn": c["tn"]}
 
 
+PRED_A = "pred_a must be finite"
+PREDICTIONS = "predictions must be finite"
+
+
+def _only(*keys: str):
+    return lambda r: {k: r.scores[k] for k in keys}
+
+
 def _without(*keys: str):
     return lambda result: {k: v for k, v in result.scores.items() if k not in keys}
 
@@ -690,10 +746,17 @@ def _mean_curve(c):
     return (c.grid, c.mean, c.std, c.per_trial)
 
 
-BIN = {"order": "invariant", "torch": "grad", "bounds": (0.0, 1.0)}  # a score of binary labels and scores
-ROC = {"order": "invariant", "monotone": True, "bounds": (0.0, 1.0)}  # a score of the ROC curve of (y, s)
-ML_PRED = {"order": "invariant", "torch": "grad", "bounds": (0.0, 1.0)}  # multi-label, predicted labels
-ML_SCORES = {"order": "invariant", "monotone": True, "torch": "grad", "bounds": (0.0, 1.0)}  # ... scores
+CURVE_INPUTS = {"scale": True, "non_finite": "y_score must be finite", "bad_labels": "y_true must hold binary labels"}
+# PR-T counts at fixed thresholds of min-max-normalised scores: a normalised score that lands on a threshold (1.0 / 5.0
+# = 0.2) can come out one ulp lower once the scores are scaled (0.19999999999999998), and the count at that threshold
+# changes; exact only in rational arithmetic. Declared, so the check shows the counterexample.
+PRT_INPUTS = {**CURVE_INPUTS, "scale": False}
+BIN = {"order": "invariant", "torch": "grad", "bounds": (0.0, 1.0), **CURVE_INPUTS}  # binary labels and scores
+ROC = {"order": "invariant", "monotone": True, "bounds": (0.0, 1.0), **CURVE_INPUTS}  # of the ROC curve of (y, s)
+ML_LABELS = "must hold only 0 and 1"
+ML_PRED = {"order": "invariant", "torch": "grad", "bounds": (0.0, 1.0), "bad_labels": ML_LABELS}  # predicted labels
+ML_SCORES = {"order": "invariant", "monotone": True, "torch": "grad", "bounds": (0.0, 1.0),  # ... scores
+             "scale": True, "non_finite": "[Pp] must be finite", "bad_labels": ML_LABELS}
 # torch="tensor" (TABLE, SPLIT and a few specs below) where every input is integer or boolean: only a floating
 # tensor can require grad, so "grad" would test nothing more (test_tensor_declared_only_where_grad_cannot_be)
 TABLE = {"symmetric": True, "order": 0, "torch": "tensor"}  # a score of 2x2 agreement tables (integer counts)
@@ -703,7 +766,8 @@ DET = {"order": "invariant", "torch": "grad", "geometric": True, "formats": True
 MAPS = {"order": "invariant", "torch": "grad"}  # per bag, over the instances
 FOLD = {"order": "invariant", "torch": "grad"}
 SPLIT = {"order": "invariant", "torch": "tensor"}  # integer labels and fold numbers only
-INDICATOR = {"order": "invariant", "torch": "grad", "degenerate": (RAISES_EMPTY,)}  # of a label matrix
+INDICATOR = {"order": "invariant", "torch": "grad", "degenerate": (RAISES_EMPTY,),  # of a label matrix
+             "bad_labels": ML_LABELS}
 UNDEFINED = M.UndefinedMetricWarning
 
 REGISTRY: dict[str, MetricSpec] = {
@@ -726,13 +790,13 @@ REGISTRY: dict[str, MetricSpec] = {
         views={"monotone": lambda r: (r.recall, r.precision), "bounds": lambda r: (r.recall, r.precision)},
     ),
     "pr_t_curve": MetricSpec(
-        "binary", call("y", "s"), **BIN, monotone=False,
+        "binary", call("y", "s"), **{**BIN, **PRT_INPUTS}, monotone=False,
         degenerate=(RAISES_ONE_CLASS, Degenerate("constant scores", TIED, raises="constant")),
         views={"bounds": lambda c: (c.precision, c.recall, c.fpr)},
     ),
     "pr_t_auc": MetricSpec(
         "binary", lambda fn, d: fn(M.pr_t_curve(d["y"], d["s"])), order="invariant", monotone=False,
-        bounds=(0.0, 1.0),
+        bounds=(0.0, 1.0), **PRT_INPUTS,
         degenerate=(Degenerate(
             "fewer than 101 thresholds (Algorithm 2)", _binary_make(np.random.default_rng(0)), raises="101",
             call=lambda fn, d: fn(M.pr_t_curve(d["y"], d["s"], n_thresholds=11)),
@@ -772,7 +836,7 @@ REGISTRY: dict[str, MetricSpec] = {
     ),
     "mean_prt_curves": MetricSpec(
         "binary_trials", lambda fn, d: fn([M.pr_t_curve(d["y"], s) for s in d["S"]]), order="invariant",
-        monotone=False, bounds=(0.0, 1.0),
+        monotone=False, bounds=(0.0, 1.0), **PRT_INPUTS,
         degenerate=(
             Degenerate("no trial", {}, raises="at least one PR-T", call=lambda fn, d: fn([])),
             Degenerate(
@@ -948,6 +1012,28 @@ Y_SCORE_CASES = {  # label 0 without positives, row 2 without labels
 }
 
 
+_A = 0.7
+ADJACENT_DOUBLES = {  # 0.5 * (a + b) rounds to a: a cut "a > t" at the midpoint predicts a negative
+    "Y": arr([1, 1], [0, 0], [0, 1]),
+    "P": arr([_A, 0.3], [np.nextafter(_A, 0), np.nextafter(0.3, 1)], [0.1, np.nextafter(np.nextafter(0.3, 1), 1)]),
+}
+HUGE_SCORES = {"Y": arr([1], [0], [1], [0]), "P": arr([1.7e308], [1.6e308], [1.65e308], [-1.7e308])}  # a + b = inf
+
+
+def _attains_the_best_cut(Y, P, t) -> bool:
+    """``binarize(P, t)`` reaches, on every label with a positive, the largest F1 of any cut of its scores."""
+    Y, P = np.asarray(Y), np.asarray(P)
+    for k in range(Y.shape[1]):
+        if not Y[:, k].any():
+            continue
+        y, p = Y[:, k].astype(bool), P[:, k]
+        best = max(2 * np.sum(y & c) / (y.sum() + c.sum()) for c in [p >= v for v in np.unique(p)])
+        got = M.binarize(P, t)[:, k]
+        if 2 * np.sum(y & got) / (y.sum() + got.sum()) != best:
+            return False
+    return True
+
+
 def _ml_undefined(check, call_=None, warns=UNDEFINED):
     what = "0/0 items: NaN, excluded and counted"
     return Degenerate(what, Y_PRED_CASES, check=check, warns=warns, call=call_)
@@ -1102,12 +1188,20 @@ REGISTRY |= {
         "multilabel_scores", call("Y", "P"), **ML_SCORES,
         degenerate=(_ml_scores_undefined(lambda r: r[1] == 1 and not nan(r[0]), COUNTED_P),),
     ),
-    "f1_optimal_thresholds": MetricSpec(  # midpoints between scores: a monotone map moves them
-        "multilabel_scores", call("Y", "P"), **{**ML_SCORES, "monotone": False, "bounds": (-1e-12, 1.0)},
-        degenerate=(_ml_scores_undefined(lambda v: nan(v[0]) and not np.isnan(v[1:]).any(), warns=None),),
+    "f1_optimal_thresholds": MetricSpec(  # midpoints between scores: a monotone map moves them, a factor scales them
+        "multilabel_scores", call("Y", "P"),
+        **{**ML_SCORES, "monotone": False, "bounds": (-1e-12, 1.0), "scale": lambda t, c: t / c},
+        contract=lambda d, t: _attains_the_best_cut(d["Y"], d["P"], t),
+        degenerate=(
+            _ml_scores_undefined(lambda v: nan(v[0]) and not np.isnan(v[1:]).any(), warns=None),
+            Degenerate("adjacent doubles: the cut between them is reproduced", ADJACENT_DOUBLES,
+                       check=lambda t: _attains_the_best_cut(ADJACENT_DOUBLES["Y"], ADJACENT_DOUBLES["P"], t)),
+            Degenerate("scores near the largest double: no overflow", HUGE_SCORES,
+                       check=lambda t: _attains_the_best_cut(HUGE_SCORES["Y"], HUGE_SCORES["P"], t)),
+        ),
     ),
     "multilabel_metrics": MetricSpec(  # bipartitions at the threshold 0.5: not monotone invariant
-        "multilabel_scores", call("Y", "P"), **{**ML_SCORES, "monotone": False},
+        "multilabel_scores", call("Y", "P"), **{**ML_SCORES, "monotone": False, "scale": False},
         views={"bounds": lambda m: [v for k, v in m.items() if not k.startswith(("n_", "coverage"))]},
         degenerate=(_ml_scores_undefined(lambda m: m["n_undefined_macro_auc"] == 1
                                          and m["n_undefined_example_ap"] == 1, warns=None),),
@@ -1149,12 +1243,12 @@ REGISTRY |= {
         contract=lambda d, c: np.array_equal(c, c.T),
     ),
     "label_correlation": MetricSpec(
-        "label_matrix", call("Y"), order="invariant", torch="grad", bounds=(-1, 1),
+        "label_matrix", call("Y"), order="invariant", torch="grad", bad_labels=ML_LABELS, bounds=(-1, 1),
         degenerate=(Degenerate("a constant label: NaN row and column", {"Y": arr([1, 0], [1, 1], [1, 0])},
                                warns=UNDEFINED, check=lambda c: nan([c[0], c[:, 0]]) and c[1, 1] == 1),),
     ),
     "pairwise_chi2": MetricSpec(
-        "label_matrix", call("Y"), order="invariant", torch="grad", bounds=(0, 50),
+        "label_matrix", call("Y"), order="invariant", torch="grad", bad_labels=ML_LABELS, bounds=(0, 50),
         degenerate=(Degenerate("a constant label: NaN", {"Y": arr([1, 0], [1, 1], [1, 0])},
                                check=lambda c: nan(c[0]) and c[1, 1] == 3),),
     ),
@@ -1162,7 +1256,7 @@ REGISTRY |= {
         "label_matrix", call("Y"), **INDICATOR, bounds=(0, 50),
     ),
     "conditional_cooccurrence": MetricSpec(
-        "label_matrix", call("Y"), order="invariant", torch="grad", bounds=(0, 1),
+        "label_matrix", call("Y"), order="invariant", torch="grad", bad_labels=ML_LABELS, bounds=(0, 1),
         degenerate=(Degenerate("a label without positives: NaN row", {"Y": arr([0, 1], [0, 1])},
                                warns=UNDEFINED, check=lambda m: nan(m[0]) and m[1].tolist() == [0, 1]),),
     ),
@@ -1285,7 +1379,7 @@ REGISTRY |= {
     ),
     "agreement_counts": MetricSpec(  # n01 and n10 change places; thresholded at 0.5, which the map keeps
         "probability_pair", call("pred_a", "pred_b"), symmetric=lambda c: type(c)(c.n00, c.n10, c.n01, c.n11),
-        **MAPS, monotone=True, bounds=(0, 40),
+        **MAPS, monotone=True, bounds=(0, 40), scale=False, non_finite=PRED_A,
         degenerate=(
             Degenerate("maps of different shapes", {"pred_a": np.zeros((2, 3)), "pred_b": np.zeros((2, 4))},
                        raises="same shape"),
@@ -1295,23 +1389,24 @@ REGISTRY |= {
     ),
     "pearson_correlation": MetricSpec(
         "probability_pair", call("pred_a", "pred_b"), symmetric=True, **MAPS, monotone=False, bounds=(-1, 1),
-        finite_share=0.8,
+        finite_share=0.8, scale=True, non_finite=PRED_A,
         degenerate=(CONSTANT_MAP,),
     ),
     "spearman_correlation": MetricSpec(
         "probability_pair", call("pred_a", "pred_b"), symmetric=True, **MAPS, monotone=True, bounds=(-1, 1),
-        finite_share=0.8,
+        finite_share=0.8, scale=True, non_finite=PRED_A,
         degenerate=(CONSTANT_MAP,),
     ),
     "kendall_tau": MetricSpec(
         "probability_pair", call("pred_a", "pred_b"), symmetric=True, **MAPS, monotone=True, bounds=(-1, 1),
-        finite_share=0.8,
+        finite_share=0.8, scale=True, non_finite=PRED_A,
         degenerate=(CONSTANT_MAP,),
     ),
     "pairwise_stability": MetricSpec(  # Pearson is not rank-based; APO is not bounded by 1 in absolute value
         "model_predictions", call("predictions"), symmetric=_swap_pairwise_stability, **MAPS, monotone=True,
-        bounds=(-1, 1), finite_share=0.7,
-        views={"monotone": _without("pearson"), "bounds": _without("adjusted_positive_overlap")},
+        bounds=(-1, 1), finite_share=0.7, scale=True, non_finite=PREDICTIONS,
+        views={"monotone": _without("pearson"), "bounds": _without("adjusted_positive_overlap"),
+               "scale": _only(*M.PROBABILITY_SCORES)},  # the binary scores see the threshold 0.5
         degenerate=(
             Degenerate("one model", ONE_MODEL, raises="at least two models"),
             Degenerate("every model constant and negative: APJ NaN, TAR 1",
@@ -1322,10 +1417,11 @@ REGISTRY |= {
     ),
     "positive_votes": MetricSpec(  # a count over the models: any model order
         "model_predictions", call("predictions"), symmetric=True, order=-1, monotone=True, torch="grad",
-        bounds=(0, 3), degenerate=(Degenerate("one model", ONE_MODEL, raises="at least two models"),),
+        bounds=(0, 3), scale=False, non_finite=PREDICTIONS, degenerate=(Degenerate("one model", ONE_MODEL, raises="at least two models"),),
     ),
     "vote_histogram": MetricSpec(
         "model_predictions", call("predictions"), symmetric=True, **MAPS, monotone=True, bounds=(0, 30),
+        scale=False, non_finite=PREDICTIONS,
         contract=lambda d, h: np.all(h.sum(axis=1) == d["predictions"].shape[-1]),
         degenerate=(Degenerate("one model", ONE_MODEL, raises="at least two models"),),
     ),
@@ -1423,7 +1519,8 @@ REGISTRY |= {
     # ------------------------------------------------------------------------------------- decision values
     "decision_value_scores": MetricSpec(  # every measure at once; thresholded at 0, which the map keeps
         "decision_values", _every_decision_value_score, order="invariant", monotone=True, torch="grad",
-        bounds=(0, 1), finite_share=0.85,
+        bounds=(0, 1), finite_share=0.85, scale=True, non_finite="decision must be finite",
+        bad_labels=r"labels must hold binary labels \(0/1 or bool\)",
         degenerate=(
             Degenerate("no positive under the mask: sensitivity and AUC NaN",
                        {"f": arr(0.5, -0.2, 0.0, 0.3), "y": arr(0, 0, 0, 1),
@@ -1478,9 +1575,13 @@ HELPERS: dict[str, MetricSpec] = {
         contract=lambda d, t: [float(v) for v in t] == [i / 100 for i in range(101)],  # each one division
     ),
     "min_max_normalize": MetricSpec(
-        "binary", call("s"), order=0, monotone=False, torch="grad", bounds=(0, 1),
-        contract=lambda d, v: v.min() == 0 and v.max() == 1,
-        degenerate=(Degenerate("constant scores", TIED, raises="constant", call=call("s")),),
+        "binary", call("s"), order=0, monotone=False, torch="grad", bounds=(0, 1), scale=True,
+        non_finite="y_score must be finite", contract=lambda d, v: v.min() == 0 and v.max() == 1,
+        degenerate=(
+            Degenerate("constant scores", TIED, raises="constant", call=call("s")),
+            Degenerate("scores spanning more than the largest double: no overflow",
+                       {"s": arr(-1e308, 0.0, 1e308)}, check=lambda v: v.tolist() == [0.0, 0.5, 1.0]),
+        ),
     ),
     "trapezoid_auc": MetricSpec(
         "curve_xy", call("x", "y"), torch="grad",
@@ -1492,14 +1593,20 @@ HELPERS: dict[str, MetricSpec] = {
         "binary_trials", lambda fn, d: fn([r.fpr for r in _rocs(d)], [r.tpr for r in _rocs(d)], GRID_11),
         order="invariant", monotone=True, bounds=(0, 1), views={"default": _mean_curve},
         contract=lambda d, c: c[3].shape == (3, 11),  # one row per trial
+        degenerate=(
+            Degenerate("a NaN x", {"x": arr(0, np.nan, 1), "y": arr(0, 0.5, 1)}, raises="x and y must be finite",
+                       call=lambda fn, d: fn([d["x"]], [d["y"]], [0, 0.5, 1])),
+            Degenerate("a NaN in the grid", {"x": arr(0, 0.5, 1), "y": arr(0, 0.5, 1)}, raises="grid must be",
+                       call=lambda fn, d: fn([d["x"]], [d["y"]], [0, np.nan, 1])),
+        ),
     ),
     "binarize": MetricSpec(
-        "multilabel_scores", call("P"), order=0, monotone=False, torch="grad",
-        contract=lambda d, b: np.array_equal(b, d["P"] > 0.5),
+        "multilabel_scores", call("P"), order=0, monotone=False, torch="grad", scale=False,
+        non_finite="P must be finite", contract=lambda d, b: np.array_equal(b, d["P"] > 0.5),
     ),
     "binarize_instances": MetricSpec(
-        "probability_pair", call("pred_a"), order=-1, monotone=True, torch="grad",
-        contract=lambda d, b: np.array_equal(b, d["pred_a"] >= 0.5),
+        "probability_pair", call("pred_a"), order=-1, monotone=True, torch="grad", scale=False,
+        non_finite="predictions must be finite", contract=lambda d, b: np.array_equal(b, d["pred_a"] >= 0.5),
     ),
     "model_pairs": MetricSpec(
         "n_models", call("n_models"),
@@ -1663,6 +1770,37 @@ def check_monotone(fn, spec: MetricSpec) -> None:
     assert spec.monotone is not False or counterexamples, "declared not invariant, but no input shows it"
 
 
+SCALES = (1e-170, 1e-300)  # squares of deviations of these sizes underflow to 0
+
+
+def check_scale(fn, spec: MetricSpec) -> None:
+    """The scores times 1e-170 and 1e-300 (a monotone map; exact in the ranks, so only arithmetic that loses
+    the small values can fail): declared invariant, or mapped back by ``spec.scale``, on every seed and factor;
+    declared ``False``: a counterexample."""
+    counterexamples = 0
+    for seed, c in itertools.product(SEEDS, SCALES):
+        d = _inputs(spec, seed)
+        got, ref = _run(fn, spec, KINDS[spec.kind].scale(d, c), "scale"), _run(fn, spec, d, "scale")
+        if spec.scale is False:
+            counterexamples += differs(got, ref)
+            continue
+        if callable(spec.scale):
+            got = spec.scale(got, c)
+        assert_same(got, ref, spec.tol, f"scores times {c:g} (seed {seed}): ")
+    assert spec.scale is not False or counterexamples, "declared not scale invariant, but no input shows it"
+
+
+BAD_LABELS = (2, -1)
+NON_FINITE = (np.nan, np.inf, -np.inf)
+
+
+def check_refuses(fn, spec: MetricSpec, put: Callable, values, match: str) -> None:
+    """``put(inputs, v)`` for each ``v`` raises a ``ValueError`` matching ``match`` (before any result)."""
+    for v in values:
+        with pytest.raises(ValueError, match=match):
+            _run(fn, spec, put(_inputs(spec), v))
+
+
 def check_same_under(fn, spec: MetricSpec, transform: Callable, what: str, tol: float) -> None:
     """The result on ``transform(inputs)`` equals the result on the inputs (torch, moved boxes ...)."""
     for seed in SEEDS:
@@ -1752,6 +1890,9 @@ def test_every_applicable_property_is_declared():
             ("monotone", kind.monotone, spec.monotone is not None),
             ("geometric", kind.geometric, spec.geometric),
             ("formats", kind.formats, spec.formats),
+            ("scale", kind.scale, spec.scale is not None),
+            ("non_finite", kind.non_finite, spec.non_finite is not None),
+            ("bad_labels", kind.bad_labels, spec.bad_labels is not None),
             ("torch", True, spec.torch is not None),
             ("bounds", True, spec.bounds is not None),
         ):
@@ -1770,10 +1911,13 @@ def test_declarations_fit_their_input_kinds():
         assert spec.monotone is None or kind.monotone, name
         assert not spec.geometric or kind.geometric, name
         assert not spec.formats or kind.formats, name
+        assert spec.scale is None or kind.scale, name
+        assert spec.non_finite is None or kind.non_finite, name
+        assert spec.bad_labels is None or kind.bad_labels, name
         assert not spec.image_boxes or spec.kind == "detection", name
         assert spec.torch in (None, "tensor", "grad"), name
         assert spec.bounds is None or 0 < spec.finite_share <= 1, name
-        assert set(spec.views) <= {"default", "order", "monotone", "bounds"}, name
+        assert set(spec.views) <= {"default", "order", "monotone", "scale", "bounds"}, name
 
 
 def test_the_checks_fail_on_broken_metrics():
@@ -1801,6 +1945,28 @@ def test_the_checks_fail_on_broken_metrics():
         check_degenerate(lambda y, s: np.nan, auc, RAISES_ONE_CLASS)
     with pytest.raises(M.UndefinedMetricWarning):  # an undocumented warning fails the check
         check_degenerate(_warns_and_returns_half, auc, auc.degenerate[2])
+    pearson = REGISTRY["pearson_correlation"]
+    with pytest.raises(FAILS):  # squares the centred values before rescaling them: NaN below ~1e-154
+        check_scale(_pearson_squaring_first, pearson)
+    with pytest.raises(FAILS):  # a scale-invariant metric declared not invariant
+        check_scale(M.pearson_correlation, dataclasses.replace(pearson, scale=False))
+    with pytest.raises(FAILS):  # a NaN score counted as a negative prediction
+        check_refuses(lambda y, s: float(np.mean((np.asarray(s) > 0) == np.asarray(y))), auc,
+                      KINDS["binary"].non_finite, NON_FINITE, auc.non_finite)
+    with pytest.raises(FAILS):  # the label 2 read as positive
+        check_refuses(lambda y, s: float(np.mean(np.asarray(y).astype(bool))), auc,
+                      KINDS["binary"].bad_labels, BAD_LABELS, auc.bad_labels)
+    with pytest.raises(FAILS):  # a ValueError that does not name the argument
+        check_refuses(lambda y, s: M.roc_auc(y, s) if np.isfinite(s).all() else int("NaN"), auc,
+                      KINDS["binary"].non_finite, NON_FINITE, auc.non_finite)
+
+
+def _pearson_squaring_first(a, b):
+    """Pearson's r as the issue found it: the centred values are squared before any rescaling."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ca, cb = a - a.mean(axis=-1, keepdims=True), b - b.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (ca * cb).sum(-1) / np.sqrt((ca * ca).sum(-1) * (cb * cb).sum(-1))
 
 
 def _warns_and_returns_half(y, s):
@@ -1848,6 +2014,23 @@ def test_order_invariant(name):
 @pytest.mark.parametrize("name", _names(lambda s: s.monotone is not None))
 def test_monotone_score_invariant(name):
     check_monotone(getattr(M, name), SPECS[name])
+
+
+@pytest.mark.parametrize("name", _names(lambda s: s.scale is not None))
+def test_scale_invariant_down_to_1e_300(name):
+    check_scale(getattr(M, name), SPECS[name])
+
+
+@pytest.mark.parametrize("name", _names(lambda s: s.non_finite is not None))
+def test_non_finite_scores_are_refused(name):
+    spec = SPECS[name]
+    check_refuses(getattr(M, name), spec, KINDS[spec.kind].non_finite, NON_FINITE, spec.non_finite)
+
+
+@pytest.mark.parametrize("name", _names(lambda s: s.bad_labels is not None))
+def test_labels_outside_0_1_are_refused(name):
+    spec = SPECS[name]
+    check_refuses(getattr(M, name), spec, KINDS[spec.kind].bad_labels, BAD_LABELS, spec.bad_labels)
 
 
 @pytest.mark.parametrize("name", _names(lambda s: s.torch is not None))

@@ -381,24 +381,32 @@ def test_roc_auc_undefined_policy_and_bad_arguments():
         C.roc_auc([0, 1], [0.1, 0.2], undefined=True)
 
 
-def test_one_auc_implementation_in_the_package():
-    """Every AUC of src/medeval is medeval.metrics.curves.roc_auc or its core (medeval.metrics._ranks, which
-    the multi-label report calls on a sort it shares with average precision); scikit-learn's roc_auc_score is
-    imported only where chapter 3 cross-checks chapter 5's macro-AUC against it."""
-    import ast
-    from pathlib import Path
+# --------------------------------------------------------------------------------------------------
+# issue #32: normalisation of huge scores, non-finite curves, a single threshold
 
-    import medeval
 
-    package = Path(medeval.__file__).parent
-    imports_sklearn_auc, uses_core = set(), set()
-    for path in package.rglob("*.py"):
-        rel = path.relative_to(package).as_posix()
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and any(a.name == "roc_auc_score" for a in node.names):
-                imports_sklearn_auc.add(rel)
-            if isinstance(node, ast.ImportFrom) and node.module == "medeval.metrics._ranks":
-                uses_core.add(rel)
-    assert imports_sklearn_auc == {"experiments/eve.py"}, imports_sklearn_auc
-    assert uses_core == {"metrics/curves.py", "metrics/multilabel.py"}, uses_core
+def test_min_max_normalize_of_scores_spanning_more_than_the_largest_double():
+    big = np.finfo(np.float64).max
+    assert C.min_max_normalize([-1e308, 0, 1e308]).tolist() == [0.0, 0.5, 1.0]
+    assert C.min_max_normalize([-big, big, 0.0]).tolist() == [0.0, 1.0, 0.5]
+    s = np.array([-1e308, -5e307, 0, 2e307, 1e308])
+    np.testing.assert_allclose(C.min_max_normalize(s), C.min_max_normalize(s / 1e300), rtol=1e-15)
+    curve = C.pr_t_curve([0, 0, 1, 1, 1], s)
+    assert not np.isnan(curve.precision).any() and curve.tp[0] == 3 and curve.tp[-1] == 1
+    assert C.pr_t_curve([0, 0, 1, 1, 1], s).tp.tolist() == C.pr_t_curve([0, 0, 1, 1, 1], s / 1e300).tp.tolist()
+
+
+def test_vertical_average_refuses_non_finite_curves_and_grids():
+    with pytest.raises(ValueError, match="x and y must be finite"):
+        C.vertical_average([[0, np.nan, 1]], [[0, 0.5, 1]], [0, 0.5, 1])
+    with pytest.raises(ValueError, match="x and y must be finite"):
+        C.vertical_average([[0, 0.5, 1]], [[0, np.nan, 1]], [0, 0.5, 1])
+    with pytest.raises(ValueError, match="grid must be a non-empty 1-D array of finite values"):
+        C.vertical_average([[0, 0.5, 1]], [[0, 0.5, 1]], [0, np.nan, 1])
+
+
+def test_pr_t_curve_at_one_raw_threshold_counts_a_score_at_it_as_positive():
+    c = C.pr_t_curve([1, 0, 0, 1], [0.35, 0.35, 0.1, 0.9], thresholds=[0.35], normalize=False)
+    assert (c.tp.tolist(), c.fp.tolist(), c.fn.tolist(), c.tn.tolist()) == ([2], [1], [0], [1])
+    with pytest.raises(ValueError, match=">= 1 value"):
+        C.pr_t_curve([1, 0], [0.3, 0.1], thresholds=[], normalize=False)

@@ -574,3 +574,48 @@ def test_chestxray14_correlation_and_cooccurrence(cxr14):
     assert m[c, e] == pytest.approx(0.383, abs=5e-4) and m[e, c] == pytest.approx(0.080, abs=5e-4)
     pair_counts = ml.label_pair_counts(y)[np.triu_indices(14, 1)]
     assert pair_counts.min() >= 1 and int(np.sum(pair_counts < 5)) == 4
+
+
+# --------------------------------------------------------------------------------------------------
+# issue #32: thresholds that reproduce their cut, scores that must be finite
+
+
+def _best_f1(y, p):
+    """The largest F1 over every cut of the scores (brute force)."""
+    cuts = [p > t for t in np.unique(p)] + [np.ones_like(y, dtype=bool)]
+    return max(skm.f1_score(y, c, zero_division=0) for c in cuts)
+
+
+@pytest.mark.parametrize("upper, lower", [
+    (0.7, np.nextafter(0.7, 0)),  # adjacent doubles: 0.5 * (a + b) rounds to a
+    (1.7e308, 1.6e308),  # a + b overflows to inf
+    (1.7e308, -1.7e308),
+    (1e-323, 5e-324),  # subnormals
+    (np.nextafter(0.0, 1), 0.0),
+])
+def test_f1_optimal_threshold_reproduces_its_cut(upper, lower):
+    Y = np.array([[1], [0]])
+    P = np.array([[upper], [lower]])
+    t = ml.f1_optimal_thresholds(Y, P)
+    assert np.isfinite(t).all() and lower <= t[0] < upper
+    assert ml.binarize(P, t).ravel().tolist() == [True, False]
+
+
+def test_f1_optimal_thresholds_attain_the_best_f1_on_adjacent_doubles():
+    rng = np.random.default_rng(5)
+    base = np.round(0.1 + 0.9 * rng.random((60, 4)), 1)
+    P = base + rng.integers(0, 3, base.shape) * np.spacing(base)  # scores one or two ulps apart
+    Y = (rng.random(P.shape) < 0.4).astype(int)
+    Y[0] = 1
+    t = ml.f1_optimal_thresholds(Y, P)
+    got = ml.per_label_f1(Y, ml.binarize(P, t))
+    want = [_best_f1(Y[:, k], P[:, k]) for k in range(P.shape[1])]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_binarize_refuses_non_finite_scores(bad):
+    with pytest.raises(ValueError, match=r"P must be finite \(no NaN or inf\)"):
+        ml.binarize([[bad, 0.7]])
+    with pytest.raises(ValueError, match="P must be finite"):
+        ml.binarize([bad, 0.7], inclusive=True)

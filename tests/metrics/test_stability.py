@@ -484,3 +484,28 @@ def test_bad_input_raises():
         st.kendall_tau(a, a, variant="c")
     with pytest.raises(ValueError, match="scores"):
         st.pairwise_stability(rng.random((2, 4, 5)), scores=["dice"])
+
+
+# --------------------------------------------------------------------------------------------------
+# issue #32: Pearson's correlation of tiny probabilities
+
+
+@pytest.mark.parametrize("scale", [0.25, 1e-100, 1e-170, 1e-300])
+def test_pearson_is_scale_invariant_down_to_1e_300(scale):
+    """The centred values were squared before rescaling: below ~1e-154 the squares underflow to 0 and the
+    correlation came out NaN (scipy: 0.9)."""
+    a, b = scale * np.r_[0, 1, 2, 3, 4.0], scale * np.r_[0, 1, 3, 2, 4.0]
+    assert st.pearson_correlation(a, b) == pytest.approx(scipy.stats.pearsonr(a, b)[0], abs=1e-12)
+    assert st.pearson_correlation(a, b) == pytest.approx(0.9, abs=1e-12)
+    scores = st.pairwise_stability(np.stack([a, b])[:, None, :], scores=("pearson",)).scores["pearson"]
+    assert scores.tolist() == [[pytest.approx(0.9, abs=1e-12)]]
+
+
+def test_pearson_of_tiny_maps_matches_scipy_on_random_rows():
+    rng = np.random.default_rng(3)
+    a, b = rng.random((20, 15)), rng.random((20, 15))
+    for scale in (1e-160, 1e-250, 1e-300):
+        got = st.pearson_correlation(scale * a, scale * b)
+        want = [scipy.stats.pearsonr(scale * x, scale * y)[0] for x, y in zip(a, b, strict=True)]
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(got, st.pearson_correlation(a, b), rtol=0, atol=1e-12)

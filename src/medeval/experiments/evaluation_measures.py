@@ -391,26 +391,21 @@ def score_histograms(runs: list[dict], key: str = "imbalanced", bins: int = 101)
     return pd.DataFrame(rows)
 
 
-def errors_at(y_true, score, thresholds) -> tuple[np.ndarray, np.ndarray]:
-    """``(FP, FN)`` at each raw-score threshold ``t`` (predicted positive when ``score >= t``)."""
-    y = np.asarray(y_true, dtype=bool)
-    s = np.asarray(score, dtype=np.float64)
-    t = np.asarray(thresholds, dtype=np.float64)
-    neg, pos = np.sort(s[~y]), np.sort(s[y])
-    fp = neg.size - np.searchsorted(neg, t, side="left")
-    fn = np.searchsorted(pos, t, side="left")
-    return fp, fn
-
-
 def error_counts_by_threshold(runs: list[dict], key: str = "imbalanced", n_thresholds: int = 101) -> pd.DataFrame:
     """Mean FP and FN over the trial-models of each model at each raw-score threshold (the dashed line of
-    Fig. 5.1 moved across the score axis)."""
-    grid = np.linspace(0.0, 1.0, n_thresholds)
+    Fig. 5.1 moved across the score axis).
+
+    The thresholds are the exact grid ``i / (n_thresholds - 1)`` (:func:`medeval.metrics.curves.fixed_threshold_grid`)
+    and the counts are :func:`medeval.metrics.curves.pr_t_curve`'s on the raw scores (positive iff ``score >= t``):
+    ``np.linspace`` would put 0.35, 0.41, ... one ulp above themselves, so a score of exactly 0.35 would count as a
+    negative prediction there."""
+    grid = C.fixed_threshold_grid(n_thresholds)
     rows = []
     for d in sorted({r["distribution"] for r in runs}):
-        counts = [errors_at(r[key]["y_true"], r[key]["score_c"], grid) for r in runs if r["distribution"] == d]
-        fp = np.mean([c[0] for c in counts], axis=0)
-        fn = np.mean([c[1] for c in counts], axis=0)
+        curves = [C.pr_t_curve(r[key]["y_true"], r[key]["score_c"], thresholds=grid, normalize=False)
+                  for r in runs if r["distribution"] == d]
+        fp = np.mean([c.fp for c in curves], axis=0)
+        fn = np.mean([c.fn for c in curves], axis=0)
         rows += [{"model": d, "threshold": t, "FP": a, "FN": b} for t, a, b in zip(grid, fp, fn, strict=True)]
     return pd.DataFrame(rows)
 
@@ -500,13 +495,13 @@ def trial_table(runs: list[dict], key: str = "imbalanced", *, n_thresholds: int 
             tp, fp = roc.tp[1:], roc.fp[1:]
             pr = C.PRCurve(recall=tp / roc.n_pos, precision=tp / (tp + fp), thresholds=roc.thresholds[1:])
             ap = float(np.sum(np.diff(np.r_[0.0, pr.recall]) * pr.precision))  # = sklearn average_precision_score
-            fp_t, fn_t = errors_at(y, s, [threshold])
-            tp_t = int(y.sum()) - int(fn_t[0])
+            at_t = C.pr_t_curve(y, s, thresholds=[threshold], normalize=False)
+            tp_t, fp_t, fn_t = int(at_t.tp[0]), int(at_t.fp[0]), int(at_t.fn[0])
             corrected = C.pr_t_auc(C.pr_t_curve(y, prior_corrected(s, TRAINING_PRIOR.get(d, 0.5)),
                                                 n_thresholds=n_thresholds))
             s_rec = prior_corrected(s, TRAINING_PRIOR.get(d, 0.5), RECALIBRATION_PRIOR)
             recal = C.pr_t_auc(C.pr_t_curve(y, s_rec, n_thresholds=n_thresholds))
-            fp_r, fn_r = errors_at(y, s_rec, [threshold])
+            at_t_rec = C.pr_t_curve(y, s_rec, thresholds=[threshold], normalize=False)
             low_prec, low_share = _low_recall_figures(roc, n_recall_points)
             rows.append({
                 "model": (names or {}).get(d, d), "trial": k,
@@ -517,9 +512,9 @@ def trial_table(runs: list[dict], key: str = "imbalanced", *, n_thresholds: int 
                 "precision-AUC (prior-corrected)": corrected.precision,
                 "recall-AUC (prior-corrected)": corrected.recall,
                 "precision-AUC (recalibrated)": recal.precision, "recall-AUC (recalibrated)": recal.recall,
-                "FP at t (recalibrated)": int(fp_r[0]), "FN at t (recalibrated)": int(fn_r[0]),
-                "precision at t": tp_t / (tp_t + int(fp_t[0])) if tp_t + int(fp_t[0]) else np.nan,
-                "recall at t": tp_t / int(y.sum()), "FP at t": int(fp_t[0]), "FN at t": int(fn_t[0]),
+                "FP at t (recalibrated)": int(at_t_rec.fp[0]), "FN at t (recalibrated)": int(at_t_rec.fn[0]),
+                "precision at t": tp_t / (tp_t + fp_t) if tp_t + fp_t else np.nan,
+                "recall at t": tp_t / int(y.sum()), "FP at t": fp_t, "FN at t": fn_t,
                 "precision at recall < 0.3": low_prec, "PR-AUC share at recall ≤ 0.3": low_share,
                 "test positives": int(roc.n_pos), "test negatives": int(roc.n_neg),
             })
@@ -662,9 +657,8 @@ def pr_t_checks(runs: list[dict], key: str = "imbalanced", n_thresholds: int = 1
         err = abs(C.pr_t_auc(prt).recall - sn[y].mean())
         worst_auc = max(worst_auc, err)
         ok["auc"] &= bool(err <= 1 / (n_thresholds - 1))
-        fp, fn = errors_at(y, sn, prt.thresholds)
         defined = prt.tp > 0  # at TP = 0 recall and precision are both 0 whatever FP and FN are
-        ok["fp_fn"] &= bool(np.all(((prt.recall > prt.precision) == (fp > fn))[defined]))
+        ok["fp_fn"] &= bool(np.all(((prt.recall > prt.precision) == (prt.fp > prt.fn))[defined]))
         roc = C.roc_curve(y, s)
         tp, fpc = roc.tp[1:], roc.fp[1:]
         ap = float(np.sum(np.diff(np.r_[0.0, tp / roc.n_pos]) * (tp / (tp + fpc))))

@@ -350,7 +350,9 @@ def min_max_normalize(y_score) -> np.ndarray:
     """``s_n = (s - min s) / (max s - min s)`` (thesis Algorithm 1, line 1; §4.5.2.3).
 
     The maximum maps exactly to 1.0 and the minimum to 0.0. Constant scores raise ``ValueError``
-    (the normalisation is undefined).
+    (the normalisation is undefined), and so do NaN and inf. Where ``max s - min s`` overflows (finite
+    scores spanning more than about 1.8e308) both differences are taken of the halved scores, which is
+    the same ratio.
 
     Examples
     --------
@@ -366,6 +368,8 @@ def min_max_normalize(y_score) -> np.ndarray:
         raise ValueError("y_score must be finite (no NaN or inf)")
     if hi == lo:
         raise ValueError("y_score is constant: min-max normalisation is undefined")
+    if np.isinf(hi - lo):
+        return (0.5 * s - 0.5 * lo) / (0.5 * hi - 0.5 * lo)
     return (s - lo) / (hi - lo)
 
 
@@ -426,6 +430,8 @@ def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, nor
 
     Implementation: positives' and negatives' scores are sorted once and counted with ``searchsorted``
     (``O(n log n)``), so the result is independent of the order of examples and of how ties are ordered.
+    Given ``thresholds`` (one or more, strictly increasing) and ``normalize=False``, it is the confusion counts
+    of the raw scores at exactly those thresholds.
 
     Edge cases: ``ValueError`` if a class is absent (Algorithm 1 requires pos > 0, neg > 0) or the scores are
     constant. With normalisation every ``t <= 1`` has at least one predicted positive (the maximum), so
@@ -448,8 +454,8 @@ def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, nor
     if normalize:
         s = min_max_normalize(s)
     t = fixed_threshold_grid(n_thresholds) if thresholds is None else to_numpy(thresholds, dtype=np.float64)
-    if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0) or not np.isfinite(t).all():
-        raise ValueError("thresholds must be a 1-D strictly increasing finite array with >= 2 values")
+    if t.ndim != 1 or t.size < 1 or np.any(np.diff(t) <= 0) or not np.isfinite(t).all():
+        raise ValueError("thresholds must be a 1-D strictly increasing finite array with >= 1 value")
     pos_sorted = np.sort(s[y])
     neg_sorted = np.sort(s[~y])
     n_pos, n_neg = pos_sorted.size, neg_sorted.size
@@ -537,7 +543,8 @@ def vertical_average(xs: Sequence, ys: Sequence, grid, *, ddof: int = 0) -> Mean
     otherwise it is linearly interpolated between the neighbouring points. Each ``x`` must be
     non-decreasing and cover the grid. Used for mean ROC curves (linear interpolation is valid in ROC space)
     and, as the thesis's Chapter 4 did (1,001 points), for the *naive* mean PR curve that Chapter 5 deems
-    incorrect (compare :func:`mean_pr_curve`). Mean and std (``ddof``) are taken over trials.
+    incorrect (compare :func:`mean_pr_curve`). Mean and std (``ddof``) are taken over trials. NaN or inf in a
+    curve or in the grid raises ``ValueError`` (a NaN ``x`` has no place in the order the interpolation needs).
 
     Examples
     --------
@@ -547,6 +554,8 @@ def vertical_average(xs: Sequence, ys: Sequence, grid, *, ddof: int = 0) -> Mean
     ([0.0, 0.75, 1.0], [0.0, 0.25, 0.0])
     """
     grid = to_numpy(grid, dtype=np.float64)
+    if grid.ndim != 1 or grid.size == 0 or not np.isfinite(grid).all():
+        raise ValueError(f"grid must be a non-empty 1-D array of finite values, got shape {grid.shape}")
     if len(xs) != len(ys) or len(xs) == 0:
         raise ValueError("xs and ys must be non-empty sequences of equal length (one curve per trial)")
     rows = []
@@ -555,6 +564,8 @@ def vertical_average(xs: Sequence, ys: Sequence, grid, *, ddof: int = 0) -> Mean
         y = to_numpy(y, dtype=np.float64)
         if x.shape != y.shape or x.ndim != 1:
             raise ValueError("each curve's x and y must be 1-D of equal length")
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):
+            raise ValueError("each curve's x and y must be finite (no NaN or inf)")
         if np.any(np.diff(x) < 0):
             raise ValueError("each curve's x must be non-decreasing")
         if grid.min() < x[0] - 1e-12 or grid.max() > x[-1] + 1e-12:

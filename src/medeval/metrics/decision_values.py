@@ -11,7 +11,9 @@ boolean mask marks the points it is scored on; rows are scored together (chapter
 of runs). Labels are binary in {0, 1}, 1 the positive class; f(x) > 0 predicts class 1.
 
 Edge-case policy: a row without a point under its mask (or, for sensitivity, specificity and AUC, without
-the class the measure needs) gives NaN, never a silent 0 or 1. Array inputs may be numpy arrays, sequences or
+the class the measure needs) gives NaN, never a silent 0 or 1. Labels other than 0 and 1 (or bool), and a
+decision value under the mask that is NaN or infinite, raise ``ValueError`` for every measure: such a point has
+no class, or no side of the threshold 0, and counting it as a negative would be a silent guess. Array inputs may be numpy arrays, sequences or
 torch tensors (converted by ``medeval.metrics._arrays.to_numpy``). This module imports nothing from medeval
 outside ``medeval.metrics``.
 """
@@ -40,7 +42,8 @@ def decision_value_scores(decision, labels, mask, metric: str) -> np.ndarray:
     :func:`medeval.metrics.curves.roc_auc` (ties count 1/2, as in ``sklearn.metrics.roc_auc_score``).
     ``metric`` is one of :data:`DECISION_VALUE_SCORES`. ``labels`` and ``mask`` broadcast to the shape of
     ``decision``; points outside the mask may hold anything (NaN where no decision was made). A row without
-    points (or, for sensitivity/specificity/AUC, without the class it needs) gives NaN.
+    points (or, for sensitivity/specificity/AUC, without the class it needs) gives NaN. Labels outside
+    {0, 1} and non-finite decision values under the mask raise ``ValueError``, whatever the ``metric``.
 
     Examples
     --------
@@ -58,8 +61,17 @@ def decision_value_scores(decision, labels, mask, metric: str) -> np.ndarray:
     if metric not in DECISION_VALUE_SCORES:
         raise ValueError(f"metric must be one of {DECISION_VALUE_SCORES}, got {metric!r}")
     f = to_numpy(decision, dtype=float)
-    y = np.broadcast_to(to_numpy(labels), f.shape).astype(bool)
+    y = to_numpy(labels)
+    if y.dtype != bool:
+        if y.dtype == object or not np.issubdtype(y.dtype, np.number):
+            raise ValueError(f"labels must hold binary labels (0/1 or bool), got dtype {y.dtype}")
+        if not np.all((y == 0) | (y == 1)):
+            raise ValueError("labels must hold binary labels (0/1 or bool)")
+    y = np.broadcast_to(y, f.shape).astype(bool)
     mask = np.broadcast_to(to_numpy(mask, dtype=bool), f.shape)
+    if not np.all(np.isfinite(f) | ~mask):
+        raise ValueError("decision must be finite (no NaN or inf) where mask is true; points outside the mask "
+                         "may hold anything")
     pred = f > 0
     n_pos = (mask & y).sum(-1)
     n_neg = (mask & ~y).sum(-1)

@@ -229,7 +229,9 @@ def binarize(P, threshold=0.5, *, inclusive: bool = False) -> np.ndarray:
     """Thresholding function t(.) of h(x) = t(f(x)) (section "Classification vs Ranking").
 
     t(a) = 1 if a > threshold else 0 (the chapter's rule; ``inclusive=True`` gives mldr's
-    a >= threshold). ``threshold`` is a scalar or one value per label (shape (K,)).
+    a >= threshold). ``threshold`` is a scalar or one value per label (shape (K,)). Scores must be
+    finite: a NaN score has no side of the threshold, so NaN or inf in ``P`` raises ``ValueError``
+    (as every scoring function of this module does).
 
     Examples
     --------
@@ -242,6 +244,8 @@ def binarize(P, threshold=0.5, *, inclusive: bool = False) -> np.ndarray:
     p = to_numpy(P, dtype=np.float64)
     if p.ndim not in (1, 2):
         raise ValueError(f"P must be a 1-D or 2-D score array, got shape {p.shape}")
+    if not np.all(np.isfinite(p)):
+        raise ValueError("P must be finite (no NaN or inf)")
     t = to_numpy(threshold, dtype=np.float64)
     if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != p.shape[-1]):
         raise ValueError(f"threshold must be a scalar or have one value per label ({p.shape[-1]}), got {t.shape}")
@@ -1192,12 +1196,25 @@ def ranking_loss(Y, P, *, undefined: float = np.nan, return_count: bool = False)
 # --------------------------------------------------------------------------------------------
 # per-label threshold tuning
 # --------------------------------------------------------------------------------------------
+def _cut_between(upper: float, lower: float | None) -> float:
+    """A threshold t with ``lower <= t < upper`` (``t < upper`` alone without ``lower``): the midpoint where it
+    lies strictly below ``upper``, else the largest double below ``upper``."""
+    below = np.nextafter(upper, -np.inf)
+    if lower is None:
+        return float(below)
+    middle = 0.5 * upper + 0.5 * lower  # halves first: (upper + lower) overflows above ~9e307
+    return float(max(middle, lower)) if middle < upper else float(below)
+
+
 def f1_optimal_thresholds(Y, P, *, undefined: float = np.nan) -> np.ndarray:
     """Per-label thresholds t_k maximising F1(y_(k), I(p_(k) > t_k)) on the given (validation) data.
 
     Every distinct cut of the sorted scores is tried; t_k is the midpoint between the lowest
-    score predicted positive and the next lower score (so the strict rule a > t of ``binarize``
-    reproduces the cut). Labels without positives have no optimum: ``undefined`` (NaN by
+    score predicted positive, a, and the next lower score, b (so the strict rule a > t of ``binarize``
+    reproduces the cut), computed as ``a/2 + b/2`` so that it cannot overflow. Where the midpoint
+    rounds onto a (a and b adjacent doubles) t_k is the largest double below a, i.e. b; with no lower
+    score (every example predicted positive) it is the largest double below a. So ``binarize(P, t)``
+    always reproduces the chosen cut. Labels without positives have no optimum: ``undefined`` (NaN by
     default; the caller substitutes explicitly, e.g. 0.5, and reports it).
 
     Examples
@@ -1224,8 +1241,7 @@ def f1_optimal_thresholds(Y, P, *, undefined: float = np.nan) -> np.ndarray:
         f1 = 2 * tp / (n_pos + r)
         best = int(np.argmax(f1))
         cut = r[best]
-        lower = ps[cut] if cut < n else None
-        out[j] = 0.5 * (ps[cut - 1] + lower) if lower is not None else np.nextafter(ps[cut - 1], -np.inf)
+        out[j] = _cut_between(ps[cut - 1], ps[cut] if cut < n else None)
     return _apply_undefined(out, np.isnan(out), undefined)
 
 

@@ -467,13 +467,22 @@ def kappa_paradox_indicators(n00, n01, n10, n11) -> dict[str, np.ndarray]:
 # probability scores (Sec. III-B)
 # --------------------------------------------------------------------------------------------
 def _standardize(x: np.ndarray) -> np.ndarray:
-    """Centred, unit-norm rows along the last axis; all-NaN rows where a row is constant."""
+    """Centred, unit-norm rows along the last axis; all-NaN rows where a row is constant.
+
+    Each centred row is brought to [-1, 1) by the power of two of its largest absolute value before it is
+    squared (``scipy.stats.pearsonr`` divides by that value): squares of deviations below about 1e-154
+    underflow to 0, so maps of tiny probabilities (1e-170 * [0, 1, 2, 3, 4]) would otherwise have a zero norm
+    and a NaN correlation. A power of two scales exactly, so wherever nothing underflowed the result is the
+    same to the last bit as without it.
+    """
     x = np.asarray(x, dtype=np.float64)
     centred = x - x.mean(axis=-1, keepdims=True)
-    norm = np.sqrt(np.einsum("...n,...n->...", centred, centred))[..., None]
     constant = (x.max(axis=-1) == x.min(axis=-1))[..., None]
+    largest = np.abs(centred).max(axis=-1, keepdims=True) if x.shape[-1] else np.zeros(x.shape[:-1] + (1,))
+    scaled = np.ldexp(centred, -np.frexp(largest)[1])
+    norm = np.sqrt(np.einsum("...n,...n->...", scaled, scaled))[..., None]
     out = np.full(x.shape, np.nan)
-    np.divide(centred, norm, out=out, where=~constant & (norm > 0))
+    np.divide(scaled, norm, out=out, where=~constant & (norm > 0))
     return out
 
 
