@@ -33,10 +33,10 @@ PACKAGE = Path(medeval.__file__).parent
 #: The runtime modules ``experiments`` may import, and why (the rest of the runtime runs the chapters and imports
 #: ``experiments``, so an arrow back would be a cycle through the executor and the book).
 EXPERIMENTS_USE_OF_RUNTIME = {
-    "medeval.runtime.grid": "the one grid executor every chapter's runs go through (conventions §5); imported "
+    "medeval.runtime.grid": "the one grid executor every chapter's runs go through (CONTRIBUTING, 'Grids of runs'); imported "
                             "inside the functions that run a grid",
     "medeval.runtime.params": "the parameter schema (ChapterParams, ResourceEstimate, Violation) that each "
-                              "chapter's *_params module builds on (conventions §3)",
+                              "chapter's *_params module builds on (CONTRIBUTING, 'The schema')",
 }
 ALLOWED = {
     "metrics": ("medeval.metrics",),
