@@ -61,6 +61,7 @@ __all__ = [
     "damaged_file_error",
     "data_dir",
     "dataset_dir",
+    "dataset_users",
     "fetch",
     "file_hash",
     "get_dataset",

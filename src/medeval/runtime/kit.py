@@ -1,8 +1,9 @@
 """A student kit: what students get instead of this repository, which holds every solution.
 
 The kit holds medeval as a wheel, the files it reads at run time (``params/``, ``data/``, ``data_manifest.yaml``,
-found through ``MEDEVAL_ROOT``), each chosen chapter's student folder from :func:`medeval.runtime.teaching.
-write_student_notebooks` (the notebook with stubs and its ``tests/``), and a ``README.md`` with the install steps.
+found through ``MEDEVAL_ROOT``), each chosen chapter's student folder from
+:func:`medeval.runtime.teaching.write_student_notebooks` (the notebook with stubs and its ``tests/``), and a
+``README.md`` with the install steps.
 It holds no chapter source (``notebooks/``), no teacher folder and no solution, which :func:`write_student_kit`
 checks before it returns.
 """

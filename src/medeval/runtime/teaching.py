@@ -810,8 +810,8 @@ multi-label bridge after 05's measures). The minutes are estimates of a student'
 
 def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: set[str] | None = None,
                       course=None) -> str:
-    """The book's *For teachers* page: the semester template of ``teaching/course.yaml`` (:mod:`medeval.runtime.
-    course`), every chapter's exercises with measured running times, the prerequisites and learning objectives of
+    """The book's *For teachers* page: the semester template of ``teaching/course.yaml``
+    (:mod:`medeval.runtime.course`), every chapter's exercises with measured running times, the prerequisites and learning objectives of
     every chapter (read from the chapters), and how to hand out and grade the exercises.
 
     Running times come from ``results/timings.json`` (``timings``: chapter → profile → record); a profile that was
