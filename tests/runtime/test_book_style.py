@@ -187,3 +187,12 @@ def test_claims_table_is_grouped_by_verdict_with_a_one_line_why_and_the_decision
     glance = reason_at_a_glance(long)
     assert len(glance) <= REASON_GLANCE_CHARS and glance.endswith("…") and " wor…" not in glance
     assert reason_at_a_glance("") == "" and reason_at_a_glance("a; b") == "a"
+
+
+def test_the_api_index_puts_the_runtime_last_under_a_developer_heading():
+    from medeval.runtime.book import api_pages
+
+    index = api_pages()["api/index.md"]
+    headings = [line for line in index.splitlines() if line.startswith("## ")]
+    assert headings[-1] == "## For developers: the runtime" and len(headings) >= 6
+    assert "A reader of the chapters does not need it" in index
