@@ -208,7 +208,7 @@ class Manifest(BaseModel):
 
 
 def repo_root() -> Path:
-    """The repository checkout (:func:`medeval._files.project_root`, without requiring its ``params/``)."""
+    """The repository checkout (``medeval._files.project_root``, without requiring its ``params/``)."""
     return project_root(require_params=False)
 
 
