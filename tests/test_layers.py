@@ -1,7 +1,9 @@
 """The package's layers, enforced on the source: what each layer of ``src/medeval`` may import.
 
+    _files       nothing of medeval (the one atomic writer and project-root finder, shared by data and runtime)
     metrics      nothing of medeval outside medeval.metrics (numpy and scipy)
-    data         metrics and data only (and the private YAML reader): never experiments, models or runtime
+    data         metrics and data only (and the private YAML reader and file helpers): never experiments, models
+                 or runtime
     models       metrics, data and models only: never experiments or runtime
     experiments  metrics, data, models, plots and experiments; of the runtime only the grid executor and the
                  parameter schema (:data:`EXPERIMENTS_USE_OF_RUNTIME`, each with its reason); never cli
@@ -39,13 +41,14 @@ EXPERIMENTS_USE_OF_RUNTIME = {
                               "chapter's *_params module builds on (CONTRIBUTING, 'The schema')",
 }
 ALLOWED = {
+    "_files": (),  # the one atomic writer and project-root finder, below every layer: imports nothing of medeval
     "metrics": ("medeval.metrics",),
-    "data": ("medeval.metrics", "medeval.data", "medeval._yaml"),
+    "data": ("medeval.metrics", "medeval.data", "medeval._yaml", "medeval._files"),
     "models": ("medeval.metrics", "medeval.data", "medeval.models"),
     "experiments": ("medeval.metrics", "medeval.data", "medeval.models", "medeval.experiments", "medeval.plots",
                     *EXPERIMENTS_USE_OF_RUNTIME),
     "plots": ("medeval.metrics",),
-    "runtime": ("medeval", "medeval._yaml", "medeval.metrics", "medeval.data", "medeval.models",
+    "runtime": ("medeval", "medeval._yaml", "medeval._files", "medeval.metrics", "medeval.data", "medeval.models",
                 "medeval.experiments", "medeval.plots", "medeval.runtime"),
 }
 

@@ -168,3 +168,31 @@ def test_exercise_sections_get_ids_unique_on_their_page():
     number_shared_ids(None, doc, "page")
     assert [s["ids"] for s in doc.findall(nodes.section)] == [
         ["exercise-content-1"], ["solution-content-1"], ["exercise-content-2"], ["other"]]
+
+
+def test_claims_table_is_grouped_by_verdict_with_a_one_line_why_and_the_decision_in_a_dropdown():
+    from medeval.runtime.notebook import REASON_GLANCE_CHARS, reason_at_a_glance
+
+    reason = "The models did not train; their AUC is 0.51. " + "More detail follows here. " * 20
+    rows = [{"id": f"r{i}", "claim": f"claim {i}", "where": "Sec. 1", "paper": "p", "ours": "o", "basis": "phantom",
+             "scale": "smoke", "n": 3, "test": "Welch", "effect": "d = 1", "verdict": v, "reason": reason}
+            for i, v in enumerate(["[~]", "[Re]", "[n/a]", "[¬Re]", "[Re]"])]
+    html = notebook.claims_display(rows)._repr_html_()
+    assert [html.index(f'id="claim-r{i}"') for i in (1, 4, 3, 0, 2)] == sorted(
+        html.index(f'id="claim-r{i}"') for i in range(5))  # [Re], [¬Re], [~], [n/a]; chapter order within
+    assert html.count("<details><summary>how it was decided</summary>") == 5
+    assert html.count("<td>The models did not train</td>") == 5  # the first clause, at a glance
+    assert html.count(reason.strip()) == 5  # the whole reason, in the dropdown
+    long = "word " * 100
+    glance = reason_at_a_glance(long)
+    assert len(glance) <= REASON_GLANCE_CHARS and glance.endswith("…") and " wor…" not in glance
+    assert reason_at_a_glance("") == "" and reason_at_a_glance("a; b") == "a"
+
+
+def test_the_api_index_puts_the_runtime_last_under_a_developer_heading():
+    from medeval.runtime.book import api_pages
+
+    index = api_pages()["api/index.md"]
+    headings = [line for line in index.splitlines() if line.startswith("## ")]
+    assert headings[-1] == "## For developers: the runtime" and len(headings) >= 6
+    assert "A reader of the chapters does not need it" in index

@@ -201,3 +201,26 @@ def test_pinned_numerics_give_every_pool_worker_one_thread_whatever_the_cores(mo
     for s in seen:
         assert s["torch"] == 1 and s["omp"] == "1", s
         assert set(s["pools"].values()) == {1}, s
+
+
+def test_a_cached_value_is_computed_once_read_back_verified_and_recomputed_when_damaged(tmp_path):
+    import numpy as np
+
+    from medeval.runtime.grid import cached_value
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    first = cached_value(compute, cache_dir=tmp_path, name="scores", key="k1")
+    (entry,) = tmp_path.glob("*.json")
+    again = cached_value(compute, cache_dir=tmp_path, name="scores", key="k1")
+    assert len(calls) == 1 and np.array_equal(first, again) and again.dtype == np.float32
+    cached_value(compute, cache_dir=tmp_path, name="scores", key="k2")  # other inputs: computed
+    assert len(calls) == 2
+    entry.write_text(entry.read_text().replace('"scores"', '"other"'))  # a key part edited: caught, recomputed
+    said = []
+    assert np.array_equal(cached_value(compute, cache_dir=tmp_path, name="scores", key="k1", log=said.append), first)
+    assert len(calls) == 3 and len(said) == 1 and "cannot be used" in said[0]

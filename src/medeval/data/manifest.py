@@ -44,6 +44,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from medeval import _yaml
+from medeval._files import atomic_write_text, project_root
 
 __all__ = [
     "ACCESS_KINDS",
@@ -208,9 +209,8 @@ class Manifest(BaseModel):
 
 
 def repo_root() -> Path:
-    """The repository checkout: ``$MEDEVAL_ROOT`` if set, else the folder three levels above ``src/medeval``."""
-    env = os.environ.get("MEDEVAL_ROOT")
-    return Path(env) if env else Path(__file__).resolve().parents[3]
+    """The repository checkout (``medeval._files.project_root``, without requiring its ``params/``)."""
+    return project_root(require_params=False)
 
 
 def dataset_users(params_dir: str | os.PathLike | None = None) -> dict[str, list[str]]:
@@ -418,14 +418,8 @@ def _new_record(entry: DatasetEntry, source: str) -> dict:
 def _write_record(root: Path, record: dict) -> Path:
     """Write ``record`` atomically (temporary file in the same folder, fsync, rename)."""
     path = root / CONTENT_MANIFEST
-    tmp = root / f"{CONTENT_MANIFEST}.{os.getpid()}.tmp"
     record = {**record, "updated": _now()}
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(record, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return path
 
 
@@ -885,9 +879,7 @@ def _remember_verified(path: Path, stamp: tuple[int, int, int], checksum: str) -
     data[str(path)] = [*stamp, checksum]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True))
-        os.replace(tmp, target)
+        atomic_write_text(target, json.dumps(data, sort_keys=True))
     except OSError:
         return
     _VERIFIED.pop(str(target), None)

@@ -333,8 +333,8 @@ class Params(HistologyParams):
     )
     base_channels: int = Field(8, ge=2, le=128, description="U-Net width at the first level")
     depth: int = Field(2, ge=1, le=5, description="U-Net down/up levels")
-    epochs: int = Field(16, ge=1, le=200, description="U-Net training epochs (with 8, 6 of the 15 default Table 4.4 "
-                                                       "runs never predicted a class; with 16, 3)")
+    epochs: int = Field(16, ge=1, le=200, description="U-Net training epochs (fewer leave more runs that never "
+                                                       "predict a class; every row names the runs it left out)")
     n_runs: int = Field(4, ge=2, le=50, description="runs per hypothesis distribution (thesis: 10)")
     n_preliminary_runs: int = Field(3, ge=1, le=50, description="runs per Table 4.3 distribution (tests need >= 2)")
     hypothesis_experiments: Distinct[list[Literal[HYPOTHESIS_NAMES]]] = Field(

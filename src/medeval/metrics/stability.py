@@ -13,7 +13,8 @@ Binary scores (Sec. III-A) are functions of the 2x2 agreement table of one bag::
     N = n00 + n01 + n10 + n11,  n1* = n10 + n11,  n*1 = n01 + n11,  n0* = n00 + n01,  n*0 = n00 + n10
 
 obtained from probabilities by Eq. 10, ``y_j = 1 iff f(x_j) >= T`` (T = 0.5 in the paper; the
-authors' stability code uses a strict ``>``, available as ``strict=True``). They take the four
+authors' stability code uses a strict ``>``, available as ``inclusive=False``, the flag name
+``medeval.metrics.multilabel.binarize`` uses too). They take the four
 counts as arrays of any (broadcastable) shape and are vectorised over them; compute the counts
 with :func:`agreement_counts`. Probability scores (Sec. III-B) take the two prediction maps,
 shaped ``(..., n_instances)``, and are vectorised over the leading axes. :func:`pairwise_stability`
@@ -204,10 +205,10 @@ class AgreementCounts(NamedTuple):
     n11: np.ndarray
 
 
-def binarize_instances(predictions, threshold: float = 0.5, *, strict: bool = False) -> np.ndarray:
+def binarize_instances(predictions, threshold: float = 0.5, *, inclusive: bool = True) -> np.ndarray:
     """Binary instance predictions of Eq. 10: ``y = 1 iff f(x) >= T``.
 
-    ``strict=True`` uses ``f(x) > T`` as the authors' stability code does. Probabilities must lie
+    ``inclusive=False`` uses ``f(x) > T`` as the authors' stability code does. Probabilities must lie
     in [0, 1] (else ``ValueError``); boolean maps pass through unchanged. (The multi-label chapter's
     thresholding, :func:`medeval.metrics.multilabel.binarize`, is ``>`` by default: a different paper's rule.)
 
@@ -216,15 +217,15 @@ def binarize_instances(predictions, threshold: float = 0.5, *, strict: bool = Fa
     >>> from medeval.metrics.stability import binarize_instances
     >>> binarize_instances([0.2, 0.5, 0.7]).tolist()
     [False, True, True]
-    >>> binarize_instances([0.2, 0.5, 0.7], strict=True).tolist()
+    >>> binarize_instances([0.2, 0.5, 0.7], inclusive=False).tolist()
     [False, False, True]
     """
     p = _check_probabilities(predictions, "predictions")
     t = _check_threshold(threshold)
-    return p > t if strict else p >= t
+    return p >= t if inclusive else p > t
 
 
-def agreement_counts(pred_a, pred_b, *, threshold: float = 0.5, strict: bool = False) -> AgreementCounts:
+def agreement_counts(pred_a, pred_b, *, threshold: float = 0.5, inclusive: bool = True) -> AgreementCounts:
     """Agreement table ``(n00, n01, n10, n11)`` of two prediction maps of shape ``(..., N)``.
 
     The maps are binarised with Eq. 10 at ``threshold`` (see :func:`binarize_instances`); the counts have
@@ -240,8 +241,8 @@ def agreement_counts(pred_a, pred_b, *, threshold: float = 0.5, strict: bool = F
     """
     a, b = _check_pair(pred_a, pred_b)
     t = _check_threshold(threshold)
-    ya = a > t if strict else a >= t
-    yb = b > t if strict else b >= t
+    ya = a >= t if inclusive else a > t
+    yb = b >= t if inclusive else b > t
     n = a.shape[-1]
     n11 = np.count_nonzero(ya & yb, axis=-1)
     n10 = np.count_nonzero(ya, axis=-1) - n11
@@ -860,7 +861,7 @@ def pairwise_stability(
     predictions,
     *,
     threshold: float = 0.5,
-    strict: bool = False,
+    inclusive: bool = True,
     scores=None,
     bag_mask=None,
     kendall_variant: str = "b",
@@ -869,7 +870,7 @@ def pairwise_stability(
     """Every stability score for every model pair on every bag, vectorised (Sec. IV-E, Fig. 4).
 
     ``predictions``: instance probabilities of M >= 2 models, ``(n_models, n_bags, n_instances)``.
-    Binary scores use Eq. 10 at ``threshold`` (``strict=True``: ``>`` as in the authors' code).
+    Binary scores use Eq. 10 at ``threshold`` (``inclusive=False``: ``>`` as in the authors' code).
     ``scores``: names from :data:`SCORE_NAMES` (default all). ``bag_mask``: boolean ``(n_bags,)``
     selecting the bags to score (e.g. :func:`positive_bag_mask`, :func:`annotated_bag_mask`).
     Each score agrees with the corresponding pair-level function of this module; ranks and Kendall
@@ -909,7 +910,7 @@ def pairwise_stability(
         chunk = np.ascontiguousarray(np.swapaxes(p[:, s0 : s0 + step], 0, 1))  # (bags, models, n)
         sl = slice(s0, s0 + chunk.shape[0])
         if need_binary:
-            y = (chunk > t if strict else chunk >= t).astype(np.float64)
+            y = (chunk >= t if inclusive else chunk > t).astype(np.float64)
             n11 = _pair_dot(y, pairs)
             positives = y.sum(axis=-1).T  # (models, bags)
             n10 = positives[pairs[:, 0]] - n11
@@ -1023,7 +1024,7 @@ def annotated_bag_mask(instance_labels) -> np.ndarray:
     return known.all(axis=1)
 
 
-def positive_votes(predictions, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
+def positive_votes(predictions, *, threshold: float = 0.5, inclusive: bool = True) -> np.ndarray:
     """How many of the M models predict each instance positive, ``(n_bags, n_instances)`` in 0..M (Fig. 5).
 
     Examples
@@ -1036,11 +1037,11 @@ def positive_votes(predictions, *, threshold: float = 0.5, strict: bool = False)
     [[3, 1, 1, 0]]
     """
     p = _check_predictions(predictions)
-    y = binarize_instances(p, threshold, strict=strict)
+    y = binarize_instances(p, threshold, inclusive=inclusive)
     return y.sum(axis=0)
 
 
-def vote_histogram(predictions, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
+def vote_histogram(predictions, *, threshold: float = 0.5, inclusive: bool = True) -> np.ndarray:
     """Per-bag histogram of positive votes, ``(n_bags, M + 1)`` (Fig. 5).
 
     Entry ``[i, k]`` counts the instances of bag i that exactly k models predict positive; a perfectly
@@ -1056,7 +1057,7 @@ def vote_histogram(predictions, *, threshold: float = 0.5, strict: bool = False)
     [[1, 2, 0, 1]]
     """
     p = _check_predictions(predictions)
-    votes = positive_votes(p, threshold=threshold, strict=strict)
+    votes = positive_votes(p, threshold=threshold, inclusive=inclusive)
     n_models = p.shape[0]
     return (votes[..., None] == np.arange(n_models + 1)).sum(axis=1)
 
@@ -1064,7 +1065,7 @@ def vote_histogram(predictions, *, threshold: float = 0.5, strict: bool = False)
 # --------------------------------------------------------------------------------------------
 # localization performance (Sec. II-E)
 # --------------------------------------------------------------------------------------------
-def _localization_counts(predictions, instance_labels, threshold, strict):
+def _localization_counts(predictions, instance_labels, threshold, inclusive):
     p = _check_probabilities(predictions, "predictions")
     labels = _as_array(instance_labels, "instance_labels")
     try:
@@ -1077,7 +1078,7 @@ def _localization_counts(predictions, instance_labels, threshold, strict):
         raise ValueError(f"instance_labels must have n_instances = {p.shape[-1]} on the last axis, got {labels.shape}")
     if not np.all(np.isin(labels, (0, 1))):
         raise ValueError("instance_labels must be 0/1")
-    y = binarize_instances(p, threshold, strict=strict)
+    y = binarize_instances(p, threshold, inclusive=inclusive)
     truth = labels.astype(bool)
     tp = np.count_nonzero(y & truth, axis=-1)
     fp = np.count_nonzero(y & ~truth, axis=-1)
@@ -1085,7 +1086,7 @@ def _localization_counts(predictions, instance_labels, threshold, strict):
     return tp, fp, fn
 
 
-def instance_dice(predictions, instance_labels, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
+def instance_dice(predictions, instance_labels, *, threshold: float = 0.5, inclusive: bool = True) -> np.ndarray:
     """DICE of Eq. 12 per bag: ``2 TP / (2 TP + FP + FN)`` after Eq. 10 at ``threshold``.
 
     ``predictions`` ``(..., N)`` probabilities, ``instance_labels`` 0/1 of the same trailing shape
@@ -1098,11 +1099,11 @@ def instance_dice(predictions, instance_labels, *, threshold: float = 0.5, stric
     >>> round(float(instance_dice([0.9, 0.7, 0.2, 0.1], [1, 0, 1, 0])), 4)  # 2 / (2 + 1 + 1)
     0.5
     """
-    tp, fp, fn = _localization_counts(predictions, instance_labels, threshold, strict)
+    tp, fp, fn = _localization_counts(predictions, instance_labels, threshold, inclusive)
     return _divide(2.0 * tp, 2.0 * tp + fp + fn)
 
 
-def instance_jaccard(predictions, instance_labels, *, threshold: float = 0.5, strict: bool = False) -> np.ndarray:
+def instance_jaccard(predictions, instance_labels, *, threshold: float = 0.5, inclusive: bool = True) -> np.ndarray:
     """Jaccard index of Eq. 13 per bag: ``TP / (TP + FP + FN)``; NaN in the same case as :func:`instance_dice`.
 
     Examples
@@ -1111,7 +1112,7 @@ def instance_jaccard(predictions, instance_labels, *, threshold: float = 0.5, st
     >>> round(float(instance_jaccard([0.9, 0.7, 0.2, 0.1], [1, 0, 1, 0])), 4)  # 1 / (1 + 1 + 1)
     0.3333
     """
-    tp, fp, fn = _localization_counts(predictions, instance_labels, threshold, strict)
+    tp, fp, fn = _localization_counts(predictions, instance_labels, threshold, inclusive)
     return _divide(tp, tp + fp + fn)
 
 

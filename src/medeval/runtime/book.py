@@ -304,7 +304,11 @@ API_PACKAGES = ("medeval.metrics", "medeval.data", "medeval.models", "medeval.ex
                 "medeval.runtime")
 API_TITLES = {"medeval.metrics": "Metrics", "medeval.data": "Data", "medeval.models": "Models",
               "medeval.experiments": "Experiments and claims", "medeval.plots": "Figures",
-              "medeval.runtime": "Runtime: parameters, execution, grids, provenance"}
+              "medeval.runtime": "For developers: the runtime"}
+#: what a section of the API index says under its heading (a reader of the chapters can skip the runtime)
+API_NOTES = {"medeval.runtime": "What runs the chapters and builds this book (parameters and pre-flight, execution, "
+                                "grids, the run store, provenance, the teaching edition). A reader of the chapters "
+                                "does not need it; a developer adding a chapter does (CONTRIBUTING)."}
 
 
 def api_modules(packages=API_PACKAGES) -> dict[str, list[str]]:
@@ -359,7 +363,9 @@ def api_pages() -> dict[str, str]:
              "the policy for degenerate inputs and, for the metrics, a worked example that the test suite runs as a "
              "doctest. `[source]` next to an object opens its code.", ""]
     for package, modules in api_modules().items():
-        index += [f"## {API_TITLES.get(package, package)}", "", "```{eval-rst}", ".. autosummary::", ""]
+        index += [f"## {API_TITLES.get(package, package)}", ""]
+        index += [API_NOTES[package], ""] if package in API_NOTES else []
+        index += ["```{eval-rst}", ".. autosummary::", ""]
         index += [f"   {m}" for m in modules] + ["```", ""]
         for m in modules:
             pages[f"api/{m}.md"] = API_PAGE_FRONT_MATTER + (_flat_namespace_page(m) or "\n".join([

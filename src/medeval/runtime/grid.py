@@ -195,6 +195,29 @@ def run_grid(
     return results
 
 
+def cached_value(compute: Callable[[], Any], *, cache_dir: str | Path, name: str, key: str,
+                 fresh: bool = False, log: Callable[[str], None] | None = None) -> Any:
+    """``compute()``, stored once per ``(name, key)`` and context (code, versions, device; as :func:`run_grid`) in
+    the grid cache ``cache_dir`` as a verified entry of :mod:`medeval.runtime.grid_store`, and read back from it
+    on the next call. For one in-process computation that is not a grid of runs (scoring every run's model on one
+    large test set), so that no chapter keeps a cache of its own. ``key`` is the caller's digest of the inputs;
+    an entry that cannot be used is reported and recomputed, ``fresh`` (or ``MEDEVAL_GRID_FRESH=1``) recomputes."""
+    cache = Path(cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    context = grid_context()
+    full_key = hashlib.sha256(json.dumps({"value": name, "key": key, "code": context_digest(context)},
+                                         sort_keys=True).encode()).hexdigest()
+    fresh = fresh or os.environ.get("MEDEVAL_GRID_FRESH") == "1"
+    if not fresh and grid_store.entry_paths(cache, full_key)[0].exists():
+        try:
+            return grid_store.read_entry(cache, full_key)
+        except grid_store.GridEntryError as exc:
+            (log or (lambda msg: print(msg, file=sys.stderr, flush=True)))(
+                f"[medeval] grid cache {cache}: {name} {full_key[:12]} cannot be used ({exc}); recomputing it")
+    grid_store.write_entry(cache, full_key, compute(), {"value": name, **context})
+    return grid_store.read_entry(cache, full_key)  # what the next call gets
+
+
 class GridWorkerError(RuntimeError):
     """A grid run killed the worker process that ran it, again on a fresh worker of its own."""
 

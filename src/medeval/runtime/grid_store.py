@@ -28,9 +28,10 @@ import importlib
 import io
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
+
+from medeval._files import atomic_write_bytes
 
 FORMAT = "medeval-grid-entry/2"
 
@@ -194,9 +195,7 @@ def write_entry(cache: Path, key: str, value: Any, key_parts: dict | None = None
     text = json.dumps(meta, allow_nan=False)
     json_path, npz_path = entry_paths(cache, key)
     for path, data in ((npz_path, blob), (json_path, text.encode())):
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        atomic_write_bytes(path, data)
 
 
 def read_entry(cache: Path, key: str) -> Any:

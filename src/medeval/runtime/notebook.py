@@ -13,6 +13,7 @@ import json
 import math
 import os
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -548,18 +549,35 @@ def _format_param(value) -> str:
     return str(value)
 
 
-def claims_display(rows: list[dict]) -> HTMLTable:
-    """The paper-versus-us table as HTML, one row per claim with the anchor ``claim-<id>`` the Scorecard links to.
+#: the longest reason shown in a claims table's row; the whole reason is in the row's "how it was decided"
+REASON_GLANCE_CHARS = 200
 
-    Six columns fit the page's content column and wrap their full text (nothing is cut): the verdict, the claim
-    with where the paper makes it, the paper's evidence, ours, the evidence of the decision (test, effect, n,
-    data basis, scale) and the reason."""
-    head = ("<tr><th>verdict</th><th>claim</th><th>paper</th><th>ours</th><th>test and effect</th>"
-            "<th>reason</th></tr>")
+
+def reason_at_a_glance(reason: str, limit: int = REASON_GLANCE_CHARS) -> str:
+    """The first sentence (or clause before ";") of a row's reason, at most ``limit`` characters (cut at a word,
+    with "…"); the full reason stays one click away in the row's dropdown."""
+    text = " ".join(str(reason or "").split())
+    first = re.split(r"(?<=[.;])\s", text, maxsplit=1)[0].rstrip(";")
+    if len(first) <= limit:
+        return first
+    cut = first[:limit - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(",;: ") + "…"
+
+
+def claims_display(rows: list[dict]) -> HTMLTable:
+    """The paper-versus-us table as HTML, one row per claim with the anchor ``claim-<id>`` the Scorecard links to,
+    grouped by verdict ([Re], [¬Re], [~], [n/a]; the chapter's order within a group).
+
+    Five columns that a reader takes in at a glance: the verdict (with its agreement across seeds), the claim with
+    where the paper makes it, the paper's figure, ours, and why in one line (:func:`reason_at_a_glance`). How the
+    row was decided (the test, its effect, n, data basis, scale, substitution and the whole reason) is in a
+    dropdown under the claim; nothing is cut from it."""
+    head = "<tr><th>verdict</th><th>claim</th><th>paper</th><th>ours</th><th>why</th></tr>"
     from medeval.runtime.robustness import agreement
 
+    order = {v: i for i, v in enumerate(VERDICTS)}
     body = []
-    for r in rows:
+    for r in sorted(rows, key=lambda r: order.get(r.get("verdict"), len(order))):
         verdict = _html_escape(r.get("verdict", ""))
         seed = getattr(_state.get("params"), "seed", None)
         seeds = (agreement(_state["chapter"], _state["profile"], r["id"], r.get("verdict", ""), rule=r.get("rule"),
@@ -568,21 +586,23 @@ def claims_display(rows: list[dict]) -> HTMLTable:
         if seeds:
             verdict += '<br><span class="medeval-seeds">' + _html_escape(seeds["text"]) + "</span>"
         where = f'<br><span class="medeval-where">{_html_escape(r["where"])}</span>' if r.get("where") else ""
-        evidence = "<br>".join(_html_escape(x) for x in (
-            r.get("test", ""), r.get("effect", ""),
-            "; ".join(str(x) for x in (f"n = {r['n']}" if str(r.get("n", "")).strip() else "", r.get("basis", ""),
-                                        r.get("scale", "")) if str(x).strip()),
-            f"substitution: {r['substitution']}" if r.get("substitution") else "") if str(x).strip())
+        scope = "; ".join(str(x) for x in (f"n = {r['n']}" if str(r.get("n", "")).strip() else "", r.get("basis", ""),
+                                          r.get("scale", "")) if str(x).strip())
+        decided = [("test", r.get("test", "")), ("effect", r.get("effect", "")), ("scope", scope),
+                   ("substitution", r.get("substitution", "")), ("reason", r.get("reason", ""))]
+        details = ("<details><summary>how it was decided</summary>"
+                   + "".join(f"<p><strong>{k}</strong>: {_html_escape(v)}</p>" for k, v in decided if str(v).strip())
+                   + "</details>")
+        why = _html_escape(reason_at_a_glance(r.get("reason", ""))) or "—"
         body.append(
             f'<tr id="claim-{_html_escape(r["id"])}">'
             f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}"><strong>{verdict}</strong></td>'
-            f"<td>{_html_escape(r.get('claim', ''))}{where}</td><td>{_html_escape(r.get('paper', ''))}</td>"
-            f"<td>{_html_escape(r.get('ours', ''))}</td><td>{evidence}</td><td>{_html_escape(r.get('reason', ''))}</td>"
-            "</tr>")
+            f"<td>{_html_escape(r.get('claim', ''))}{where}{details}</td><td>{_html_escape(r.get('paper', ''))}</td>"
+            f"<td>{_html_escape(r.get('ours', ''))}</td><td>{why}</td></tr>")
     html_text = _TABLE_BOX.format(
         '<table class="medeval-table medeval-claims-table">'
-        '<colgroup><col style="width:7%"><col style="width:20%"><col style="width:16%"><col style="width:16%">'
-        '<col style="width:17%"><col style="width:24%"></colgroup>'
+        '<colgroup><col style="width:8%"><col style="width:30%"><col style="width:20%"><col style="width:22%">'
+        '<col style="width:20%"></colgroup>'
         f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
     text = "\n".join(f"{r.get('verdict')} {r.get('id')}: {r.get('claim')}" for r in rows)
     return HTMLTable(html_text, text)
