@@ -607,7 +607,7 @@ def plot_group(summ, names, title):
         s = summ[d]
         r, p, t = s["mean_roc"], s["mean_pr"], s["mean_prt"]
         for ax, c in zip(axes, [r, p, t["precision"], t["fpr"]], strict=True):
-            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, label=dist_label(d),
+            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=dist_label(d),
                                   color=dist_color(d))
     panels = [("FPR", "TPR", "mean ROC"), ("recall", "precision", "mean PR (Alg. 3)"),
               ("threshold t", "precision", "precision curve"), ("threshold t", "FPR", "FPR curve")]

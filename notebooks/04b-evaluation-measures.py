@@ -515,7 +515,7 @@ def mean_curves(axes, summary, models, label=lambda m: m):
         s, color = summary[model], plots.color("distribution", label(model))
         curves = (s["mean_roc"], s["mean_pr"], s["mean_prt"]["precision"], s["mean_prt"]["recall"])
         for ax, c in zip(axes, curves, strict=True):
-            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, label=label(model), color=color)
+            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=label(model), color=color)
 
 
 def mean_sd_table(trials, columns, by=("model",)):
@@ -665,7 +665,7 @@ for j, (role, summ) in enumerate(summaries.items()):
         color = plots.color("distribution", model)
         curves = (summ["summary"][model]["mean_pr"], corrected[model]["precision"], corrected[model]["recall"])
         for ax, c in zip(axes[:, j], curves, strict=True):
-            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, label=model, color=color)
+            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=model, color=color)
     axes[0, j].axvline(r_star, color=plots.NEUTRAL, ls="--", lw=1)
     axes[0, j].text(r_star, 0.03, f" r* = {r_star:.2f}", color=plots.NEUTRAL, fontsize=plots.MIN_FONT_PT,
                     transform=axes[0, j].get_xaxis_transform())
@@ -715,7 +715,7 @@ s = summ["summary"]["En"]
 en_pr_auc = summ["trials"].loc[summ["trials"].model == "En", "PR-AUC (Alg. 4-5)"].mean()
 fig, axes = plots.new_axes(2, 1, width=4.0, height=3.0)
 p = s["mean_pr"]
-plots.curve_with_band(axes[0], p.grid, p.mean, p.mean - p.std, p.mean + p.std, label="En mean PR",
+plots.curve_with_band(axes[0], p.grid, p.mean, p.mean - p.std, p.mean + p.std, limits=(0, 1), label="En mean PR",
                       color=plots.color("distribution", "En"))
 low = p.grid <= em.LOW_RECALL
 axes[0].fill_between(p.grid[low], 0, p.mean[low], color=plots.NEUTRAL, alpha=0.3, label=f"recall ≤ {em.LOW_RECALL}")
@@ -723,7 +723,7 @@ axes[0].set(xlabel="recall", ylabel="precision", title=f"{summ['name']}, En: PR-
 axes[0].legend(loc="lower left")
 for metric in ("precision", "recall"):
     c = s["mean_prt"][metric]
-    plots.curve_with_band(axes[1], c.grid, c.mean, c.mean - c.std, c.mean + c.std, label=metric,
+    plots.curve_with_band(axes[1], c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=metric,
                           color=plots.color("metric", metric))
 axes[1].set(xlabel="threshold t", ylabel="PR-T", title=f"{summ['name']}, En: PR-T")
 axes[1].legend(loc="lower left")

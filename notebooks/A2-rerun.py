@@ -120,7 +120,8 @@ notebook.show_table(
 fig, (ax,) = plots.new_axes(width=6.0, height=3.2)
 acc, binom = plots.color("metric", "accuracy"), plots.color("estimator", "binomial")
 plots.curve_with_band(ax, summary["test_size"], summary["mean"], summary["mean"] - summary["std"],
-                      summary["mean"] + summary["std"], label="mean ± SD over repeats", color=acc, marker="o")
+                      summary["mean"] + summary["std"], limits=(0, 1), label="mean ± SD over repeats", color=acc,
+                      marker="o")
 for sign in (-1, 1):
     ax.plot(summary["test_size"], summary["mean"] + sign * summary["binomial_sd"], color=binom, linestyle="--",
             label="mean ± binomial SD" if sign > 0 else None)

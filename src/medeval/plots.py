@@ -16,10 +16,18 @@ def new_axes(ncols: int = 1, nrows: int = 1, width: float = 3.8, height: float =
     return fig, axes.ravel()
 
 
-def curve_with_band(ax, x, mean, low=None, high=None, *, label=None, color=None, alpha=0.2, **kwargs):
-    """A mean curve with an optional shaded band (e.g. +-1 SD over runs or a confidence interval)."""
+def curve_with_band(ax, x, mean, low=None, high=None, *, label=None, color=None, alpha=0.2, limits=None, **kwargs):
+    """A mean curve with an optional shaded band (e.g. +-1 SD over runs or a confidence interval). ``limits``
+    ``(lo, hi)`` clips the band to the quantity's range (a precision or an accuracy lies in [0, 1], and mean ± SD
+    can leave it)."""
     line, = ax.plot(x, mean, label=label, color=color, **kwargs)
     if low is not None and high is not None:
+        low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        if limits is not None:
+            lo, hi = limits
+            if not lo < hi:
+                raise ValueError(f"limits must be (lo, hi) with lo < hi, got {limits!r}")
+            low, high = np.clip(low, lo, hi), np.clip(high, lo, hi)
         ax.fill_between(x, low, high, color=line.get_color(), alpha=alpha, linewidth=0)
     return line
 

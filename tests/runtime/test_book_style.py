@@ -196,3 +196,18 @@ def test_the_api_index_puts_the_runtime_last_under_a_developer_heading():
     headings = [line for line in index.splitlines() if line.startswith("## ")]
     assert headings[-1] == "## For developers: the runtime" and len(headings) >= 6
     assert "A reader of the chapters does not need it" in index
+
+
+def test_a_band_is_clipped_to_the_quantitys_range():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from medeval import plots
+
+    fig, (ax,) = plots.new_axes()
+    plots.curve_with_band(ax, [0, 1, 2], [0.9, 0.95, 0.5], [0.7, 0.85, -0.1], [1.1, 1.05, 1.1], limits=(0, 1))
+    (band,) = ax.collections
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert ys.min() >= 0 and ys.max() <= 1 and ys.max() == 1 and ys.min() == 0
+    with pytest.raises(ValueError, match="lo < hi"):
+        plots.curve_with_band(ax, [0, 1], [0.5, 0.5], [0, 0], [1, 1], limits=(1, 0))
