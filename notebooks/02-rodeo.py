@@ -56,9 +56,9 @@
 #
 # ## Prerequisites
 #
-# Confusion counts, accuracy, precision and recall and the precision–recall curve ({ref}`ch-em`, in particular
+# Confusion counts, accuracy, precision and recall and the precision–recall curve ({numref}`Chapter %s <ch-em>`, in particular
 # {eq}`eq-em-prt`); the weakly supervised localisation of findings in chest X-rays from image-level labels
-# ({ref}`ch-mil`); the Matthews correlation coefficient, rank correlation and equivalence tests at the level of a
+# ({numref}`Chapter %s <ch-mil>`); the Matthews correlation coefficient, rank correlation and equivalence tests at the level of a
 # first statistics course. Everything about boxes is defined in the {ref}`rodeo-method` section below.
 #
 # ## Time to run

@@ -65,8 +65,8 @@
 # - Cross-validation (K-fold, repeated K-fold, leave-one-out) and what a CV performance estimate is.
 # - Bias, variance and mean squared error of an estimator; the sample variance; normal-theory confidence
 #   intervals and z-tests.
-# - The performance measures used here: accuracy, sensitivity, specificity and the ROC-AUC (see {ref}`ch-em` and
-#   {eq}`eq-em-roc-auc`). The last section applies EVE to the multi-label macro-AUC of {ref}`ch-ml`.
+# - The performance measures used here: accuracy, sensitivity, specificity and the ROC-AUC (see {numref}`Chapter %s <ch-em>` and
+#   {eq}`eq-em-roc-auc`). The last section applies EVE to the multi-label macro-AUC of {numref}`Chapter %s <ch-ml>`.
 #
 # ## Time to run
 #
@@ -655,9 +655,9 @@ notebook.show_table(ci_table, caption=f"95 % confidence intervals of the expecte
 # ## Bridge: EVE for another chapter's metric
 #
 # EVE does not depend on the metric. Here it is applied to the **macro-AUC** ({eq}`eq-ml-macro-auc`) of a
-# multi-label problem, using {ref}`ch-ml`'s {func}`medeval.metrics.multilabel.macro_auc`, checked against
+# multi-label problem, using {numref}`Chapter %s <ch-ml>`'s {func}`medeval.metrics.multilabel.macro_auc`, checked against
 # scikit-learn's `roc_auc_score(average="macro")` {cite:p}`pedregosa2011sklearn`. The task is scikit-learn's
-# `make_multilabel_classification` (5 labels), with 5-fold CV of a per-label ridge classifier. Chapter 5 reports a
+# `make_multilabel_classification` (5 labels), with 5-fold CV of a per-label ridge classifier. {numref}`Chapter %s <ch-ml>` reports a
 # fold-wise SD, which is exactly the NFW model ({eq}`eq-eve-nfw`).
 
 # %%

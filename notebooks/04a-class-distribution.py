@@ -69,10 +69,10 @@
 #
 # * Confusion counts, precision, recall and the ROC curve; the ROC-AUC is {eq}`eq-em-roc-auc`.
 # * The PR-T curves (precision and recall as functions of a fixed threshold, {eq}`eq-em-prt`) and the mean PR
-#   curve by ROC-space interpolation: both are defined in {ref}`em-method` of {ref}`ch-em`, the thesis's
+#   curve by ROC-space interpolation: both are defined in {ref}`em-method` of {numref}`Chapter %s <ch-em>`, the thesis's
 #   Chapter 5, which reuses this chapter's models.
 # * Why a difference between two means of a few runs needs a test, and how run-to-run variance arises: see
-#   {ref}`ch-eve`.
+#   {numref}`Chapter %s <ch-eve>`.
 # * The data sets (CAMELYON16, PCam) and how to fetch them: {ref}`app-data`.
 
 # %% tags=["parameters", "remove-cell"]

@@ -57,7 +57,7 @@
 #
 # Precision, recall, ROC and PR curves (all defined again in the {ref}`em-method` section below); the idea that
 # a PR curve reflects the class prior of the test set while a ROC curve does not {cite:p}`saito2015precision`;
-# the training distributions En, Ep and E2.a–E2.c and hypothesis H2 of {ref}`ch-cd`, whose precision and FPR
+# the training distributions En, Ep and E2.a–E2.c and hypothesis H2 of {numref}`Chapter %s <ch-cd>`, whose precision and FPR
 # curves ({ref}`cd-method`) PR-T formalises. The claims are decided with Welch's t-test {cite:p}`welch1947`,
 # equivalence tests (TOST, {cite:p}`schuirmann1987tost`) and the percentile bootstrap
 # {cite:p}`efron1993bootstrap` over trial-models.
@@ -451,7 +451,7 @@ plots.glue_figure("fig-em-example1", fig)
 #
 # En is trained with negative:positive = 3:1 and Ep with 1:3, 4U examples each (Table 5.3); every trial-model
 # draws a different subset. For Fig. 5.5 the histology task also trains E2.a (2:2); En and Ep have the designs of
-# E2.b and E2.c (§5.5.1; {ref}`ch-cd`), so they are re-used there. Phantom patches: a small CNN, test set at
+# E2.b and E2.c (§5.5.1; {numref}`Chapter %s <ch-cd>`), so they are re-used there. Phantom patches: a small CNN, test set at
 # 1:`imbalance`. Digits: a logistic regression on the 64 pixels, test set 1:9. With `data_source=real` (profile
 # `full`) the thesis's own tasks run instead.
 
@@ -750,7 +750,7 @@ plots.glue_figure("fig-em-pr-vs-prt", fig)
 # ### H2 re-evaluated with PR-T on a balanced test set (Fig. 5.5)
 #
 # E2.a (2:2), E2.b (= En, ¬C-biased) and E2.c (= Ep, C-biased) on the balanced test set of the histology task; H2 of
-# {ref}`ch-cd` predicts that the C-biased model has the highest recall and the ¬C-biased one the highest precision.
+# {numref}`Chapter %s <ch-cd>` predicts that the C-biased model has the highest recall and the ¬C-biased one the highest precision.
 
 # %% tags=["hide-input"]
 if "fig55" in summaries["histology"]:

@@ -53,7 +53,7 @@
 # 5. The split-quality experiment, 10 x random 5-fold CV (Tab. LDprop), plus iterative stratification.
 # 6. Extensions: patient overlap of 70/10/20 splits; a multi-label CNN evaluated with per-label AUC,
 #    F1 micro/macro and mAP with patient-clustered bootstrap CIs, the empirical variance estimator of
-#    {ref}`ch-eve`, and fixed (0.5) versus tuned thresholds.
+#    {numref}`Chapter %s <ch-eve>`, and fixed (0.5) versus tuned thresholds.
 #
 # Each statement of the chapter becomes a claim with a rule (a test or a stated tolerance) in
 # {mod}`medeval.experiments.multilabel_cxr14_claims`; the verdicts are in "Paper vs us" below.
@@ -62,7 +62,7 @@
 #
 # Binary classification measures: precision, recall, F1, the ROC curve and its area, and average precision, as
 # defined in {ref}`em-method` (ROC-AUC is {eq}`eq-em-roc-auc`). Cross-validation and why its fold-wise standard
-# deviation understates the uncertainty of a performance estimate ({ref}`ch-eve`, method in {ref}`eve-method`).
+# deviation understates the uncertainty of a performance estimate ({numref}`Chapter %s <ch-eve>`, method in {ref}`eve-method`).
 # No knowledge of CNNs is needed: the model of the last section is only a source of scores to evaluate.
 #
 # ## Time to run
@@ -862,7 +862,7 @@ plots.glue_figure("fig-ml-per-label-auc", fig)
 #
 # The intervals of rare findings in {numref}`fig-ml-per-label-auc` are wide (few test positives; the `undefined
 # replicates` column of the table counts resamples without any positive, which are left out of the interval). The
-# chapter suggests the fold-wise SD of cross-validation instead; {ref}`ch-eve` shows why that estimator is biased
+# chapter suggests the fold-wise SD of cross-validation instead; {numref}`Chapter %s <ch-eve>` shows why that estimator is biased
 # down. With the real images (`full`), this section uses the first fold of the first protocol.
 #
 # ### The empirical variance estimator, where it applies

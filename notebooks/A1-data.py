@@ -94,19 +94,19 @@ notebook.parameters_table()
 # installed package), `auto` (public: `medeval data fetch ID`), `manual` (public after registration: `fetch` prints
 # how) or `private` (not obtainable). The datasets, their sources and the chapters that use them:
 #
-# - **NIH ChestX-ray14** {cite:p}`wang2017chestxray8`: the label table (`chestxray14-labels`) in {ref}`ch-mil` and
-#   {ref}`ch-ml`, the NIH box list (`chestxray14-boxes`) in {ref}`ch-mil` and {ref}`ch-rodeo`, the images
-#   (`chestxray14-images`) in {ref}`ch-mil` and {ref}`ch-ml`; the chest phantoms below stand in for the images.
-# - **MURA** musculoskeletal radiographs {cite:p}`rajpurkar2018mura`: {ref}`ch-mil`.
-# - **PASCAL VOC 2005** {cite:p}`everingham2006pascal2005`: {ref}`ch-mil`.
-# - **ADNI** regional grey-matter volumes {cite:p}`jack2008adni`: {ref}`ch-eve`.
-# - **WDBC**, Wisconsin diagnostic breast cancer {cite:p}`street1995wdbc`: {ref}`ch-eve` and {ref}`app-rerun`.
-# - **UCI optical digits** (scikit-learn's digits) {cite:p}`alpaydin1998digits`: {ref}`ch-mil` and {ref}`ch-em`.
-# - **PatchCamelyon** {cite:p}`veeling2018pcam`: {ref}`ch-cd` and {ref}`ch-em`.
-# - **CAMELYON16** {cite:p}`bejnordi2017camelyon16`: {ref}`ch-cd` and {ref}`ch-em`.
-# - **MLNTO**, the private lymph-node data of {cite:t}`reshma2021histology`: {ref}`ch-cd`; the slide phantom below
+# - **NIH ChestX-ray14** {cite:p}`wang2017chestxray8`: the label table (`chestxray14-labels`) in {numref}`Chapter %s <ch-mil>` and
+#   {numref}`Chapter %s <ch-ml>`, the NIH box list (`chestxray14-boxes`) in {numref}`Chapter %s <ch-mil>` and {numref}`Chapter %s <ch-rodeo>`, the images
+#   (`chestxray14-images`) in {numref}`Chapter %s <ch-mil>` and {numref}`Chapter %s <ch-ml>`; the chest phantoms below stand in for the images.
+# - **MURA** musculoskeletal radiographs {cite:p}`rajpurkar2018mura`: {numref}`Chapter %s <ch-mil>`.
+# - **PASCAL VOC 2005** {cite:p}`everingham2006pascal2005`: {numref}`Chapter %s <ch-mil>`.
+# - **ADNI** regional grey-matter volumes {cite:p}`jack2008adni`: {numref}`Chapter %s <ch-eve>`.
+# - **WDBC**, Wisconsin diagnostic breast cancer {cite:p}`street1995wdbc`: {numref}`Chapter %s <ch-eve>` and {ref}`app-rerun`.
+# - **UCI optical digits** (scikit-learn's digits) {cite:p}`alpaydin1998digits`: {numref}`Chapter %s <ch-mil>` and {numref}`Chapter %s <ch-em>`.
+# - **PatchCamelyon** {cite:p}`veeling2018pcam`: {numref}`Chapter %s <ch-cd>` and {numref}`Chapter %s <ch-em>`.
+# - **CAMELYON16** {cite:p}`bejnordi2017camelyon16`: {numref}`Chapter %s <ch-cd>` and {numref}`Chapter %s <ch-em>`.
+# - **MLNTO**, the private lymph-node data of {cite:t}`reshma2021histology`: {numref}`Chapter %s <ch-cd>`; the slide phantom below
 #   stands in for it.
-# - **CIFAR-10** {cite:p}`krizhevsky2009cifar`: {ref}`ch-em`.
+# - **CIFAR-10** {cite:p}`krizhevsky2009cifar`: {numref}`Chapter %s <ch-em>`.
 
 # %%
 manifest = data_appendix.manifest_table()
@@ -401,7 +401,7 @@ display(Markdown(
 # ## Whole-slide phantoms
 #
 # Chapter 4's multi-class lymph-node data (MLNTO, {cite:t}`reshma2021histology`) is private, so its stand-in in
-# {ref}`ch-cd` is {mod}`medeval.data.phantoms.slide`: H&E-like tissue with three classes, C (tumour: dense, dark,
+# {numref}`Chapter %s <ch-cd>` is {mod}`medeval.data.phantoms.slide`: H&E-like tissue with three classes, C (tumour: dense, dark,
 # large nuclei), ¬C (lymph node, with paler germinal-centre-like regions that resemble C) and O (background, fat
 # with thin membranes, the pink fibrous capsule), with red "common structures" in every class. The class prior
 # follows MLNTO's (about 78 % O): a fraction 0.22 of the slide is lymph node (C and ¬C) and 0.11 is tumour. Any
@@ -780,7 +780,7 @@ assert np.isclose(ex_exp_expected_ratio[ex_k], 0.5 / ex_real[ex_k]), \
 #
 # Draw 2,000 phantom label sets, `ex_exp2_labels = sample_label_sets(2000, seed=1)`, and split them into 5 folds
 # twice: `random_kfold(2000, 5, seed=0)` and the multi-label iterative stratification
-# `iterative_stratified_kfold(ex_exp2_labels, 5, seed=0)` that {ref}`ch-ml` compares with random folds. For each
+# `iterative_stratified_kfold(ex_exp2_labels, 5, seed=0)` that {numref}`Chapter %s <ch-ml>` compares with random folds. For each
 # split compute, per finding, the spread of the test-fold prevalences (largest minus smallest over the 5 folds;
 # your `ex_code_fold_prevalence` and `np.ptp` do it). Store a dict `ex_exp2_spread` with keys `"random"` and
 # `"iterative"`, each an array of 14 spreads in `LABELS` order.
@@ -863,7 +863,7 @@ assert ex_it.max() < np.max(ex_exp2_spread["random"]), \
 # 2. Not compared: the box *sizes* (the page shows them in {numref}`fig-data-box-sizes`, and in the default run
 #    the Pneumothorax medians differ by a factor of about 1.4, but no check has a threshold); the boxes of the 6
 #    findings drawn from anatomical priors; how the images look (intensity, texture, how conspicuous a finding
-#    is, which decides how hard the classification and localisation tasks of {ref}`ch-mil` and {ref}`ch-ml`
+#    is, which decides how hard the classification and localisation tasks of {numref}`Chapter %s <ch-mil>` and {numref}`Chapter %s <ch-ml>`
 #    are); the patient
 #    structure (a phantom copies a row's patient id, so the same row drawn twice gives two images of one
 #    "patient" with identical labels); and the slide phantom's tissue appearance.

@@ -23,7 +23,7 @@
 # Wisconsin diagnostic breast-cancer data {cite:p}`street1995wdbc` (WDBC, 569 cases: 212 malignant, 357 benign,
 # as bundled with scikit-learn {cite:p}`pedregosa2011sklearn`) we draw `n_repeats` random stratified hold-out
 # splits per test-set size, fit a logistic regression on the rest, and record the accuracy on the held-out
-# cases. The chapter {ref}`ch-eve` answers this question properly {cite:p}`mendelson2014eve`; here it only
+# cases. The chapter {numref}`Chapter %s <ch-eve>` answers this question properly {cite:p}`mendelson2014eve`; here it only
 # drives the pipeline.
 #
 # ## What you will learn
@@ -37,7 +37,7 @@
 # ## Prerequisites
 #
 # A shell with the `medeval` package installed (see the book's introduction). For the experiment: what a
-# hold-out estimate of accuracy is; the variance of such estimates is the subject of {ref}`ch-eve`.
+# hold-out estimate of accuracy is; the variance of such estimates is the subject of {numref}`Chapter %s <ch-eve>`.
 #
 # **Time to run.** The table gives the last recorded wall time of each profile.
 
@@ -179,7 +179,7 @@ display(Markdown(
 
 # %% [markdown]
 # Each split also draws a new training set, so the repeats vary with the classifier as well as with the test
-# cases. {ref}`ch-eve` measures that total variance with the empirical variance estimator {eq}`eq-eve-eve`;
+# cases. {numref}`Chapter %s <ch-eve>` measures that total variance with the empirical variance estimator {eq}`eq-eve-eve`;
 # the paper behind it argues that independence-based models such as {eq}`eq-rerun-binomial-sd` can underestimate
 # it, and that chapter's rows test the claim.
 #
@@ -556,7 +556,7 @@ assert np.allclose(ex_exp_relative_spread, np.ptp(np.asarray(ex_exp_sd, dtype=fl
 # :class: critical
 #
 # {ref}`rerun-reading` says that the binomial model "ignores the variance that comes from the training set",
-# and points to {ref}`ch-eve`, whose paper finds independence-based variance models below the empirical
+# and points to {numref}`Chapter %s <ch-eve>`, whose paper finds independence-based variance models below the empirical
 # variance. This page reproduces no paper, so it has no Paper-vs-us table; use the summary table,
 # {numref}`fig-rerun-spread` and the check of {ref}`rerun-check` instead (and, if you like, your result of the
 # previous exercise). Judge the implied claim "on this page the binomial SD understates the spread of a hold-out
@@ -565,7 +565,7 @@ assert np.allclose(ex_exp_relative_spread, np.ptp(np.asarray(ex_exp_sd, dtype=fl
 # 1. At which test-set sizes is the SD over repeats above the binomial SD, and at which below? Is any of these
 #    differences larger than the uncertainty of an SD estimated from the page's number of repeats?
 # 2. Name two features of the design that pull the observed spread *below* the binomial value, and one that
-#    pushes it above. (The section "Is 'naive < EVE' a law?" of {ref}`ch-eve` names some.)
+#    pushes it above. (The section "Is 'naive < EVE' a law?" of {numref}`Chapter %s <ch-eve>` names some.)
 # 3. The page's check passes an F-test that the SD shrinks. What does that test assume, and does passing it
 #    support the binomial model?
 # ```

@@ -400,3 +400,12 @@ setTimeout(function () {
     out = subprocess.run(["node", str(path)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == ["loaded", "book:typeset", "plain"]
+
+
+def test_a_numbered_chapter_reference_reads_as_its_book_number_in_a_student_notebook():
+    from medeval.runtime.params import chapter_numbers
+    from medeval.runtime.teaching import notebook_markdown
+
+    assert chapter_numbers() == {"ch-mil": 1, "ch-rodeo": 2, "ch-eve": 3, "ch-cd": 4, "ch-em": 5, "ch-ml": 6}
+    text = notebook_markdown("as {numref}`Chapter %s <ch-ml>` shows; see {numref}`Chapter %s <ch-none>`")
+    assert text == "as *Chapter 6* shows; see *Chapter*"

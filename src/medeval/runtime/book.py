@@ -95,9 +95,11 @@ def verdict_matrix_markdown(executed: list[ExecutionResult]) -> str:
     verdict, and a total row; counted from the recorded paper-versus-us rows, nothing typed by hand. A verdict
     that no row has is shown as "·", so the eye finds the counts."""
     from medeval.experiments.claims import VERDICTS
+    from medeval.runtime.params import chapter_numbers
 
     registry = chapters()
-    numbers = {cid: n for n, cid in enumerate((c for c, ch in registry.items() if ch.part == "chapters"), start=1)}
+    by_label = chapter_numbers(registry)
+    numbers = {cid: by_label[ch.summary["label"]] for cid, ch in registry.items() if ch.summary.get("label") in by_label}
     lines = ["| chapter | " + " | ".join(VERDICTS) + " | rows |", "|---|" + "---:|" * (len(VERDICTS) + 1)]
     total = dict.fromkeys(VERDICTS, 0)
     for res in sorted(executed, key=lambda r: numbers.get(r.chapter, 99)):

@@ -531,6 +531,14 @@ TABLE_MARKERS = {
 }
 
 
+def chapter_numbers(registry: dict[str, Chapter] | None = None) -> dict[str, int]:
+    """The book's number of every numbered chapter by its page label (``ch-ml`` -> 6): the chapters of the part
+    "chapters" in the registry's order, as the book's table of contents numbers them."""
+    registry = chapters() if registry is None else registry
+    numbered = [ch for ch in registry.values() if ch.part == "chapters"]
+    return {ch.summary["label"]: n for n, ch in enumerate(numbered, start=1) if ch.summary.get("label")}
+
+
 def _summary(chapter: Chapter, key: str) -> str:
     value = chapter.summary.get(key)
     if key != "cite" and not value:

@@ -292,6 +292,12 @@ def _plain_role(match: re.Match) -> str:
         return f"`{name}`"
     if role.startswith("cite"):
         return f"[{text}]"
+    if role == "numref" and "%s" in shown:  # "Chapter %s <ch-ml>": the book's number of that chapter
+        label = re.search(r"<([^>]*)>$", text)
+        from medeval.runtime.params import chapter_numbers
+
+        number = chapter_numbers().get(label.group(1)) if label else None
+        return f"*{shown.replace('%s', str(number)) if number else shown.replace(' %s', '').replace('%s', '')}*"
     if role in ("ref", "numref", "doc"):
         return f"*{shown}*" if "<" in text else f"*the chapter's section `{text}`*"
     return f"`{text}`"
