@@ -409,3 +409,26 @@ def test_a_numbered_chapter_reference_reads_as_its_book_number_in_a_student_note
     assert chapter_numbers() == {"ch-mil": 1, "ch-rodeo": 2, "ch-eve": 3, "ch-cd": 4, "ch-em": 5, "ch-ml": 6}
     text = notebook_markdown("as {numref}`Chapter %s <ch-ml>` shows; see {numref}`Chapter %s <ch-none>`")
     assert text == "as *Chapter 6* shows; see *Chapter*"
+
+
+def test_reading_time_counts_the_prose_of_the_reading_path_only():
+    import nbformat
+
+    from medeval.runtime.execution import _timing_note
+    from medeval.runtime.teaching import reading_time
+
+    v4 = nbformat.v4
+    nb = v4.new_notebook(cells=[
+        v4.new_markdown_cell("(ch-x)=\n# A title of four\n\nThe text has $x^2 + y$ six words here."),
+        v4.new_code_cell("print('code is not read')"),
+        v4.new_markdown_cell("## Method\n\n$$\na = b\n$$\n\n```{note}\nTwo words\n```"),
+        v4.new_markdown_cell("## Exercises\n\nnot on the path at all"),
+        v4.new_markdown_cell("more exercise text"),
+        v4.new_markdown_cell("## Paper vs us\n\nback on path"),
+    ])
+    got = reading_time(nb, words_per_minute=5)
+    # "A title of four" 4 + "The text has six words here" 6 + "Method" 1 + "Two words" 2 + "Paper vs us back on path" 6
+    assert got == {"minutes": 4, "words": 19, "words_per_minute": 5}
+    meta = {"profile": "smoke", "wall_time_s": 3.0, "key": "k" * 64, "chapter": "03-eve", "reading": got}
+    note = _timing_note(meta, {"provenance": {"device": "CPU: test"}}).source
+    assert "Reading time: about **4 min** (19 words at 5 a minute" in note and "executed with the **smoke**" in note

@@ -68,8 +68,12 @@ def _timing_note(meta: dict, results: dict):
     import nbformat
 
     device = results.get("provenance", {}).get("device", "unknown device")
+    reading = meta.get("reading")
+    read = (f"Reading time: about **{reading['minutes']} min** ({reading['words']:,} words at "
+            f"{reading['words_per_minute']} a minute; the exercises and their solutions come on top). "
+            if reading else "")
     text = (
-        f"```{{note}}\nThis page was executed with the **{meta['profile']}** profile in "
+        f"```{{note}}\n{read}This page was executed with the **{meta['profile']}** profile in "
         f"**{meta['wall_time_s']:.0f} s** on {device} (cache key `{meta['key'][:12]}`). "
         f"Re-run it with `medeval run {meta['chapter']} --profile {meta['profile']}`; the Provenance section "
         f"at the end lists versions and parameters.\n```"
@@ -342,6 +346,9 @@ def run_chapter(
         record["input_path"] = (source.relative_to(project_root()).as_posix()
                                 if source.is_relative_to(project_root()) else source.name)
     _hide_parameter_cells(executed)
+    from medeval.runtime.teaching import reading_time
+
+    meta["reading"] = reading_time(executed)
     executed.cells.insert(1, _timing_note(meta, results))
     nbformat.write(executed, tmp_nb)
     note(f"[medeval] {chapter_id} ({profile}): done in {wall:.1f} s")

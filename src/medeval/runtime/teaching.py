@@ -280,6 +280,32 @@ def shuffled_answers(questions: list[dict]) -> list[dict]:
 _ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`]*)`")
 
 
+#: a reader's pace through the chapters' technical prose, in words a minute (what :func:`reading_time` assumes)
+READING_WORDS_PER_MINUTE = 200
+#: sections of a chapter that are not on its reading path: they are worked on (exercises, self-check) or looked up
+OFF_PATH_SECTIONS = ("Self-check", "Exercises", "Try it", "Provenance")
+
+
+def reading_time(nb, words_per_minute: int = READING_WORDS_PER_MINUTE) -> dict:
+    """How long a chapter takes to read: the words of its Markdown cells outside :data:`OFF_PATH_SECTIONS` (math,
+    directive lines and MyST targets not counted), at ``words_per_minute``, rounded up to whole minutes.
+    ``nb`` is a notebook (nbformat); returns ``{"minutes", "words", "words_per_minute"}``."""
+    words, on_path = 0, True
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        heading = re.match(r"^##\s+(.+?)\s*$", cell.source.lstrip(), flags=re.M)
+        if heading and cell.source.lstrip().startswith("## "):
+            on_path = heading.group(1) not in OFF_PATH_SECTIONS
+        if not on_path:
+            continue
+        text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " ", cell.source, flags=re.S)
+        text = "\n".join(line for line in text.splitlines()
+                          if not re.match(r"^\s*(`{3,}|:{3,}|\(\S+\)=|:\w+:|%)", line))
+        words += len(re.findall(r"[A-Za-zÀ-ÿ0-9¬][\w'’-]*", text))
+    return {"minutes": max(1, -(-words // words_per_minute)), "words": words, "words_per_minute": words_per_minute}
+
+
 def _plain_role(match: re.Match) -> str:
     role, text = match["role"], match["text"]
     shown = re.sub(r"\s*<[^>]*>$", "", text).lstrip("~!") if "<" in text else text.lstrip("~!")
@@ -855,7 +881,11 @@ def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: 
         name = _page_name(cid, linked)
         number = numbers.get(cid) or letters[cid]
         weeks = ", ".join(str(w) for w in weeks_of[cid]) or "—"
-        rows.append(f"| {number}. {name} | {weeks} | {kinds} | {minutes / 60:.1f} h | {cpu} | {gpu_text} |")
+        import jupytext
+
+        reading = reading_time(jupytext.reads(source, fmt="py:percent"))["minutes"]
+        rows.append(f"| {number}. {name} | {weeks} | {reading} min | {kinds} | {minutes / 60:.1f} h | {cpu} "
+                    f"| {gpu_text} |")
         if ch.part == "chapters":
             objectives.append(f"### {name}\n\n{text_of(_section(source, 'What you will learn'))}")
             prerequisites.append(f"### {name}\n\n{text_of(_section(source, 'Prerequisites'))}")
@@ -880,11 +910,13 @@ exercise with otter-grader, and `medeval answers` collects the written answers f
 {semester_markdown(course, linked)}
 ## Chapters, exercises and running times
 
-| Chapter | Weeks | Exercises | Student time (estimated) | Time to run on 2 CPU cores (smoke / default) | On a GPU (`gpu` profile) |
-| --- | --- | --- | --- | --- | --- |
+| Chapter | Weeks | Reading | Exercises | Student time (estimated) | Time to run on 2 CPU cores (smoke / default) | On a GPU (`gpu` profile) |
+| --- | --- | --- | --- | --- | --- | --- |
 {chr(10).join(rows)}
 
-The running times are the last measured runs of the whole chapter ({cpu_device}), read from `results/timings.json`;
+*Reading* is the chapter's text without its self-check, exercises and provenance, at {READING_WORDS_PER_MINUTE} words
+a minute (the same figure heads each chapter page). The running times are the last measured runs of the whole
+chapter ({cpu_device}), read from `results/timings.json`;
 a laptop with more cores is faster. {gpu_note} The exercises of a chapter run in seconds. **In class**, run the
 `smoke` profile (seconds; the numbers are too few to decide claims, which the chapter says) or show the book, which
 was built with `default`; give `default` runs (`medeval run <chapter>`) as homework, and the `gpu` and `full`
