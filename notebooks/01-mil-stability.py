@@ -920,7 +920,8 @@ notebook.paper_vs_us(claim_list)
 # %% [markdown]
 # ### Rows that are not reproduced, and why
 #
-# Each line is built from the row's decision (its test, effect and reason) at this scale:
+# Built from each row's decision: the mechanism behind every contradicted row, why a row cannot be tested here,
+# and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["remove-input"]
 display(Markdown(explain_claims(claim_list)))

@@ -844,9 +844,10 @@ display(Markdown(", ".join(f"{v} {k}" for k, v in counts.items()) + f" over {len
 notebook.paper_vs_us(claims)
 
 # %% [markdown]
-# ### Why the rows that are not reproduced are what they are
+# ### Rows that are not reproduced, and why
 #
-# Built from each row's computed figures, test and reason.
+# Built from each row's decision: the mechanism behind every contradicted row, why a row cannot be tested here,
+# and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["remove-input"]
 display(Markdown(explain_claims(claims)))

@@ -817,9 +817,10 @@ claims = emc.chapter_claims(results, scale=profile)
 notebook.paper_vs_us(claims)
 
 # %% [markdown]
-# ### Rows that are not reproduced, inconclusive or not testable
+# ### Rows that are not reproduced, and why
 #
-# Each sentence below is built from the computed figures of its row.
+# Built from each row's decision: the mechanism behind every contradicted row, why a row cannot be tested here,
+# and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["hide-input"]
 Markdown(explain_claims(claims))

@@ -968,7 +968,10 @@ CL = claims.chapter_claims(R, profile)
 notebook.paper_vs_us(CL)
 
 # %% [markdown]
-# **Rows not reproduced, and why** (from the computed figures of each row):
+# ### Rows that are not reproduced, and why
+#
+# Built from each row's decision: the mechanism behind every contradicted row, why a row cannot be tested here,
+# and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["remove-input"]
 Markdown(explain_claims(CL))

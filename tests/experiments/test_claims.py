@@ -354,3 +354,20 @@ def test_the_claims_table_never_prints_an_empty_n():
     html = claims_display([row])._repr_html_()
     assert "n = ;" not in html and "n = <" not in html and "phantom; smoke" in html
     assert "n = 12 runs; phantom; smoke" in claims_display([{**row, "n": "12 runs"}])._repr_html_()
+
+
+def test_the_why_section_gives_mechanisms_and_names_the_inconclusive_rows_without_repeating_statistics():
+    from medeval.experiments.claims import ClaimList, Decision, explain
+
+    cl = ClaimList(scale="smoke")
+    for i, (verdict, reason) in enumerate([("[Re]", ""), ("[¬Re]", "the phantom's prior sets the threshold"),
+                                           ("[~]", "leans towards the claim; about 40 runs would decide d = 0.5"),
+                                           ("[~]", "no effect seen"), ("[n/a]", "no real boxes here")]):
+        cl.claim(f"c{i}", f"claim {i}", where="§1", paper="p", rule="r", ours=f"ours {i} with Δ = 0.5",
+                 basis="phantom", decision=Decision(verdict, "Welch t-test", "Δ = 0.5 [0.1, 0.9]", "4 runs", reason))
+    text = explain(cl)
+    lines = text.splitlines()
+    assert lines[0] == '* **Contradicted**, <a href="#claim-c1">c1</a>: Claim 1. The phantom\'s prior sets the threshold.'
+    assert lines[1] == '* **Not testable here**, <a href="#claim-c4">c4</a>: No real boxes here.'
+    assert lines[2].startswith('* **Inconclusive at this scale** (2): <a href="#claim-c2">c2</a>, <a href="#claim-c3">')
+    assert "Δ = 0.5" not in text and "c0" not in text and len(lines) == 3  # no statistics repeated, [Re] not listed

@@ -765,21 +765,32 @@ def with_reason(decision: Decision, reason: str) -> Decision:
 
 
 def explain(claim_list: ClaimList) -> str:
-    """Markdown for the chapter page: one bullet per claim that is not [Re] — the claim, what we found (with the
-    test's effect) and why, all from the computed decision — and one per failed check."""
+    """Markdown for the chapter page's "not reproduced, and why": the mechanisms, not the statistics again (those
+    are in each row of the Paper-vs-us table).
+
+    One bullet per contradicted claim ([¬Re]: a finding) with its reason, one per untestable claim ([n/a]) with
+    why, one line that names the inconclusive claims ([~]: each row says which way its estimate leans and what n
+    would decide it), and one bullet per failed or undecided check. All from the computed decisions."""
 
     def sentence(text: str) -> str:
         text = text.strip().rstrip(".")
         return text[:1].upper() + text[1:] + "." if text else ""
 
+    def link(c: Claim) -> str:
+        return f'<a href="#claim-{c.id}">{c.id}</a>'  # the rows are HTML with id="claim-<id>"
+
     lines = []
     for c in claim_list.claims:
-        if c.verdict == "[Re]":
-            continue
-        d = c.decision
-        found = c.ours + (f" ({d.effect})" if d.effect and d.effect not in c.ours else "")
-        lines.append(f"* **{c.id}** {c.verdict} — {sentence(c.claim)} We found {found.rstrip('.')}. "
-                     f"Why: {sentence(d.reason or 'see the test: ' + d.test)}")
+        if c.verdict == "[¬Re]":
+            lines.append(f"* **Contradicted**, {link(c)}: {sentence(c.claim)} "
+                         f"{sentence(c.decision.reason or 'see the test in its row: ' + c.decision.test)}")
+    for c in claim_list.claims:
+        if c.verdict == "[n/a]":
+            lines.append(f"* **Not testable here**, {link(c)}: {sentence(c.decision.reason or c.decision.test)}")
+    unsure = [c for c in claim_list.claims if c.verdict == "[~]"]
+    if unsure:
+        lines.append(f"* **Inconclusive at this scale** ({len(unsure)}): " + ", ".join(link(c) for c in unsure)
+                     + ". Each row says which way its estimate leans and the n that would decide it.")
     for k in claim_list.checks:
         if k.passed is False:
             lines.append(f"* Check failed: {k.check} ({k.where}): expected {k.expected}, computed {k.computed}.")
