@@ -13,11 +13,11 @@ import jupytext
 import nbformat
 import pytest
 
+from medeval.runtime.grading import grade_notebook
 from medeval.runtime.params import chapters
 from medeval.runtime.teaching import (
     AUTOGRADED_KINDS,
     KINDS,
-    grade_notebook,
     read_exercises,
     stub,
     validate_self_check,
