@@ -384,20 +384,25 @@ def reference_values(exercises: ChapterExercises, *, cell_timeout: float = DEFAU
 def write_hidden_checks(exercises: ChapterExercises, teacher_dir: Path, **timeouts) -> Path:
     """Compute the reference values (:func:`reference_values`) and write them to the teacher folder."""
     path = Path(teacher_dir) / HIDDEN_CHECKS_FILE
+    if path.exists():
+        path.chmod(0o644)
     path.write_text(json.dumps(reference_values(exercises, **timeouts), indent=1))
+    path.chmod(0o444)  # read-only: grading never writes it
     return path
 
 
-def _load_checks(path: Path, chapter: str) -> dict[str, list[HiddenCheck]]:
+def _parse_checks(text: bytes, path: Path, chapter: str) -> dict[str, list[HiddenCheck]]:
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise GradingError(f"{path}: not a readable {HIDDEN_CHECKS_FILE} ({exc}); write it with "
+        data = json.loads(text)
+        if data.get("chapter") != chapter:
+            raise GradingError(f"{path}: holds the checks of chapter {data.get('chapter')!r}, not {chapter!r}")
+        return {label: [HiddenCheck(**{**c, "conditions": [Condition(**d) for d in c["conditions"]]})
+                        for c in cells] for label, cells in data["exercises"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        if isinstance(exc, GradingError):
+            raise
+        raise GradingError(f"{path}: not a readable {HIDDEN_CHECKS_FILE} ({exc}); write it again with "
                            f"`medeval student {chapter}`") from exc
-    if data.get("chapter") != chapter:
-        raise GradingError(f"{path}: holds the checks of chapter {data.get('chapter')!r}, not {chapter!r}")
-    return {label: [HiddenCheck(**{**c, "conditions": [Condition(**d) for d in c["conditions"]]}) for c in cells]
-            for label, cells in data["exercises"].items()}
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -457,28 +462,43 @@ def _condition_passes(condition: Condition, probe: dict) -> tuple[bool, str]:
 # --------------------------------------------------------------------------------------------------------------
 # What a fair answer does not do
 
-def suspicious_code(code: str, *, reference_names: set[str] = frozenset()) -> list[str]:
+def imported_modules(code: str) -> set[str]:
+    """The names under which ``code`` binds modules (``import numpy as np`` → ``np``; ``from medeval.metrics
+    import curves`` → ``curves``: a lower-case name imported from a package may be a module)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            modules |= {a.asname or a.name for a in node.names if (a.asname or a.name)[:1].islower()}
+    return modules
+
+
+def suspicious_code(code: str, *, reference_names: set[str] = frozenset(), modules: set[str] = frozenset()
+                    ) -> list[str]:
     """Why a cell of a submission looks like an attempt to fool the grader (empty when it does not).
 
     Flags importing otter, any string that names a ``tests`` folder, assigning to (or ``setattr`` on) an
-    attribute of an imported module or of ``builtins``, and any mention of a name in ``reference_names`` (the
-    medeval functions an exercise's checks compare with: calling, importing or redefining them).
+    attribute of a module (imported in this cell, named in ``modules`` — the notebook's other imports — or
+    ``builtins``), and any mention of a name in ``reference_names`` (the medeval functions an exercise's checks
+    compare with: calling, importing or redefining them).
     """
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return []
     found: list[str] = []
-    modules = {"builtins", "__builtins__"}
+    modules = {"builtins", "__builtins__", "np", "numpy", "medeval", *modules}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
             if any((n or "").split(".")[0] == "otter" for n in names):
                 found.append("imports otter")
-            if isinstance(node, ast.Import):
-                modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
-            else:
-                modules |= {a.asname or a.name for a in node.names if (a.asname or a.name)[:1].islower()}
+    modules |= imported_modules(code)
     modules -= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     for node in ast.walk(tree):
         targets = []
@@ -641,28 +661,32 @@ def grade_notebook(notebook: Path, *, chapter: str | None = None, teacher_dir: P
         raise GradingError(f"{notebook}: not a readable Jupyter notebook ({exc})") from exc
     chapter = chapter or _chapter_of(nb, notebook)
     exercises = read_exercises(chapter, source)
+    stored, original = None, b""
     if teacher_dir is not None:
-        path = Path(teacher_dir) / HIDDEN_CHECKS_FILE
-        if not path.is_file():
+        stored = Path(teacher_dir) / HIDDEN_CHECKS_FILE
+        if not stored.is_file():
             raise GradingError(f"{teacher_dir}: no {HIDDEN_CHECKS_FILE}; write it with `medeval student {chapter}`")
-        checks = _load_checks(path, chapter)
+        original = stored.read_bytes()  # held in memory: nothing the submission does to the file counts
+        checks = _parse_checks(original, stored, chapter)
     else:
-        data = reference_values(exercises)
-        checks = {label: [HiddenCheck(**{**c, "conditions": [Condition(**d) for d in c["conditions"]]})
-                          for c in cells] for label, cells in data["exercises"].items()}
+        checks = _parse_checks(json.dumps(reference_values(exercises)).encode(), Path("<computed>"), chapter)
     graded_nb, owner = _grading_notebook(nb, checks)
     run = execute_isolated(graded_nb, cell_timeout=cell_timeout, timeout=timeout)
 
     references = {label: {n for c in cells for n in c.reference_names} for label, cells in checks.items()}
     kinds = {ex.label: ex.kind for ex in exercises.exercises}
     flags, errors = [], {}
+    if stored is not None and (not stored.is_file() or stored.read_bytes() != original):
+        flags.append(f"the teacher's {HIDDEN_CHECKS_FILE} changed while this notebook ran (restored)")
+        stored.write_bytes(original)
+    modules = set().union(*(imported_modules(c.source) for c in graded_nb.cells))
     last_label = None
     for index, (role, label) in enumerate(owner):
         if role != "student":
             continue
         names = references.get(label, set()) if kinds.get(label) in ("coding", "by-hand") else set()
         where = f"exercise {label}" if label else "a cell outside the exercises"
-        for reason in suspicious_code(graded_nb.cells[index].source, reference_names=names):
+        for reason in suspicious_code(graded_nb.cells[index].source, reference_names=names, modules=modules):
             flags.append(f"{where}: {reason}")
         if index in run.cell_errors:
             errors.setdefault(label, []).append(f"your code raised {run.cell_errors[index]}")
@@ -721,7 +745,11 @@ def grade_folder(folder: Path, *, chapter: str | None = None, teacher_dir: Path 
     with tempfile.TemporaryDirectory(prefix="medeval-class-") as tmp:
         for path in notebooks:
             try:
-                nb_chapter = chapter or _chapter_of(nbformat.read(path, as_version=4), path)
+                try:
+                    nb = nbformat.read(path, as_version=4)
+                except Exception as exc:
+                    raise GradingError(f"{path}: not a readable Jupyter notebook ({exc})") from exc
+                nb_chapter = chapter or _chapter_of(nb, path)
                 directory = teacher_dir
                 if directory is None:
                     if nb_chapter not in teacher_dirs:
@@ -731,11 +759,8 @@ def grade_folder(folder: Path, *, chapter: str | None = None, teacher_dir: Path 
                     directory = teacher_dirs[nb_chapter]
                 reports.append(grade_notebook(path, chapter=nb_chapter, teacher_dir=directory, source=source,
                                               cell_timeout=cell_timeout, timeout=timeout))
-            except (GradingError, ValueError) as exc:
-                if isinstance(exc, GradingError) or "not a readable" in str(exc):
-                    reports.append(GradeReport(path, chapter or "?", [], [], f"not graded: {exc}"))
-                else:
-                    raise
+            except GradingError as exc:
+                reports.append(GradeReport(path, chapter or "?", [], [], f"not graded: {exc}"))
     return reports
 
 
