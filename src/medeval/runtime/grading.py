@@ -459,6 +459,23 @@ def _condition_passes(condition: Condition, probe: dict) -> tuple[bool, str]:
     return ok, "the value is not what was expected"
 
 
+def score_probe(checks: list[HiddenCheck], probe: dict) -> tuple[float, list[str]]:
+    """One exercise's score from its probe: one point per check whose every condition holds (a check is all or
+    nothing), and a line per failed check with its message and why (never the expected value)."""
+    score, problems = 0.0, []
+    for check in checks:
+        failures = []
+        for condition in check.conditions:
+            passed, why = _condition_passes(condition, probe)
+            if not passed:
+                failures.append(f"{condition.message} ({why})" if condition.message else why)
+        if failures:
+            problems.append(f"check {check.number} failed: {failures[0]}"[:300])
+        else:
+            score += 1
+    return score, problems
+
+
 # --------------------------------------------------------------------------------------------------------------
 # What a fair answer does not do
 
@@ -704,18 +721,8 @@ def grade_notebook(notebook: Path, *, chapter: str | None = None, teacher_dir: P
             grades.append(ExerciseGrade(ex.label, ex.kind, ex.title, ex.points, 0.0,
                                         problems + [f"not graded: {why}"]))
             continue
-        score = 0.0
-        for check in checks[ex.label]:
-            failures = []
-            for condition in check.conditions:
-                passed, why = _condition_passes(condition, probe)
-                if not passed:
-                    failures.append(f"{condition.message} ({why})" if condition.message else why)
-            if failures:
-                problems.append(f"check {check.number} failed: {failures[0]}"[:300])
-            else:
-                score += 1
-        grades.append(ExerciseGrade(ex.label, ex.kind, ex.title, float(ex.points), score, problems))
+        score, failed = score_probe(checks[ex.label], probe)
+        grades.append(ExerciseGrade(ex.label, ex.kind, ex.title, float(ex.points), score, problems + failed))
     return GradeReport(notebook, chapter, grades, list(dict.fromkeys(flags)), run.stopped)
 
 

@@ -1,0 +1,175 @@
+"""Checks that score what they should (issue #34, item 4): plausible wrong implementations of each coding exercise
+must each lose at least half of the exercise's points, and the holes the issue found must cost points.
+
+Each mutant replaces the exercise's solution; the exercise's hidden checks are probed in-process with the same
+probe code the grader sends to a submission's kernel, and scored against the constants computed from the teacher's
+solutions, as :func:`medeval.runtime.grading.grade_notebook` scores them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import textwrap
+
+import pytest
+
+from medeval.runtime import grading
+from medeval.runtime.teaching import read_exercises
+
+pytestmark = pytest.mark.slow
+
+EVE_HEADER = "def ex_code_eve(scores_first, scores_second, target='half_size'):\n"
+EVE_CHECKED = """\
+    first = np.atleast_1d(np.asarray(scores_first, dtype=float))
+    second = np.atleast_1d(np.asarray(scores_second, dtype=float))
+    if first.shape != second.shape:
+        raise ValueError("lengths differ")
+    if target not in ("half_size", "full_size", "mean_of_halves"):
+        raise ValueError("unknown target")
+"""
+
+
+def _eve(body: str, checked: str = EVE_CHECKED) -> str:
+    return EVE_HEADER + checked + textwrap.indent(textwrap.dedent(body), "    ")
+
+
+PAIRED_HEADER = """\
+from scipy.stats import norm
+
+
+def ex_code_paired_z(first_a, second_a, first_b, second_b):
+    d1 = np.asarray(first_a, dtype=float) - np.asarray(first_b, dtype=float)
+    d2 = np.asarray(second_a, dtype=float) - np.asarray(second_b, dtype=float)
+"""
+
+
+def _paired(body: str) -> str:
+    return PAIRED_HEADER + textwrap.indent(textwrap.dedent(body), "    ")
+
+
+# (chapter, exercise) → {wrong implementation: its code}
+MUTANTS = {
+    ("03-eve", "ex-eve-code"): {
+        "forgets the 1/2": _eve("""
+            value = float(np.mean((first - second) ** 2))
+            return value / 2 if target == "mean_of_halves" else value"""),
+        "sums instead of averaging over pairs": _eve("""
+            value = float(np.sum((first - second) ** 2) / 2)
+            return value / 2 if target == "mean_of_halves" else value"""),
+        "variance of the differences": _eve("""
+            value = float(np.var(first - second))
+            return value / 2 if target == "mean_of_halves" else value"""),
+        "standard deviation instead of variance": _eve("""
+            value = float(np.sqrt(np.mean((first - second) ** 2) / 2))
+            return value / 2 if target == "mean_of_halves" else value"""),
+        "ignores the target": _eve("""
+            return float(np.mean((first - second) ** 2) / 2)"""),
+        "doubles for mean_of_halves": _eve("""
+            value = float(np.mean((first - second) ** 2) / 2)
+            return value * 2 if target == "mean_of_halves" else value"""),
+        "halves full_size too": _eve("""
+            value = float(np.mean((first - second) ** 2) / 2)
+            return value if target == "half_size" else value / 2"""),
+        "pools both halves into one sample variance": _eve("""
+            value = float(np.var(np.concatenate([first, second]), ddof=1))
+            return value / 2 if target == "mean_of_halves" else value"""),
+    },
+    ("03-eve", "ex-eve-code-2"): {
+        "uses V_d instead of V_d/2": _paired("""
+            variance = np.mean((d1 - d2) ** 2) / 2
+            m = float(np.mean(np.concatenate([d1, d2])))
+            z = m / np.sqrt(variance)
+            return m, float(z), float(2 * norm.sf(abs(z)))"""),
+        "one-sided p-value": _paired("""
+            variance = np.mean((d1 - d2) ** 2) / 4
+            m = float(np.mean(np.concatenate([d1, d2])))
+            z = m / np.sqrt(variance)
+            return m, float(z), float(norm.sf(abs(z)))"""),
+        "mean of the first halves only": _paired("""
+            variance = np.mean((d1 - d2) ** 2) / 4
+            m = float(np.mean(d1))
+            z = m / np.sqrt(variance)
+            return m, float(z), float(2 * norm.sf(abs(z)))"""),
+        "forgets the square root": _paired("""
+            variance = np.mean((d1 - d2) ** 2) / 4
+            m = float(np.mean(np.concatenate([d1, d2])))
+            z = m / variance
+            return m, float(z), float(2 * norm.sf(abs(z)))"""),
+        "naive variance of the 2R differences": _paired("""
+            d = np.concatenate([d1, d2])
+            m = float(np.mean(d))
+            z = m / np.sqrt(np.var(d, ddof=1) / d.size)
+            return m, float(z), float(2 * norm.sf(abs(z)))"""),
+        "B - A": _paired("""
+            variance = np.mean((d1 - d2) ** 2) / 4
+            m = -float(np.mean(np.concatenate([d1, d2])))
+            z = m / np.sqrt(variance)
+            return m, float(z), float(2 * norm.sf(abs(z)))"""),
+    },
+}
+
+# the holes the issue found: a wrong implementation that scored full marks must lose at least one point
+HOLES = {
+    ("03-eve", "ex-eve-code"): {
+        "does not refuse an unknown target": _eve("""
+            value = float(np.mean((first - second) ** 2) / 2)
+            return value / 2 if target == "mean_of_halves" else value""", checked=EVE_CHECKED.replace(
+            '    if target not in ("half_size", "full_size", "mean_of_halves"):\n        raise ValueError("unknown target")\n',
+            "")),
+    },
+}
+
+CHAPTERS = sorted({chapter for chapter, _ in MUTANTS})
+
+
+@pytest.fixture(scope="module")
+def stored_checks():
+    """Every chapter's hidden checks with the constants computed from its solutions (as `medeval student` does)."""
+    found = {}
+    for chapter in CHAPTERS:
+        data = grading.reference_values(read_exercises(chapter))
+        found[chapter] = grading._parse_checks(json.dumps(data).encode(), "<computed>", chapter)
+    return found
+
+
+def _score(chapter: str, label: str, answer: str, checks) -> tuple[float, list[str]]:
+    """Run the setup cells and ``answer`` in a fresh namespace, probe the exercise as the grader does, score it."""
+    exercises = read_exercises(chapter)
+    namespace: dict = {"__name__": "__main__"}
+    for code in exercises.setup_cells:
+        exec(compile(code, "setup", "exec"), namespace)
+    exec(compile(answer, label, "exec"), namespace)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(grading._probe_cell(label, checks[chapter][label], teacher=False), "probe", "exec"), namespace)
+    [line] = [ln for ln in printed.getvalue().splitlines() if ln.startswith(grading._MARKER)]
+    return grading.score_probe(checks[chapter][label], json.loads(line[len(grading._MARKER):]))
+
+
+def test_every_coding_exercise_of_the_mutated_chapters_has_mutants():
+    for chapter in CHAPTERS:
+        coding = {e.label for e in read_exercises(chapter).exercises if e.kind == "coding"}
+        assert coding == {label for c, label in MUTANTS if c == chapter}, chapter
+
+
+@pytest.mark.parametrize("chapter, label", list(MUTANTS))
+def test_the_solution_scores_full_marks_in_process(stored_checks, chapter, label):
+    solution = "\n\n".join(read_exercises(chapter).by_label(label).solution_cells)
+    score, problems = _score(chapter, label, solution, stored_checks)
+    assert score == len(stored_checks[chapter][label]) and not problems
+
+
+@pytest.mark.parametrize("chapter, label, mutant", [(c, x, m) for (c, x), ms in MUTANTS.items() for m in ms])
+def test_a_wrong_implementation_loses_at_least_half_the_points(stored_checks, chapter, label, mutant):
+    score, problems = _score(chapter, label, MUTANTS[chapter, label][mutant], stored_checks)
+    possible = len(stored_checks[chapter][label])
+    assert score <= possible / 2, f"{mutant!r} keeps {score:g} / {possible} points"
+    assert problems
+
+
+@pytest.mark.parametrize("chapter, label, hole", [(c, x, h) for (c, x), hs in HOLES.items() for h in hs])
+def test_the_holes_found_in_the_issue_cost_points(stored_checks, chapter, label, hole):
+    score, _ = _score(chapter, label, HOLES[chapter, label][hole], stored_checks)
+    assert score < len(stored_checks[chapter][label]), f"{hole!r} still gets full marks"
