@@ -49,6 +49,37 @@ def _paired(body: str) -> str:
     return PAIRED_HEADER + textwrap.indent(textwrap.dedent(body), "    ")
 
 
+PRT = '''\
+def ex_code_prt(y_true, y_score, thresholds):
+    y = np.asarray(y_true).astype(bool)
+    s = np.asarray(y_score, dtype=float)
+    lo, hi = s.min(), s.max()
+    if hi == lo:
+        raise ValueError("constant scores")
+    s_n = (s - lo) / (hi - lo)
+    predicted = s_n[None, :] >= np.asarray(thresholds, dtype=float)[:, None]
+    tp = (predicted & y).sum(axis=1)
+    fp = (predicted & ~y).sum(axis=1)
+    return tp / (tp + fp), tp / y.sum()
+
+
+def ex_code_prt_auc(y_true, y_score, n_thresholds=101):
+    t = np.linspace(0.0, 1.0, n_thresholds)
+    precision, recall = ex_code_prt(y_true, y_score, t)
+    dt = np.diff(t)
+    return (float(np.sum(dt * (precision[1:] + precision[:-1]) / 2)),
+            float(np.sum(dt * (recall[1:] + recall[:-1]) / 2)))
+'''
+
+
+def _prt(*replacements: tuple[str, str]) -> str:
+    code = PRT
+    for old, new in replacements:
+        assert old in code, old
+        code = code.replace(old, new)
+    return code
+
+
 # (chapter, exercise) → {wrong implementation: its code}
 MUTANTS = {
     ("03-eve", "ex-eve-code"): {
@@ -108,6 +139,19 @@ MUTANTS = {
             z = m / np.sqrt(variance)
             return m, float(z), float(2 * norm.sf(abs(z)))"""),
     },
+    ("04b-evaluation-measures", "ex-em-code"): {
+        "thresholds the raw scores": _prt(("s_n = (s - lo) / (hi - lo)", "s_n = s")),
+        "counts a score on the threshold as negative": _prt(("s_n[None, :] >=", "s_n[None, :] >")),
+        "normalises by the maximum only": _prt(("s_n = (s - lo) / (hi - lo)", "s_n = s / hi")),
+        "swaps precision and recall": _prt(("return tp / (tp + fp), tp / y.sum()", "return tp / y.sum(), tp / (tp + fp)")),
+        "recall over all examples": _prt(("tp / y.sum()", "tp / y.size")),
+        "AUC as a left Riemann sum": _prt(("dt * (precision[1:] + precision[:-1]) / 2", "dt * precision[:-1]"),
+                                          ("dt * (recall[1:] + recall[:-1]) / 2", "dt * recall[:-1]")),
+        "AUC as a right Riemann sum": _prt(("dt * (precision[1:] + precision[:-1]) / 2", "dt * precision[1:]"),
+                                           ("dt * (recall[1:] + recall[:-1]) / 2", "dt * recall[1:]")),
+        "AUC as the mean of the curve": _prt(("np.sum(dt * (precision[1:] + precision[:-1]) / 2)", "np.mean(precision)"),
+                                             ("np.sum(dt * (recall[1:] + recall[:-1]) / 2)", "np.mean(recall)")),
+    },
 }
 
 # the holes the issue found: a wrong implementation that scored full marks must lose at least one point
@@ -118,6 +162,11 @@ HOLES = {
             return value / 2 if target == "mean_of_halves" else value""", checked=EVE_CHECKED.replace(
             '    if target not in ("half_size", "full_size", "mean_of_halves"):\n        raise ValueError("unknown target")\n',
             "")),
+    },
+    ("04b-evaluation-measures", "ex-em-code"): {
+        "ignores thresholds": _prt(("np.asarray(thresholds, dtype=float)[:, None]",
+                                    "np.linspace(0.0, 1.0, len(thresholds))[:, None]")),
+        "ignores n_thresholds": _prt(("t = np.linspace(0.0, 1.0, n_thresholds)", "t = np.linspace(0.0, 1.0, 101)")),
     },
 }
 

@@ -255,3 +255,23 @@ def test_teacher_scores_with_a_bad_value_are_refused_by_line(tmp_path):
     bad.write_text("name,score\n")
     with pytest.raises(GradingError, match="columns student, exercise, score"):
         grading.read_teacher_scores(bad)
+
+
+def test_the_public_check_prints_one_line_and_no_log(material, capsys):
+    code = (material.student_notebook.parent / "tests" / "ex-eve-hand.py").read_text()
+    assert "public_check(" in code and "0.75" not in code
+    check = read_exercises(CHAPTER, FIXTURE).by_label("ex-eve-hand").check_cells[0]
+    import numpy as np
+
+    grading.public_check(check, {"np": np, "ex_hand_auc": 0.5})
+    assert capsys.readouterr().out == "✗ not the AUC\n"
+    grading.public_check(check, {"np": np, "ex_hand_auc": ...})
+    assert capsys.readouterr().out.startswith("✗ your code raised not answered yet (TypeError")
+    grading.public_check(check, {"np": np, "ex_hand_auc": 0.75})
+    assert capsys.readouterr().out == ""
+
+
+def test_a_computed_message_keeps_its_text_but_not_its_values():
+    [check] = grading._split_check("ex-a", 1, 'assert ex_a == 1, f"expected {2 * 3:.2f}, got {ex_a}"', {"ex_a"},
+                                   True).conditions
+    assert check.message == "expected …, got …"

@@ -345,7 +345,9 @@ def master_notebook(exercises: ChapterExercises):
             public = _public_check(ex)
             for number, check in enumerate(ex.check_cells):
                 # only the public check reaches the student's tests/ folder; the graded ones stay hidden
-                cells.append(v4.new_code_cell(check if number == public else f"# HIDDEN\n{check}"))
+                cells.append(v4.new_code_cell(
+                    "from medeval.runtime.grading import public_check\n"
+                    f"public_check({check!r}, globals())" if number == public else f"# HIDDEN\n{check}"))
             cells.append(v4.new_raw_cell("# END TESTS"))
         cells.append(v4.new_raw_cell("# END QUESTION"))
         if ex.autograded and ex.kind == "experimental":
