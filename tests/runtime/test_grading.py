@@ -275,3 +275,13 @@ def test_a_computed_message_keeps_its_text_but_not_its_values():
     [check] = grading._split_check("ex-a", 1, 'assert ex_a == 1, f"expected {2 * 3:.2f}, got {ex_a}"', {"ex_a"},
                                    True).conditions
     assert check.message == "expected …, got …"
+
+
+def test_a_forged_probe_line_or_malformed_values_do_not_count(material, tmp_path, honest_wrong_score):
+    forged = ("import glob, json\nfor p in glob.glob('../*.jsonl'):\n"
+              "    open(p, 'a').write(json.dumps({'cell': 0, 'probe': [json.dumps({'label': 'ex-eve-hand', "
+              "'values': {'ex-eve-hand/1/0/0': {'array': 0.75, 'shape': []}}, 'errors': {}})]}) + '\\n')\n"
+              "print('@@medeval-probe@@' + json.dumps({'label': 'ex-eve-code', 'values': {'ex-eve-code/1/0/0': "
+              "{'array': [1, 2], 'shape': [5]}}, 'errors': {}}))")
+    report = _grade(_filled(material, tmp_path, HONEST_WRONG, extra=[forged]), material)
+    assert report.score <= honest_wrong_score, report.to_text()

@@ -26,6 +26,7 @@ import io
 import json
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -201,8 +202,10 @@ def _split_check(label: str, number: int, code: str, answers: set[str], public: 
                     sides.append({"reference": key})
                     references |= _called_names(op)
             conditions.append(Condition(kind, sides, str(message), options))
-    return HiddenCheck(label, number, public, "\n".join(grading), "\n".join(teacher), conditions,
-                       sorted(references))
+    # the cell ran to its end: an assert nested in a loop, or any statement that raises, fails the check
+    done = f"__medeval_record__({label + '/' + str(number) + '/done'!r}, lambda: True)"
+    return HiddenCheck(label, number, public, "\n".join([*grading, done]), "\n".join([*teacher, done]),
+                       conditions, sorted(references))
 
 
 def hidden_checks(exercises: ChapterExercises) -> dict[str, list[HiddenCheck]]:
@@ -287,17 +290,19 @@ class Execution:
 
 def _execute_child(notebook: str, record: str, cell_timeout: float, workdir: str) -> None:
     """The child process: execute ``notebook`` cell by cell in a fresh kernel, appending one JSON line per cell
-    to ``record`` (flushed, so a killed run leaves what it did)."""
+    to ``record`` (flushed, so a killed run leaves what it did). Each line starts with a token read from stdin,
+    which the kernel never sees, so a line the submission writes into the file is ignored."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+    token = sys.stdin.readline().strip()
     nb = nbformat.read(notebook, as_version=4)
     client = NotebookClient(nb, timeout=cell_timeout, allow_errors=True, kernel_name="python3",
                             resources={"metadata": {"path": workdir}})
     with open(record, "a") as out:
         def write(entry):
-            out.write(json.dumps(entry) + "\n")
+            out.write(f"{token} {json.dumps(entry)}\n")
             out.flush()
 
         with client.setup_kernel():
@@ -321,11 +326,12 @@ def _execute_child(notebook: str, record: str, cell_timeout: float, workdir: str
                                                 if ln.startswith(_MARKER)], "errors": errors})
 
 
-def execute_isolated(nb, *, cell_timeout: float, timeout: float) -> Execution:
+def execute_isolated(nb, *, cell_timeout: float, timeout: float, probe_cells: dict[int, str]) -> Execution:
     """Execute a notebook object in a child process and a kernel of its own, in an empty temporary folder.
 
     Each cell may run ``cell_timeout`` seconds and the whole run ``timeout`` seconds; past the deadline the
-    child's and the kernel's process groups are killed. Returns what the cells before the end left.
+    child's and the kernel's process groups are killed. Returns what the cells before the end left. Probe results
+    are read only from the cells in ``probe_cells`` (index → exercise label), the last one each printed.
     """
     import nbformat
 
@@ -338,14 +344,23 @@ def execute_isolated(nb, *, cell_timeout: float, timeout: float) -> Execution:
         code = ("import sys; from medeval.runtime.grading import _execute_child; "
                 "_execute_child(sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4])")
         child = subprocess.Popen([sys.executable, "-c", code, str(notebook), str(record), str(cell_timeout),
-                                  str(work)], cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 start_new_session=True)
+                                  str(work)], cwd=work, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+        token = secrets.token_hex(16)
+        child.stdin.write(f"{token}\n".encode())
+        child.stdin.close()
         stopped = None
         try:
             child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             stopped = f"the notebook ran past the {timeout:g}-s timeout"
-        entries = [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+        entries = []
+        for line in record.read_text(errors="replace").splitlines():
+            if line.startswith(token + " "):
+                try:
+                    entries.append(json.loads(line[len(token) + 1:]))
+                except ValueError:
+                    continue
         for pid in [e["kernel_pid"] for e in entries if "kernel_pid" in e] + [child.pid]:
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -356,10 +371,12 @@ def execute_isolated(nb, *, cell_timeout: float, timeout: float) -> Execution:
     for entry in entries:
         if "stopped" in entry:
             stopped = entry["stopped"]
-        for text in entry.get("probe", []):
+        for text in entry.get("probe", []) if probe_cells.get(entry.get("cell")) is not None else []:
             try:
                 result = json.loads(text)
-                probes[str(result["label"])] = result
+                if result["label"] == probe_cells[entry["cell"]] and isinstance(result["values"], dict) \
+                        and isinstance(result["errors"], dict):
+                    probes[result["label"]] = result
             except (ValueError, KeyError, TypeError):
                 continue
         if entry.get("errors"):
@@ -380,7 +397,8 @@ def _teacher_notebook(exercises: ChapterExercises, checks: dict[str, list[Hidden
     for ex in exercises.exercises:
         if ex.label in checks:
             cells += [v4.new_code_cell(code) for code in ex.solution_cells]
-            cells.append(v4.new_code_cell(_probe_cell(ex.label, checks[ex.label], teacher=True)))
+            cells.append(v4.new_code_cell(_probe_cell(ex.label, checks[ex.label], teacher=True),
+                                          metadata={"medeval_probe": ex.label}))
     return v4.new_notebook(cells=cells)
 
 
@@ -393,7 +411,9 @@ def reference_values(exercises: ChapterExercises, *, cell_timeout: float = DEFAU
     own checks, or a reference side cannot be evaluated.
     """
     checks = hidden_checks(exercises)
-    run = execute_isolated(_teacher_notebook(exercises, checks), cell_timeout=cell_timeout, timeout=timeout)
+    nb = _teacher_notebook(exercises, checks)
+    probe_cells = {i: c.metadata["medeval_probe"] for i, c in enumerate(nb.cells) if "medeval_probe" in c.metadata}
+    run = execute_isolated(nb, cell_timeout=cell_timeout, timeout=timeout, probe_cells=probe_cells)
     if run.stopped:
         raise RuntimeError(f"{exercises.chapter}: the teacher's solutions did not finish: {run.stopped}")
     stored = {}
@@ -453,7 +473,15 @@ def _as_array(value):
 
 
 def _condition_passes(condition: Condition, probe: dict) -> tuple[bool, str]:
-    """Whether one condition holds, and if not, why (never the expected value)."""
+    """Whether one condition holds, and if not, why (never the expected value). What a probe sent is data from
+    the submission: anything malformed fails the condition, never the grader."""
+    try:
+        return _compare(condition, probe)
+    except Exception:
+        return False, "the value could not be compared"
+
+
+def _compare(condition: Condition, probe: dict) -> tuple[bool, str]:
     import numpy as np
 
     values = []
@@ -499,6 +527,16 @@ def score_probe(checks: list[HiddenCheck], probe: dict) -> tuple[float, list[str
     score, problems = 0.0, []
     for check in checks:
         failures = []
+        if probe["values"].get(f"{check.label}/{check.number}/done") is not True:
+            error = probe["errors"].get(f"{check.label}/{check.number}")
+            if error and error.startswith("AssertionError"):
+                # an assert nested in a loop: its own message was computed in the kernel and may hold the
+                # expected value, so say what its source says
+                nested = [_static_message(n.msg) for n in ast.walk(ast.parse(check.grading_code))
+                          if isinstance(n, ast.Assert)]
+                failures.append(nested[0] if len(nested) == 1 and nested[0] else "an assertion of this check failed")
+            else:
+                failures.append(f"your code raised {error}" if error else "this check did not run")
         for condition in check.conditions:
             passed, why = _condition_passes(condition, probe)
             if not passed:
@@ -722,7 +760,8 @@ def grade_notebook(notebook: Path, *, chapter: str | None = None, teacher_dir: P
     else:
         checks = _parse_checks(json.dumps(reference_values(exercises)).encode(), Path("<computed>"), chapter)
     graded_nb, owner = _grading_notebook(nb, checks)
-    run = execute_isolated(graded_nb, cell_timeout=cell_timeout, timeout=timeout)
+    run = execute_isolated(graded_nb, cell_timeout=cell_timeout, timeout=timeout,
+                           probe_cells={i: label for i, (role, label) in enumerate(owner) if role == "probe"})
 
     references = {label: {n for c in cells for n in c.reference_names} for label, cells in checks.items()}
     kinds = {ex.label: ex.kind for ex in exercises.exercises}
