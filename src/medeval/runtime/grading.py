@@ -110,18 +110,21 @@ def answer_names(exercises: ChapterExercises) -> set[str]:
     return names
 
 
-def _called_names(node: ast.AST) -> set[str]:
-    """The functions an expression calls, by their last name (``eve.characterization_unit`` → that name)."""
+def _called_names(node: ast.AST, modules: set[str]) -> set[str]:
+    """The functions an expression calls: plain names, and ``module.function`` where ``module`` is imported
+    (``eve.characterization_unit`` → that name); a method of a value (``LABELS.index``) is not one."""
     found = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Call):
             func = n.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-            root = func
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if name and not (isinstance(root, ast.Name) and root.id in ("np", "numpy", "math")):
-                found.add(name)
+            if isinstance(func, ast.Name):
+                found.add(func.id)
+            elif isinstance(func, ast.Attribute):
+                root = func
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in modules - {"np", "numpy", "math", "pd", "pandas"}:
+                    found.add(func.attr)
     return found - _NOT_REFERENCES
 
 
@@ -154,8 +157,10 @@ def public_check(code: str, namespace: dict) -> None:
         print(f"✗ your code raised {text}")
 
 
-def _split_check(label: str, number: int, code: str, answers: set[str], public: bool) -> HiddenCheck:
+def _split_check(label: str, number: int, code: str, answers: set[str], public: bool,
+                 modules: frozenset[str] = frozenset()) -> HiddenCheck:
     tree = ast.parse(code)
+    modules = set(modules) | imported_modules(code)
     tainted = set(answers)
     grading: list[str] = []
     teacher: list[str] = []
@@ -200,7 +205,7 @@ def _split_check(label: str, number: int, code: str, answers: set[str], public: 
                     sides.append({"probe": key})
                 else:
                     sides.append({"reference": key})
-                    references |= _called_names(op)
+                    references |= _called_names(op, modules)
             conditions.append(Condition(kind, sides, str(message), options))
     # the cell ran to its end: an assert nested in a loop, or any statement that raises, fails the check
     done = f"__medeval_record__({label + '/' + str(number) + '/done'!r}, lambda: True)"
@@ -215,12 +220,13 @@ def hidden_checks(exercises: ChapterExercises) -> dict[str, list[HiddenCheck]]:
     line is the comment ``# public``, else its first check cell.
     """
     answers = answer_names(exercises)
+    modules = frozenset().union(*(imported_modules(code) for code in exercises.setup_cells))
     found = {}
     for ex in exercises.exercises:
         if not ex.autograded:
             continue
         public = _public_check(ex)
-        found[ex.label] = [_split_check(ex.label, i + 1, code, answers, i == public)
+        found[ex.label] = [_split_check(ex.label, i + 1, code, answers, i == public, modules)
                            for i, code in enumerate(ex.check_cells)]
         # what the exercise's own solution uses is allowed (a later exercise may build on medeval's function)
         allowed = set().union(*(_names(ast.parse(code)) | {n.attr for n in ast.walk(ast.parse(code))
@@ -770,17 +776,18 @@ def grade_notebook(notebook: Path, *, chapter: str | None = None, teacher_dir: P
         flags.append(f"the teacher's {HIDDEN_CHECKS_FILE} changed while this notebook ran (restored)")
         stored.write_bytes(original)
     modules = set().union(*(imported_modules(c.source) for c in graded_nb.cells))
-    last_label = None
+    setup = {code.strip() for code in exercises.setup_cells}
     for index, (role, label) in enumerate(owner):
         if role != "student":
             continue
+        if graded_nb.cells[index].source.strip() in setup:
+            label = None  # the setup as handed out: its imports are the chapter's, not the student's
         names = references.get(label, set()) if kinds.get(label) in ("coding", "by-hand") else set()
         where = f"exercise {label}" if label else "a cell outside the exercises"
         for reason in suspicious_code(graded_nb.cells[index].source, reference_names=names, modules=modules):
             flags.append(f"{where}: {reason}")
         if index in run.cell_errors:
             errors.setdefault(label, []).append(f"your code raised {run.cell_errors[index]}")
-        last_label = label or last_label
 
     grades = []
     for ex in exercises.exercises:
