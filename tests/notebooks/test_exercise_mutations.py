@@ -80,6 +80,27 @@ def _prt(*replacements: tuple[str, str]) -> str:
     return code
 
 
+def _solution(chapter: str, label: str, *replacements: tuple[str, str]) -> str:
+    """The exercise's own solution with each ``old`` text replaced by ``new`` (each must occur)."""
+    code = "\n\n".join(read_exercises(chapter).by_label(label).solution_cells)
+    for old, new in replacements:
+        assert old in code, f"{label}: {old!r} is not in the solution"
+        code = code.replace(old, new)
+    return code
+
+
+def _mil(*replacements):
+    return _solution("01-mil-stability", "ex-mil-code", *replacements)
+
+
+def _mil2(*replacements):
+    return _solution("01-mil-stability", "ex-mil-code-2", *replacements)
+
+
+def _rodeo(*replacements):
+    return _solution("02-rodeo", "ex-rodeo-code", *replacements)
+
+
 # (chapter, exercise) → {wrong implementation: its code}
 MUTANTS = {
     ("03-eve", "ex-eve-code"): {
@@ -139,6 +160,46 @@ MUTANTS = {
             z = m / np.sqrt(variance)
             return m, float(z), float(2 * norm.sf(abs(z)))"""),
     },
+    ("01-mil-stability", "ex-mil-code"): {
+        "binarises with > instead of >=": _mil(("a = np.asarray(pred_a, dtype=float) >= threshold",
+                                                "a = np.asarray(pred_a, dtype=float) > threshold"),
+                                               ("b = np.asarray(pred_b, dtype=float) >= threshold",
+                                                "b = np.asarray(pred_b, dtype=float) > threshold")),
+        "E(n11) over N squared": _mil(("expected = a.sum() * b.sum() / n", "expected = a.sum() * b.sum() / n ** 2")),
+        "plain positive Jaccard (no chance correction)": _mil(("expected = a.sum() * b.sum() / n", "expected = 0")),
+        "counts n00 in the denominator": _mil(("denominator = n10 + n01 + n11 - expected",
+                                               "denominator = np.sum(~a & ~b) + n10 + n01 + n11 - expected")),
+        "expected overlap from the other class": _mil(("expected = a.sum() * b.sum() / n",
+                                                       "expected = (~a).sum() * (~b).sum() / n")),
+    },
+    ("01-mil-stability", "ex-mil-code-2"): {
+        "undefined pairs count as 0": _mil2(("defined = ~np.isnan(per_pair)", "per_pair = np.nan_to_num(per_pair)\n"
+                                                                              "    defined = ~np.isnan(per_pair)")),
+        "pairs a model with itself": _mil2(("for j in range(i + 1, n_models)", "for j in range(i, n_models)")),
+        "an all-undefined bag scores 0": _mil2(("total / np.maximum(n_defined, 1), np.nan)",
+                                                "total / np.maximum(n_defined, 1), 0.0)")),
+        "median over the pairs instead of the mean": _mil2((
+            "return np.where(n_defined > 0, total / np.maximum(n_defined, 1), np.nan)",
+            "return np.nanmedian(per_pair, axis=0)")),
+    },
+    ("02-rodeo", "ex-rodeo-code"): {
+        "does not clip the overlaps at 0": _rodeo(("inter = np.clip(overlap_x, 0, None) * np.clip(overlap_y, 0, None)",
+                                                   "inter = overlap_x * overlap_y")),
+        "corners at x ± w instead of x ± w/2": _rodeo(("a[:, 0] + a[:, 2] / 2", "a[:, 0] + a[:, 2]"),
+                                                      ("a[:, 0] - a[:, 2] / 2", "a[:, 0] - a[:, 2]"),
+                                                      ("b[:, 0] + b[:, 2] / 2", "b[:, 0] + b[:, 2]"),
+                                                      ("b[:, 0] - b[:, 2] / 2", "b[:, 0] - b[:, 2]")),
+        "union without subtracting the intersection": _rodeo(
+            ("return inter / (a[:, 2] * a[:, 3] + b[:, 2] * b[:, 3] - inter)\n\n\ndef",
+             "return inter / (a[:, 2] * a[:, 3] + b[:, 2] * b[:, 3])\n\n\ndef")),
+        "cIoU from the smaller area instead of the smaller sides": _rodeo(
+            ("inter = np.minimum(a[:, 2], b[:, 2]) * np.minimum(a[:, 3], b[:, 3])",
+             "inter = np.minimum(a[:, 2] * a[:, 3], b[:, 2] * b[:, 3])")),
+        "cIoU as the plain IoU": _rodeo(
+            ("inter = np.minimum(a[:, 2], b[:, 2]) * np.minimum(a[:, 3], b[:, 3])\n"
+             "    return inter / (a[:, 2] * a[:, 3] + b[:, 2] * b[:, 3] - inter)",
+             "return ex_code_iou(a, b)")),
+    },
     ("04b-evaluation-measures", "ex-em-code"): {
         "thresholds the raw scores": _prt(("s_n = (s - lo) / (hi - lo)", "s_n = s")),
         "counts a score on the threshold as negative": _prt(("s_n[None, :] >=", "s_n[None, :] >")),
@@ -162,6 +223,13 @@ HOLES = {
             return value / 2 if target == "mean_of_halves" else value""", checked=EVE_CHECKED.replace(
             '    if target not in ("half_size", "full_size", "mean_of_halves"):\n        raise ValueError("unknown target")\n',
             "")),
+    },
+    ("01-mil-stability", "ex-mil-code"): {
+        "returns 0 where S_APJ is 0/0": _mil(('return float("nan")', "return 0.0")),
+        "ignores threshold": _mil(("a = np.asarray(pred_a, dtype=float) >= threshold",
+                                   "a = np.asarray(pred_a, dtype=float) >= 0.5"),
+                                  ("b = np.asarray(pred_b, dtype=float) >= threshold",
+                                   "b = np.asarray(pred_b, dtype=float) >= 0.5")),
     },
     ("04b-evaluation-measures", "ex-em-code"): {
         "ignores thresholds": _prt(("np.asarray(thresholds, dtype=float)[:, None]",
