@@ -101,6 +101,18 @@ def _rodeo(*replacements):
     return _solution("02-rodeo", "ex-rodeo-code", *replacements)
 
 
+def _cd(*replacements):
+    return _solution("04a-class-distribution", "ex-cd-code", *replacements)
+
+
+def _ml(*replacements):
+    return _solution("05-multilabel", "ex-ml-code", *replacements)
+
+
+def _ml2(*replacements):
+    return _solution("05-multilabel", "ex-ml-code-2", *replacements)
+
+
 # (chapter, exercise) → {wrong implementation: its code}
 MUTANTS = {
     ("03-eve", "ex-eve-code"): {
@@ -200,6 +212,37 @@ MUTANTS = {
              "    return inter / (a[:, 2] * a[:, 3] + b[:, 2] * b[:, 3] - inter)",
              "return ex_code_iou(a, b)")),
     },
+    ("04a-class-distribution", "ex-cd-code"): {
+        "predicts C with > instead of >=": _cd(("predicted = s[None, :] >= t[:, None]",
+                                                "predicted = s[None, :] > t[:, None]")),
+        "thresholds the raw scores": _cd(("s = (s - s.min()) / (s.max() - s.min())", "s = s")),
+        "areas as left Riemann sums": _cd(("np.diff(t) * (precision[1:] + precision[:-1]) / 2",
+                                           "np.diff(t) * precision[:-1]"),
+                                          ("np.diff(t) * (fpr[1:] + fpr[:-1]) / 2", "np.diff(t) * fpr[:-1]")),
+        "FPR over all patches": _cd(("fpr = fp / np.count_nonzero(~y)", "fpr = fp / y.size")),
+        "recall in place of precision": _cd(("precision = tp / (tp + fp)", "precision = tp / np.count_nonzero(y)")),
+    },
+    ("05-multilabel", "ex-ml-code"): {
+        "undefined X-rays count as 0": _ml(("return float(np.mean(2 * both[defined] / size[defined]))",
+                                            "return float(np.mean(2 * both / np.maximum(size, 1)))")),
+        "undefined X-rays count as 1": _ml(("return float(np.mean(2 * both[defined] / size[defined]))",
+                                            "return float(np.mean(np.where(defined, 2 * both / np.maximum(size, 1), "
+                                            "1.0)))")),
+        "Jaccard instead of F1": _ml(("return float(np.mean(2 * both[defined] / size[defined]))",
+                                      "return float(np.mean(both[defined] / (size[defined] - both[defined])))")),
+        "pooled (micro) instead of per X-ray": _ml(("return float(np.mean(2 * both[defined] / size[defined]))",
+                                                    "return float(2 * both.sum() / size.sum())")),
+    },
+    ("05-multilabel", "ex-ml-code-2"): {
+        "undefined labels count as 0": _ml2(("return float(np.mean(num[ok] / den[ok])) if ok.any() else float(\"nan\")",
+                                             "return float(np.mean(num / np.maximum(den, 1)))")),
+        "ignores the convention": _ml2(('if convention == "mean_of_f1":', 'if True:')),
+        "F of macro P, R averaged over every label": _ml2((
+            "p, r = mean_of_ratios(tp, tp + fp), mean_of_ratios(tp, tp + fn)",
+            "p, r = float(np.mean(tp / np.maximum(tp + fp, 1))), float(np.mean(tp / np.maximum(tp + fn, 1)))")),
+        "F1 per label as tp / (tp + fp + fn)": _ml2(("return mean_of_ratios(2 * tp, 2 * tp + fp + fn)",
+                                                     "return mean_of_ratios(tp, tp + fp + fn)")),
+    },
     ("04b-evaluation-measures", "ex-em-code"): {
         "thresholds the raw scores": _prt(("s_n = (s - lo) / (hi - lo)", "s_n = s")),
         "counts a score on the threshold as negative": _prt(("s_n[None, :] >=", "s_n[None, :] >")),
@@ -230,6 +273,9 @@ HOLES = {
                                    "a = np.asarray(pred_a, dtype=float) >= 0.5"),
                                   ("b = np.asarray(pred_b, dtype=float) >= threshold",
                                    "b = np.asarray(pred_b, dtype=float) >= 0.5")),
+    },
+    ("04a-class-distribution", "ex-cd-code"): {
+        "ignores n_thresholds": _cd(("t = np.linspace(0.0, 1.0, n_thresholds)", "t = np.linspace(0.0, 1.0, 101)")),
     },
     ("04b-evaluation-measures", "ex-em-code"): {
         "ignores thresholds": _prt(("np.asarray(thresholds, dtype=float)[:, None]",
