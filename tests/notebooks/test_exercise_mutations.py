@@ -113,6 +113,18 @@ def _ml2(*replacements):
     return _solution("05-multilabel", "ex-ml-code-2", *replacements)
 
 
+def _data(*replacements):
+    return _solution("A1-data", "ex-data-code", *replacements)
+
+
+def _rerun(*replacements):
+    return _solution("A2-rerun", "ex-rerun-code", *replacements)
+
+
+def _rerun2(*replacements):
+    return _solution("A2-rerun", "ex-rerun-code-2", *replacements)
+
+
 # (chapter, exercise) → {wrong implementation: its code}
 MUTANTS = {
     ("03-eve", "ex-eve-code"): {
@@ -243,6 +255,32 @@ MUTANTS = {
         "F1 per label as tp / (tp + fp + fn)": _ml2(("return mean_of_ratios(2 * tp, 2 * tp + fp + fn)",
                                                      "return mean_of_ratios(tp, tp + fp + fn)")),
     },
+    ("A1-data", "ex-data-code"): {
+        "counts instead of prevalences": _data(("y[np.asarray(test)].mean(axis=0)", "y[np.asarray(test)].sum(axis=0)")),
+        "prevalence in the training fold": _data(("for _, test in splits", "for test, _ in splits")),
+        "findings by folds (transposed)": _data(("for _, test in splits])", "for _, test in splits]).T")),
+        "share of the finding's cases instead of prevalence": _data((
+            "y[np.asarray(test)].mean(axis=0)", "y[np.asarray(test)].sum(axis=0) / np.maximum(y.sum(axis=0), 1)")),
+    },
+    ("A2-rerun", "ex-rerun-code"): {
+        "SD with ddof = 0": _rerun(("sd = x.std(ddof=1) if len(x) > 1 else np.nan", "sd = x.std()")),
+        "binomial variance instead of SD": _rerun(("np.sqrt(mean * (1 - mean) / size)", "mean * (1 - mean) / size")),
+        "binomial SD over the number of runs": _rerun(("np.sqrt(mean * (1 - mean) / size)",
+                                                       "np.sqrt(mean * (1 - mean) / len(x))")),
+        "sizes in the order they first appear": _rerun(("for size in np.unique(n):",
+                                                        "for size in dict.fromkeys(n.tolist()):")),
+    },
+    ("A2-rerun", "ex-rerun-code-2"): {
+        "np.isclose's default atol": _rerun2(("rtol=rtol, atol=0, equal_nan=True", "rtol=rtol, equal_nan=True")),
+        "compares bools": _rerun2(("return isinstance(value, int | float) and not isinstance(value, bool)",
+                                   "return isinstance(value, int | float)")),
+        "NaN differs from NaN": _rerun2(("rtol=rtol, atol=0, equal_nan=True", "rtol=rtol, atol=0")),
+        "only_old and only_new swapped": _rerun2(('"only_old": sorted(old.keys() - new.keys())',
+                                                  '"only_old": sorted(new.keys() - old.keys())'),
+                                                 ('"only_new": sorted(new.keys() - old.keys())',
+                                                  '"only_new": sorted(old.keys() - new.keys())')),
+        "ignores rtol": _rerun2(("rtol=rtol, atol=0", "rtol=0.05, atol=0")),
+    },
     ("04b-evaluation-measures", "ex-em-code"): {
         "thresholds the raw scores": _prt(("s_n = (s - lo) / (hi - lo)", "s_n = s")),
         "counts a score on the threshold as negative": _prt(("s_n[None, :] >=", "s_n[None, :] >")),
@@ -311,8 +349,10 @@ def _score(chapter: str, label: str, answer: str, checks) -> tuple[float, list[s
     return grading.score_probe(checks[chapter][label], json.loads(line[len(grading._MARKER):]))
 
 
-def test_every_coding_exercise_of_the_mutated_chapters_has_mutants():
-    for chapter in CHAPTERS:
+def test_every_coding_exercise_of_every_chapter_has_mutants():
+    from medeval.runtime.params import chapters
+
+    for chapter in chapters():
         coding = {e.label for e in read_exercises(chapter).exercises if e.kind == "coding"}
         assert coding == {label for c, label in MUTANTS if c == chapter}, chapter
 
