@@ -9,7 +9,7 @@ and a collapsed solution. Every exercise is one prompt cell (an ``{exercise}`` d
 From that section this module writes an otter-grader *master notebook* (otter's own format) and runs
 ``otter assign`` on it, which gives the student notebook (solutions replaced by stubs, a ``grader.check`` cell
 after each exercise) and the teacher's autograder (solutions, test files and a zip for ``otter run``).
-Only one check per exercise (:func:`_public_check`) reaches the student's ``tests/`` folder; the others are
+Only one check per exercise (:func:`public_check_index`) reaches the student's ``tests/`` folder; the others are
 otter *hidden* tests, and ``medeval.runtime.grading`` stores every check with its expected values as constants in
 the teacher folder and grades handed-in notebooks in isolation.
 """
@@ -290,7 +290,7 @@ def _prompt_block(stub_code: str) -> str:
     return f"{quote} # BEGIN PROMPT\n{stub_code}\n{quote} # END PROMPT"
 
 
-def _public_check(exercise: Exercise) -> int:
+def public_check_index(exercise: Exercise) -> int:
     """The index of an exercise's public check: the check cell whose first line is ``# public``, else the first."""
     marked = [i for i, c in enumerate(exercise.check_cells) if c.lstrip().lower().startswith("# public")]
     return marked[0] if marked else 0
@@ -342,7 +342,7 @@ def master_notebook(exercises: ChapterExercises):
         cells.append(v4.new_raw_cell("# END SOLUTION"))
         if ex.autograded:
             cells.append(v4.new_raw_cell("# BEGIN TESTS"))
-            public = _public_check(ex)
+            public = public_check_index(ex)
             for number, check in enumerate(ex.check_cells):
                 # only the public check reaches the student's tests/ folder; the graded ones stay hidden
                 cells.append(v4.new_code_cell(
