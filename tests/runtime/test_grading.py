@@ -285,3 +285,14 @@ def test_a_forged_probe_line_or_malformed_values_do_not_count(material, tmp_path
               "{'array': [1, 2], 'shape': [5]}}, 'errors': {}}))")
     report = _grade(_filled(material, tmp_path, HONEST_WRONG, extra=[forged]), material)
     assert report.score <= honest_wrong_score, report.to_text()
+
+
+def test_without_a_teacher_folder_the_constants_are_computed_from_the_solutions(material, tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    _filled(material, folder, RIGHT, name="ada.ipynb")
+    _filled(material, folder, HONEST_WRONG, name="bob.ipynb")
+    reports = grade_folder(folder, source=FIXTURE, chapter=CHAPTER)
+    assert [(r.notebook.stem, r.score) for r in reports] == [("ada", 4), ("bob", 1)]
+    single = grade_notebook(folder / "ada.ipynb", source=FIXTURE)
+    assert single.score == single.possible == 4
