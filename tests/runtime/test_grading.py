@@ -296,3 +296,12 @@ def test_without_a_teacher_folder_the_constants_are_computed_from_the_solutions(
     assert [(r.notebook.stem, r.score) for r in reports] == [("ada", 4), ("bob", 1)]
     single = grade_notebook(folder / "ada.ipynb", source=FIXTURE)
     assert single.score == single.possible == 4
+
+
+def test_a_notebook_without_its_check_cells_is_still_graded(material, tmp_path):
+    path = _filled(material, tmp_path, RIGHT)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells = [c for c in nb.cells if "grader." not in c.source and "otter" not in c.source]
+    nbformat.write(nb, path)
+    report = _grade(path, material)
+    assert report.score == report.possible == 4, report.to_text()
