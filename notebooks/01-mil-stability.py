@@ -1077,12 +1077,6 @@ notebook.self_check([
 import numpy as np
 
 from medeval.experiments import mil_stability as ms
-from medeval.metrics.stability import (
-    adjusted_jaccard,
-    adjusted_positive_jaccard,
-    agreement_counts,
-    pairwise_stability,
-)
 
 # %% [markdown]
 # ```{exercise} S_APJ by hand: a tiny bag and Table II b
@@ -1128,6 +1122,8 @@ ex_hand_apj_bag = 1.5 / 2.5
 ex_hand_apj_iib = (40 - 49) / (30 + 30 + 40 - 49)
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import agreement_counts
+
 _f1 = [0.9, 0.7, 0.6, 0.2, 0.4, 0.1, 0.8, 0.3]
 _f2 = [0.8, 0.5, 0.7, 0.6, 0.1, 0.2, 0.9, 0.3]
 assert np.shape(ex_hand_counts) == (4,), \
@@ -1136,12 +1132,16 @@ assert tuple(int(c) for c in ex_hand_counts) == tuple(int(c) for c in agreement_
     "the agreement table is not right: binarise with y = 1 iff f(x) >= 0.5 and keep the order (n00, n01, n10, n11)"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_positive_jaccard, agreement_counts
+
 assert isinstance(ex_hand_apj_bag, float | int | np.number) and np.isclose(
     ex_hand_apj_bag, float(adjusted_positive_jaccard(*agreement_counts(
         [0.9, 0.7, 0.6, 0.2, 0.4, 0.1, 0.8, 0.3], [0.8, 0.5, 0.7, 0.6, 0.1, 0.2, 0.9, 0.3])))), \
     "S_APJ of the bag is not right: E(n11) = n1* n*1 / N, then (n11 - E) / (n10 + n01 + n11 - E)"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_positive_jaccard
+
 assert isinstance(ex_hand_apj_iib, float | int | np.number) and np.isclose(
     ex_hand_apj_iib, float(adjusted_positive_jaccard(0, 30, 30, 40))), \
     "S_APJ of Table II b is not right: n1* = n*1 = 70 and N = 100 give E(n11) = 49"
@@ -1188,10 +1188,14 @@ ex_hand2_aj = 2 * (1 / 3) / (1 + 1 / 3)
 ex_hand2_apj_min = -1 / (2 - (-1))
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_jaccard
+
 assert isinstance(ex_hand2_aj, float | int | np.number) and np.isclose(ex_hand2_aj, float(adjusted_jaccard(50, 50, 0, 100))), \
     "S_AJ of (50, 50, 0, 100) is not right: invert s = k / (2 - k) to k = 2 s / (1 + s) with s = 1/3"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_positive_jaccard
+
 assert isinstance(ex_hand2_apj_min, float | int | np.number) and np.isclose(
     ex_hand2_apj_min, float(adjusted_positive_jaccard(0, 5, 5, 0))), \
     "S_APJ at S_AJ = -1 is not right: put k = -1 into S_APJ = k / (2 - k)"
@@ -1243,14 +1247,18 @@ def ex_code_apj(pred_a, pred_b, threshold=0.5):
 
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_positive_jaccard, agreement_counts
+
 _rng = np.random.default_rng(7)
 for _n in (5, 16, 64):
-    _a, _b = _rng.random(_n), _rng.random(_n)
+    _a, _b = np.round(_rng.random(_n), 1), np.round(_rng.random(_n), 1)  # rounded: scores on the threshold
     _ours = ex_code_apj(_a, _b)
     assert _ours is not None and np.isclose(_ours, float(adjusted_positive_jaccard(*agreement_counts(_a, _b)))), \
-        f"ex_code_apj differs from medeval on random maps of {_n} instances at threshold 0.5"
+        f"ex_code_apj differs from medeval on random maps of {_n} instances at threshold 0.5 (y = 1 iff p >= 0.5)"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_positive_jaccard, agreement_counts
+
 _a = np.array([0.3, 0.1, 0.8, 0.5, 0.2, 0.35, 0.9, 0.05])
 _b = np.array([0.31, 0.4, 0.2, 0.6, 0.3, 0.1, 0.7, 0.25])
 for _t in (0.3, 0.5):
@@ -1295,6 +1303,9 @@ assert np.isclose(_r[3], 1.0), "identical maps with both classes present have S_
 # explicit (Sec. VI-B of the paper declines to replace undefined pairs by 0 or 1).
 
 # %% tags=["solution"]
+from medeval.metrics.stability import adjusted_positive_jaccard, agreement_counts
+
+
 def ex_code2_bag_stability(predictions, threshold=0.5):
     """Per-bag mean S_APJ over all model pairs (i < j), leaving out NaN pairs; NaN if every pair is NaN.
 
@@ -1313,6 +1324,8 @@ def ex_code2_bag_stability(predictions, threshold=0.5):
 
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_positive_jaccard, pairwise_stability
+
 _p = np.random.default_rng(11).random((5, 20, 16))
 _ours = ex_code2_bag_stability(_p)
 _theirs = pairwise_stability(_p, scores=["adjusted_positive_jaccard"]).per_bag("adjusted_positive_jaccard")
@@ -1320,6 +1333,8 @@ assert _ours is not None and np.shape(_ours) == (20,), "return one value per bag
 assert np.allclose(_ours, _theirs), "the per-bag mean over the C(5, 2) = 10 model pairs differs from medeval"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_positive_jaccard, pairwise_stability
+
 _mixed = np.array([0.9, 0.1, 0.8, 0.2, 0.7, 0.3])
 _p = np.stack([
     np.stack([np.full(6, 0.1), np.full(6, 0.1)]),  # model 0: bag 0 all negative, bag 1 all negative
@@ -1376,6 +1391,8 @@ ex_exp_sweep = ms.threshold_sweep(ex_exp_maps, [0.1, 0.3, 0.5, 0.7, 0.9])
 print(ex_exp_sweep[["threshold", "score", "mean", "std"]].to_string(index=False, float_format="{:.3f}".format))
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_jaccard, adjusted_positive_jaccard
+
 assert hasattr(ex_exp_sweep, "columns") and {"threshold", "score", "mean"} <= set(ex_exp_sweep.columns), \
     "ex_exp_sweep must be the DataFrame returned by ms.threshold_sweep"
 assert sorted(set(np.round(ex_exp_sweep["threshold"], 6))) == [0.1, 0.3, 0.5, 0.7, 0.9], \
@@ -1393,6 +1410,8 @@ assert np.allclose(ex_exp_sweep.sort_values(["threshold", "score"])["mean"].to_n
     "ex_exp_sweep was not computed from ex_exp_maps with ms.threshold_sweep"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.stability import adjusted_jaccard, adjusted_positive_jaccard
+
 assert hasattr(ex_exp_sweep, "groupby"), "ex_exp_sweep must be the DataFrame returned by ms.threshold_sweep"
 for _t, _g in ex_exp_sweep.groupby("threshold"):
     _m = _g.set_index("score")["mean"]

@@ -848,12 +848,6 @@ import numpy as np
 import pandas as pd
 
 from medeval.experiments import eve
-from medeval.metrics.variance import (
-    empirical_variance_estimate,
-    naive_binomial_variance,
-    naive_foldwise_variance,
-    paired_comparison,
-)
 from medeval.runtime.params import resolve_params
 
 # the chapter's default settings, fitted by the exact CPU solver so that every run gives the same numbers
@@ -923,19 +917,27 @@ assert np.allclose(ex_hand_scores, ex_toy_folds.mean(axis=1).reshape(2, 2)), \
     "the accuracy of a subset is its number of correct held-out decisions over its 12 subjects"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import empirical_variance_estimate
+
 assert np.isclose(ex_hand_eve, empirical_variance_estimate([9 / 12, 10 / 12], [7 / 12, 6 / 12])), \
     "EVE = (1/(2R)) Σ_r (x_r^(1) − x_r^(2))² with R = 2 pairs"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import empirical_variance_estimate
+
 assert np.isclose(ex_hand_half_eve, empirical_variance_estimate([9 / 12, 10 / 12], [7 / 12, 6 / 12],
                                                                 target="mean_of_halves")), \
     "½EVE is half of EVE"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import naive_foldwise_variance
+
 assert np.isclose(ex_hand_nfw, naive_foldwise_variance(np.array([[3, 2, 4], [2, 2, 3], [4, 3, 3], [2, 2, 2]]) / 4)), \
     "NFW: for each subset the sample variance (ddof = 1) of its 3 fold accuracies divided by K = 3, then the mean"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import naive_binomial_variance
+
 assert np.isclose(ex_hand_binomial, naive_binomial_variance(2 / 3, 12)), \
     "binomial: p(1 − p)/n with p the mean accuracy of the four subsets and n = 2 n_c = 12 items"
 
@@ -981,12 +983,19 @@ def ex_code_eve(scores_first, scores_second, target="half_size"):
 
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import empirical_variance_estimate
+
 ex_rng = np.random.default_rng(3)
 ex_first, ex_second = ex_rng.uniform(0.6, 0.9, 50), ex_rng.uniform(0.6, 0.9, 50)
-assert np.isclose(ex_code_eve(ex_first, ex_second), empirical_variance_estimate(ex_first, ex_second)), \
-    "EVE of 50 random pairs differs from medeval's: average (x1 − x2)²/2 over the pairs"
+assert np.isclose(ex_code_eve(ex_first, ex_second), empirical_variance_estimate(ex_first, ex_second)) and \
+    np.isclose(ex_code_eve(ex_first, ex_second, target="full_size"), empirical_variance_estimate(ex_first, ex_second)) \
+    and np.isclose(ex_code_eve(ex_first, ex_second, target="mean_of_halves"),
+                   empirical_variance_estimate(ex_first, ex_second, target="mean_of_halves")), \
+    "EVE (every target) of 50 random pairs differs from medeval's: average (x1 − x2)²/2 over the pairs"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import empirical_variance_estimate
+
 ex_first, ex_second = [0.80, 0.70, 0.75], [0.78, 0.74, 0.71]
 assert np.isclose(ex_code_eve(ex_first, ex_second, target="mean_of_halves"),
                   empirical_variance_estimate(ex_first, ex_second, target="mean_of_halves")), \
@@ -995,6 +1004,8 @@ assert np.isclose(ex_code_eve(ex_first, ex_second, target="full_size"),
                   empirical_variance_estimate(ex_first, ex_second)), "target='full_size' must return EVE itself"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import empirical_variance_estimate
+
 assert np.isclose(ex_code_eve([0.9], [0.6]), empirical_variance_estimate([0.9], [0.6])), \
     "one pair (R = 1) must give (x1 − x2)²/2"
 assert ex_code_eve([0.7, 0.8], [0.7, 0.8]) == 0.0, "identical scores within every pair must give EVE = 0"
@@ -1006,6 +1017,12 @@ try:
 except ValueError:
     ex_raised = True
 assert ex_raised, "inputs of different lengths must raise ValueError (every pair needs two scores)"
+ex_raised = False
+try:
+    ex_code_eve([0.8, 0.7], [0.75, 0.72], target="half")
+except ValueError:
+    ex_raised = True
+assert ex_raised, "an unknown target must raise ValueError"
 
 # %% [markdown]
 # ```{solution-end}
@@ -1045,12 +1062,16 @@ def ex_code_paired_z(first_a, second_a, first_b, second_b):
 
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import paired_comparison
+
 ex_res = paired_comparison([0.80, 0.70, 0.75], [0.78, 0.74, 0.71], [0.76, 0.66, 0.73], [0.75, 0.71, 0.66])
 assert np.allclose(ex_code_paired_z([0.80, 0.70, 0.75], [0.78, 0.74, 0.71], [0.76, 0.66, 0.73], [0.75, 0.71, 0.66]),
                    (ex_res.mean_difference, ex_res.z, ex_res.p_value)), \
     "(mean difference, z, p) differ from medeval's paired_comparison on its docstring example"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import paired_comparison
+
 ex_rng = np.random.default_rng(5)
 ex_a = ex_rng.uniform(0.7, 0.9, (20, 2))
 ex_b = ex_a - 0.02 + ex_rng.normal(0, 0.03, (20, 2))
@@ -1125,6 +1146,8 @@ assert np.isclose(ex_row["eve"], ex_ref["eve"]) and np.isclose(ex_row["mean_scor
     "the K = 3 row at 10 per class was not computed with n_splits=3, 400 pairs, seed=0 and ex_config"
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.variance import naive_binomial_variance
+
 assert np.allclose(ex_exp_frame["binomial"], naive_binomial_variance(ex_exp_frame["mean_score"].to_numpy(),
                                                                     2 * ex_exp_frame["subset_size"].to_numpy())), \
     "the binomial column must be p(1 − p)/(2 n_c) of the row's mean accuracy"

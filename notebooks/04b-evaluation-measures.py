@@ -977,7 +977,6 @@ import numpy as np
 import pandas as pd
 
 from medeval.experiments import evaluation_measures as em
-from medeval.metrics.curves import pr_auc_roc_interpolated, pr_t_auc, pr_t_curve, roc_auc, roc_curve
 
 # A tiny test set for the by-hand and coding exercises: 3 positives, 5 negatives, one tie across the classes.
 ex_toy_scores = np.array([0.5, 0.9, 0.2, 0.6, 0.8, 0.3, 0.5, 0.4])
@@ -1023,6 +1022,8 @@ ex_hand_recall_sq = 1 / 3
 ex_hand_roc_auc = 12.5 / 15
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.curves import pr_t_curve
+
 _ref = pr_t_curve(ex_toy_labels, ex_toy_scores, thresholds=[0.0, 0.5])
 assert np.isscalar(ex_hand_precision) and np.isclose(ex_hand_precision, _ref.precision[1]), (
     "ex_hand_precision is not the PR-T precision at t = 0.5; normalise the scores with min-max first "
@@ -1032,6 +1033,8 @@ assert np.isscalar(ex_hand_recall) and np.isclose(ex_hand_recall, _ref.recall[1]
     "(thresholding the raw scores gives 1.0)")
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.curves import pr_t_curve
+
 _ref = pr_t_curve(ex_toy_labels, ex_toy_scores**2, thresholds=[0.0, 0.5])
 assert np.isscalar(ex_hand_precision_sq) and np.isclose(ex_hand_precision_sq, _ref.precision[1]), (
     "ex_hand_precision_sq is not the PR-T precision of the squared scores at t = 0.5; normalise the squares "
@@ -1040,6 +1043,8 @@ assert np.isscalar(ex_hand_recall_sq) and np.isclose(ex_hand_recall_sq, _ref.rec
     "ex_hand_recall_sq is not the PR-T recall of the squared scores at t = 0.5")
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.curves import roc_auc
+
 assert np.isscalar(ex_hand_roc_auc) and np.isclose(ex_hand_roc_auc, roc_auc(ex_toy_labels, ex_toy_scores)), (
     "ex_hand_roc_auc is not the ROC-AUC: count the positive-negative pairs the positive wins (a tie counts 1/2) "
     "and divide by pos * neg = 15")
@@ -1106,25 +1111,19 @@ def ex_code_prt_auc(y_true, y_score, n_thresholds=101):
 
 
 # %% tags=["remove-cell", "check"]
-_t = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
-_res = ex_code_prt(ex_toy_labels, ex_toy_scores, _t)
-assert _res is not None, "ex_code_prt returned None; return (precision, recall)"
-_ref = pr_t_curve(ex_toy_labels, ex_toy_scores, thresholds=_t)
-assert np.allclose(_res[0], _ref.precision) and np.allclose(_res[1], _ref.recall), (
-    f"on the toy set at t = {_t.tolist()}: expected precision {np.round(_ref.precision, 3).tolist()} and recall "
-    f"{np.round(_ref.recall, 3).tolist()}")
+from medeval.metrics.curves import pr_t_curve
 
-# %% tags=["remove-cell", "check"]
-# logits, and normalised scores that fall exactly on the thresholds 0.25, 0.5 and 1
-_y, _s = np.array([0, 1, 0, 1, 1, 0]), np.array([-2.0, 2.0, 0.0, -1.0, 2.0, 1.0])
-_t = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
-_res = ex_code_prt(_y, _s, _t)
-assert _res is not None, "ex_code_prt returned None; return (precision, recall)"
-_ref = pr_t_curve(_y, _s, thresholds=_t)
-assert np.allclose(_res[0], _ref.precision) and np.allclose(_res[1], _ref.recall), (
-    "scores from -2 to 2 (normalised 0, 1, 0.5, 0.25, 1, 0.75): expected precision "
-    f"{np.round(_ref.precision, 3).tolist()} and recall {np.round(_ref.recall, 3).tolist()}; normalise first, "
-    "and count a score equal to the threshold as positive (>=)")
+# the curves, all or nothing: the toy set; logits whose normalised scores fall exactly on thresholds; a random set
+# with ties on the 101-point grid; and thresholds that are not a uniform grid
+_cases = [(ex_toy_labels, ex_toy_scores, np.array([0.0, 0.25, 0.5, 0.75, 1.0])),
+          (np.array([0, 1, 0, 1, 1, 0]), np.array([-2.0, 2.0, 0.0, -1.0, 2.0, 1.0]), np.array([0.0, 0.25, 0.5, 0.75, 1.0])),
+          (np.random.default_rng(4).random(400) < 0.2, None, np.linspace(0.0, 1.0, 101)),
+          (ex_toy_labels, ex_toy_scores, np.array([0.1, 0.3, 0.65, 0.9]))]
+_cases[2] = (_cases[2][0], np.round(np.random.default_rng(4).normal(_cases[2][0].astype(float), 1.0), 1), _cases[2][2])
+assert all(np.allclose(ex_code_prt(_y, _s, _t)[0], pr_t_curve(_y, _s, thresholds=_t).precision) for _y, _s, _t in _cases) \
+    and all(np.allclose(ex_code_prt(_y, _s, _t)[1], pr_t_curve(_y, _s, thresholds=_t).recall) for _y, _s, _t in _cases), (
+    "the PR-T precision or recall differ from Algorithm 1 on some test set: normalise with min-max first, count a "
+    "score equal to the threshold as positive (>=), and use the thresholds you are given")
 
 # %% tags=["remove-cell", "check"]
 try:
@@ -1135,27 +1134,25 @@ except ValueError:
 assert _raised, "constant scores must raise ValueError: min-max normalisation divides by max - min = 0"
 
 # %% tags=["remove-cell", "check"]
-_rng = np.random.default_rng(4)
-_y = _rng.random(400) < 0.2
-_s = np.round(_rng.normal(_y.astype(float), 1.0), 1)  # rounded: many ties
-_grid = np.linspace(0.0, 1.0, 101)
-_res = ex_code_prt(_y, _s, _grid)
-assert _res is not None, "ex_code_prt returned None; return (precision, recall)"
-_ref = pr_t_curve(_y, _s, n_thresholds=101)
-assert np.allclose(_res[0], _ref.precision) and np.allclose(_res[1], _ref.recall), (
-    "a random test set of 400 examples with tied scores on the 101-point grid: your curves differ from "
-    "pr_t_curve")
+from medeval.metrics.curves import pr_t_auc, pr_t_curve
 
-# %% tags=["remove-cell", "check"]
 _rng = np.random.default_rng(5)
 _y = _rng.random(300) < 0.1
 _s = _rng.normal(2.0 * _y, 1.0)
-_res = ex_code_prt_auc(_y, _s)
-assert _res is not None, "ex_code_prt_auc returned None; return (precision_auc, recall_auc)"
 _ref = pr_t_auc(pr_t_curve(_y, _s, n_thresholds=101))
-assert np.allclose(_res, (_ref.precision, _ref.recall)), (
-    f"expected (precision-AUC, recall-AUC) = ({_ref.precision:.4f}, {_ref.recall:.4f}): trapezoids of width 0.01 "
-    "over the 101 thresholds")
+assert np.allclose(ex_code_prt_auc(_y, _s), (_ref.precision, _ref.recall)), (
+    "(precision-AUC, recall-AUC) on the default grid differ from Algorithm 2: trapezoids of width 0.01 over the "
+    "101 thresholds")
+
+# %% tags=["remove-cell", "check"]
+from medeval.metrics.curves import pr_t_auc, pr_t_curve
+
+_rng = np.random.default_rng(6)
+_y = _rng.random(200) < 0.3
+_s = _rng.normal(1.5 * _y, 1.0)
+_ref = pr_t_auc(pr_t_curve(_y, _s, n_thresholds=201))
+assert np.allclose(ex_code_prt_auc(_y, _s, n_thresholds=201), (_ref.precision, _ref.recall)), (
+    "with n_thresholds=201 the areas differ: use the grid np.linspace(0, 1, n_thresholds)")
 
 # %% [markdown]
 # ```{solution-end}
@@ -1200,6 +1197,8 @@ ex_exp_separability = em.separability(ex_exp_trials)
 print(ex_exp_separability[["metric", "|Δ|", "Cohen's d"]].to_string(index=False, float_format="{:.3f}".format))
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.curves import roc_auc
+
 _ref = em.digits_run(distribution="Ep", run=3, positive_digit=1, seed=0, test_fraction=0.7)
 _y, _s = _ref["imbalanced"]["y_true"], _ref["imbalanced"]["score_c"]
 assert hasattr(ex_exp_trials, "columns") and {"model", "ROC-AUC", "test positives"} <= set(ex_exp_trials.columns), (
@@ -1264,6 +1263,9 @@ assert (_sep["Cohen's d"].dropna() >= 0).all(), "Cohen's d is a standardised abs
 # priors (PCam's balanced test set, CAMELYON16's 1:12) cannot be compared with each other.
 
 # %% tags=["solution"]
+from medeval.metrics.curves import pr_auc_roc_interpolated, pr_t_auc, pr_t_curve, roc_auc, roc_curve
+
+
 def ex_exp2_with_negatives(y_true, y_score, k):
     """``(labels, scores)`` with every negative example repeated ``k`` times and every positive kept once."""
     y = np.asarray(y_true).astype(bool)

@@ -93,12 +93,30 @@ def _parser() -> argparse.ArgumentParser:
                          help="write instead a folder to hand out, without any solution: medeval's wheel, params/, "
                               "data/, the student notebooks and a README with the install steps")
 
-    grade = sub.add_parser("grade", help="execute a filled-in student notebook and print a score per exercise")
-    grade.add_argument("notebook")
+    grade = sub.add_parser(
+        "grade", help="grade a filled-in student notebook, or a class folder of them, exercise by exercise",
+        description="Execute each notebook in a kernel of its own, in an empty folder, with a per-cell and a "
+                    "whole-notebook timeout, and score it against the teacher's hidden checks (expected values "
+                    "stored as constants by `medeval student`). A cell past its timeout or a dying kernel ends the "
+                    "run; the exercises before it keep their scores. Code that imports otter, names a tests "
+                    "folder, assigns to a module's attribute (np.isclose = ...) or uses the reference function an "
+                    "exercise is checked against is FLAGGED in the report for the teacher to read.")
+    grade.add_argument("notebook", metavar="NOTEBOOK_OR_DIR",
+                       help="a handed-in .ipynb, or a folder of them (one per student, named after the student)")
     grade.add_argument("--chapter", default=None, help="the chapter, if the notebook's metadata lacks it")
     grade.add_argument("--teacher", default=None, metavar="DIR",
-                       help="teacher folder of `medeval student` with the checks (default: written afresh)")
+                       help="teacher folder of `medeval student` with hidden-checks.json (default: computed afresh "
+                            "from the chapter's solutions)")
+    grade.add_argument("--timeout", type=float, default=None, metavar="S",
+                       help="seconds a whole notebook may run (default: 1200)")
+    grade.add_argument("--cell-timeout", type=float, default=None, metavar="S",
+                       help="seconds one cell may run (default: 300)")
     grade.add_argument("--json", action="store_true", help="print the scores as JSON")
+    grade.add_argument("--csv", action="store_true",
+                       help="print one CSV row per notebook: a column per exercise, total, possible, flags")
+    grade.add_argument("--teacher-scores", default=None, metavar="CSV",
+                       help="the teacher's scores of the exercises read by hand (columns student, exercise, "
+                            "score; student = notebook file name without .ipynb), merged into --csv")
 
     answers = sub.add_parser("answers", help="collect the teacher-read answers of handed-in notebooks into one "
                                              "HTML page, each beside its model answer and rubric")
@@ -337,12 +355,9 @@ def _teaching(args) -> int:
     import json
     from pathlib import Path
 
-    from medeval.runtime.teaching import (
-        ExerciseFormatError,
-        GradingError,
-        grade_notebook,
-        write_student_notebooks,
-    )
+    from medeval.runtime import grading
+    from medeval.runtime.grading import GradingError
+    from medeval.runtime.teaching import ExerciseFormatError, write_student_notebooks
 
     try:
         if args.command == "student" and args.kit:
@@ -355,9 +370,22 @@ def _teaching(args) -> int:
                                              run_tests=not args.no_check):
                 print(f"{m.chapter}: student {m.student_notebook}  teacher {m.teacher_notebook.parent}")
             return 0
-        report = grade_notebook(Path(args.notebook), chapter=args.chapter,
-                                teacher_dir=Path(args.teacher) if args.teacher else None)
-        print(json.dumps(report.to_dict(), indent=1) if args.json else report.to_text())
+        options = {"chapter": args.chapter, "teacher_dir": Path(args.teacher) if args.teacher else None,
+                   "cell_timeout": grading.DEFAULT_CELL_TIMEOUT_S if args.cell_timeout is None else args.cell_timeout,
+                   "timeout": grading.DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout}
+        if args.teacher_scores and not args.csv:
+            raise GradingError("--teacher-scores is merged into the CSV: add --csv")
+        teacher_scores = grading.read_teacher_scores(Path(args.teacher_scores)) if args.teacher_scores else None
+        target = Path(args.notebook)
+        reports = (grading.grade_folder(target, **options) if target.is_dir()
+                   else [grading.grade_notebook(target, **options)])
+        if args.csv:
+            print(grading.reports_csv(reports, teacher_scores), end="")
+        elif args.json:
+            data = [r.to_dict() for r in reports]
+            print(json.dumps(data if target.is_dir() else data[0], indent=1))
+        else:
+            print("\n\n".join(r.to_text() for r in reports))
         return 0
     except (GradingError, ExerciseFormatError, ValueError) as exc:
         print(f"medeval: error: {exc}", file=sys.stderr)

@@ -13,11 +13,11 @@ import jupytext
 import nbformat
 import pytest
 
+from medeval.runtime.grading import grade_notebook
 from medeval.runtime.params import chapters
 from medeval.runtime.teaching import (
     AUTOGRADED_KINDS,
     KINDS,
-    grade_notebook,
     read_exercises,
     stub,
     validate_self_check,
@@ -110,3 +110,4 @@ def test_student_notebook_filled_with_the_solutions_gets_full_marks(material, ch
     nbformat.write(student, filled)
     report = grade_notebook(filled, teacher_dir=m.teacher_notebook.parent)
     assert report.score == report.possible > 0, report.to_text()
+    assert not report.flags, report.to_text()  # the solutions themselves are never flagged

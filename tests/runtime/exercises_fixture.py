@@ -6,8 +6,6 @@
 # %% tags=["exercise-setup"]
 import numpy as np
 
-from medeval.metrics.curves import roc_auc
-
 # %% [markdown]
 # ```{exercise} AUC by hand
 # :label: ex-eve-hand
@@ -29,6 +27,8 @@ ex_hand_auc = 3 / 4
 ex_hand_auc
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.curves import roc_auc
+
 assert np.isclose(ex_hand_auc, roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])), "not the AUC"
 
 # %% [markdown]
@@ -59,6 +59,8 @@ def ex_auc(y, s):
 assert np.isclose(ex_auc([0, 1], [0.2, 0.9]), 1.0)
 
 # %% tags=["remove-cell", "check"]
+from medeval.metrics.curves import roc_auc
+
 assert np.isclose(ex_auc([0, 1, 0, 1], [0.5, 0.5, 0.1, 0.9]), roc_auc([0, 1, 0, 1], [0.5, 0.5, 0.1, 0.9]))
 
 # %% [markdown]
@@ -80,6 +82,8 @@ assert np.isclose(ex_auc([0, 1, 0, 1], [0.5, 0.5, 0.1, 0.9]), roc_auc([0, 1, 0, 
 # Every positive now outranks every negative: the AUC is 1.
 
 # %% tags=["solution"]
+from medeval.metrics.curves import roc_auc
+
 ex_shifted_auc = roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.65, 1.1])
 
 # %% tags=["remove-cell", "check"]

@@ -9,7 +9,9 @@ and a collapsed solution. Every exercise is one prompt cell (an ``{exercise}`` d
 From that section this module writes an otter-grader *master notebook* (otter's own format) and runs
 ``otter assign`` on it, which gives the student notebook (solutions replaced by stubs, a ``grader.check`` cell
 after each exercise) and the teacher's autograder (solutions, test files and a zip for ``otter run``).
-:func:`grade_notebook` executes a filled-in notebook with otter, errors allowed, and scores every exercise.
+Only one check per exercise (:func:`public_check_index`) reaches the student's ``tests/`` folder; the others are
+otter *hidden* tests, and ``medeval.runtime.grading`` stores every check with its expected values as constants in
+the teacher folder and grades handed-in notebooks in isolation.
 """
 
 from __future__ import annotations
@@ -341,6 +343,12 @@ def _prompt_block(stub_code: str) -> str:
     return f"{quote} # BEGIN PROMPT\n{stub_code}\n{quote} # END PROMPT"
 
 
+def public_check_index(exercise: Exercise) -> int:
+    """The index of an exercise's public check: the check cell whose first line is ``# public``, else the first."""
+    marked = [i for i, c in enumerate(exercise.check_cells) if c.lstrip().lower().startswith("# public")]
+    return marked[0] if marked else 0
+
+
 ANSWER_MARKER = "<!-- medeval-answer: {name} -->"
 """Written into the (read-only) prompt cell of every teacher-read question, so that :func:`written_answers` finds
 the student's answer below it."""
@@ -415,8 +423,12 @@ def master_notebook(exercises: ChapterExercises, written: dict[str, str] | None 
         cells.append(v4.new_raw_cell("# END SOLUTION"))
         if ex.autograded:
             cells.append(v4.new_raw_cell("# BEGIN TESTS"))
-            for check in ex.check_cells:
-                cells.append(v4.new_code_cell(check))
+            public = public_check_index(ex)
+            for index, check in enumerate(ex.check_cells):
+                # only the public check reaches the student's tests/ folder; the graded ones stay hidden
+                cells.append(v4.new_code_cell(
+                    "from medeval.runtime.grading import public_check\n"
+                    f"public_check({check!r}, globals())" if index == public else f"# HIDDEN\n{check}"))
             cells.append(v4.new_raw_cell("# END TESTS"))
         cells.append(v4.new_raw_cell("# END QUESTION"))
         if ex.label in written:
@@ -545,6 +557,9 @@ def write_student_notebooks(chapter_ids: list[str] | None = None, out_dir: Path 
                     shutil.rmtree(target)
                 source = Path(tmp) / "dist" / ("student" if role == "student" else "autograder")
                 shutil.copytree(source, target)
+        from medeval.runtime.grading import write_hidden_checks
+
+        write_hidden_checks(exercises, out_dir / "teacher" / cid)
         for role in ("student", "teacher"):
             path = out_dir / role / cid / f"{cid}.ipynb"
             nb = nbformat.read(path, as_version=4)
@@ -553,173 +568,6 @@ def write_student_notebooks(chapter_ids: list[str] | None = None, out_dir: Path 
         materials.append(StudentMaterial(cid, out_dir / "student" / cid / f"{cid}.ipynb",
                                        out_dir / "teacher" / cid / f"{cid}.ipynb", out_dir / "teacher" / cid / "tests"))
     return materials
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Grading
-
-class GradingError(ValueError):
-    """A notebook cannot be graded (not a notebook, not a medeval student notebook, no checks found)."""
-
-
-@dataclass
-class ExerciseGrade:
-    """The score of one exercise: ``score`` is None for an exercise the teacher reads."""
-
-    label: str
-    kind: str
-    title: str
-    points: float
-    score: float | None
-    problems: list[str] = field(default_factory=list)
-
-
-@dataclass
-class GradeReport:
-    """Scores per exercise for one notebook."""
-
-    notebook: Path
-    chapter: str
-    grades: list[ExerciseGrade]
-
-    @property
-    def score(self) -> float:
-        return sum(g.score for g in self.grades if g.score is not None)
-
-    @property
-    def possible(self) -> float:
-        return sum(g.points for g in self.grades if g.score is not None)
-
-    def to_text(self) -> str:
-        width = max([len(g.label) for g in self.grades] + [8])
-        lines = [f"{self.notebook.name} — chapter {self.chapter}", ""]
-        for g in self.grades:
-            score = "read by the teacher" if g.score is None else f"{g.score:g} / {g.points:g}"
-            lines.append(f"  {g.label:<{width}}  {g.kind:<12}  {score}")
-            lines.extend(f"  {'':<{width}}    - {p}" for p in g.problems)
-        lines += ["", f"  automatic checks: {self.score:g} / {self.possible:g} points"]
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict:
-        return {"notebook": str(self.notebook), "chapter": self.chapter, "score": self.score,
-                "possible": self.possible,
-                "exercises": [g.__dict__ for g in self.grades]}
-
-
-def _chapter_of(nb, path: Path) -> str:
-    meta = nb.metadata.get("medeval", {})
-    chapter = meta.get("chapter") if isinstance(meta, dict) else None
-    if not chapter:
-        raise GradingError(
-            f"{path}: this notebook carries no medeval chapter in its metadata; grade a notebook written by "
-            "`medeval student` (or pass --chapter)")
-    return chapter
-
-
-def _errors_by_question(executed) -> dict[str, list[str]]:
-    """The exceptions raised by the student's cells, by the exercise whose ``grader.check`` follows them."""
-    pending: list[str] = []
-    found: dict[str, list[str]] = {}
-    check = re.compile(r"grader\.check\(\s*['\"]([^'\"]+)['\"]\s*\)")
-    for cell in executed.cells:
-        if cell.cell_type != "code":
-            continue
-        m = check.search(cell.source)
-        if m:
-            if pending:
-                found.setdefault(m.group(1), []).extend(pending)
-            pending = []
-            continue
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                pending.append(f"your code raised {out.get('ename')}: {str(out.get('evalue', ''))[:200]}")
-    if pending:
-        found.setdefault("", []).extend(pending)
-    return found
-
-
-def _failure_summary(message: str | None) -> str:
-    """The readable part of an otter failure message: the first exception with its message (an assertion's
-    message says what is wrong), else the failing statement; never the traceback."""
-    lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
-    statement = next((ln for ln in lines if ln.startswith("assert")), "")
-    error = next((ln for ln in lines if re.match(r"^[A-Z]\w*(Error|Exception|Warning)(: |$)", ln)), "")
-    if error.startswith("AssertionError: "):
-        return error[:300]  # the check's own message says what is wrong
-    if "'ellipsis'" in error or "Ellipsis" in error:
-        error = "not answered yet: a value is still `...`"
-    elif "'NoneType'" in error:
-        error = f"{error} (does a function still return None?)"
-    if error and statement:
-        return f"{error} — in: {statement[:160]}"[:300]
-    return (error or statement or (lines[-1] if lines else "check failed"))[:300]
-
-
-def grade_notebook(notebook: Path, *, chapter: str | None = None, teacher_dir: Path | None = None,
-                   source: Path | None = None) -> GradeReport:
-    """Execute a filled-in student notebook with otter-grader and score every exercise.
-
-    The checks come from the teacher version (``teacher_dir``, by default freshly written from the chapter's
-    source into a temporary folder), never from the student's copy. The notebook runs with errors allowed, so a
-    cell that raises costs that exercise its points and is reported by name, and the other exercises are still
-    graded.
-    """
-    import nbformat
-    from otter.execute import grade_notebook as otter_grade
-
-    notebook = Path(notebook)
-    if not notebook.is_file():
-        raise GradingError(f"{notebook}: no such notebook")
-    try:
-        nb = nbformat.read(notebook, as_version=4)
-    except Exception as exc:
-        raise GradingError(f"{notebook}: not a readable Jupyter notebook ({exc})") from exc
-    chapter = chapter or _chapter_of(nb, notebook)
-    exercises = read_exercises(chapter, source)
-    with tempfile.TemporaryDirectory(prefix="medeval-grade-") as tmp:
-        tmp = Path(tmp)
-        if teacher_dir is None:
-            write_student_notebooks([chapter], tmp / "material", run_tests=False,
-                                    sources={chapter: source} if source else None)
-            teacher_dir = tmp / "material" / "teacher" / chapter
-        tests_dir = Path(teacher_dir) / "tests"
-        if not tests_dir.is_dir():
-            raise GradingError(f"{teacher_dir}: no tests/ folder; write it with `medeval student {chapter}`")
-        work = tmp / "submission"
-        work.mkdir()
-        shutil.copytree(tests_dir, work / "tests")
-        submission = work / f"{chapter}.ipynb"  # the name its otter init cell expects
-        shutil.copy(notebook, submission)
-        import contextlib
-        import io
-        import os
-
-        tests = sorted(str(p) for p in (work / "tests").glob("*.py"))
-        with _Quiet(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            cwd = os.getcwd()
-            os.chdir(work)
-            try:
-                results = otter_grade(str(submission), tests_glob=tests, cwd=str(work), test_dir=str(work / "tests"))
-            finally:
-                os.chdir(cwd)
-    errors = _errors_by_question(results.notebook)
-    grades = []
-    for ex in exercises.exercises:
-        if not ex.autograded:
-            grades.append(ExerciseGrade(ex.label, ex.kind, ex.title, ex.points, None))
-            continue
-        result = results.results.get(ex.label)
-        problems = list(errors.get(ex.label, []))
-        if result is None:
-            grades.append(ExerciseGrade(ex.label, ex.kind, ex.title, ex.points, 0.0,
-                                        problems + ["the checks of this exercise did not run"]))
-            continue
-        for number, case in enumerate(result.test_case_results, start=1):
-            if not case.passed:
-                problems.append(f"check {number} failed: {_failure_summary(case.message)}")
-        grades.append(ExerciseGrade(ex.label, ex.kind, ex.title, float(result.possible), float(result.score),
-                                    problems))
-    return GradeReport(notebook, chapter, grades)
 
 
 def without_solutions(notebook_json: str) -> str:
