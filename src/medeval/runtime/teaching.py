@@ -781,9 +781,14 @@ profiles to students with a GPU.
    install medeval for them from a wheel, with `params/` and `data/` only.
 2. Students open the notebook in JupyterLab (`make lab`; it works as root too) or any Jupyter, fill in the cells
    that hold `...` and the answer cells, and run each `grader.check` cell for feedback.
-3. `medeval grade path/to/handed-in.ipynb` executes the notebook (errors allowed), runs the checks from the teacher
-   version (never the student's copy) and prints a score per exercise; `--json` for a gradebook. A cell that raises
-   costs its exercise the points and is reported by name, not as a traceback.
+3. `medeval grade path/to/handed-in.ipynb` executes the notebook in a kernel of its own, in an empty folder, with a
+   timeout per cell and per notebook, and scores each exercise against the hidden checks, whose expected values
+   were stored as constants when the assignment was made (the student's `tests/` folder holds one public sanity
+   check per exercise); `--json` for a gradebook, `medeval grade FOLDER --csv` for a class (with
+   `--teacher-scores` to merge the marks given by hand). A cell that raises costs its exercise the points and is
+   reported by name; past a timeout or a dying kernel, the exercises before keep their scores. Code that imports
+   otter, names a `tests` folder, assigns to a module's attribute or calls the function an exercise is checked
+   against is flagged for the teacher.
 4. `medeval answers FOLDER --out answers.html` reads every handed-in notebook in a folder and writes one HTML page
    with, per student, each teacher-read answer (the written parts, the interpretations of experimental exercises and
    the critical essays) beside the model answer and the rubric above.
