@@ -197,7 +197,7 @@ def test_claim_explain_lists_every_row_that_is_not_reproduced():
     cl = contrary()
     text = explain_claims(cl)
     for c in cl.claims:
-        assert (f"**{c.id}**" in text) == (c.verdict != "[Re]")
+        assert (f'href="#claim-{c.id}"' in text) == (c.verdict != "[Re]")
 
 
 # --- the decision-level floor, the selection-free recall-cheaper rule and the ceiling gate ----------------------

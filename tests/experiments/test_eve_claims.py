@@ -386,7 +386,7 @@ def test_claim_explanations_cover_every_row_not_reproduced():
     cl = ec.chapter_claims(synthetic_results(0.85), P, scale="default")
     text = explain_claims(cl)
     for c in cl.claims:
-        assert (f"**{c.id}**" in text) == (c.verdict != "[Re]")
+        assert (f'href="#claim-{c.id}"' in text) == (c.verdict != "[Re]")
 
 
 def test_bootstrap_pairs_and_helpers():

@@ -103,8 +103,8 @@ def test_camelyon16_scores_equal_direct_prediction(pcam_runs, data_root, monkeyp
         direct = predict(net, H.uint8_nchw(crops), device="cpu", forward=H.uint8_softmax_probabilities)[:, 1]
         np.testing.assert_allclose(new[k]["imbalanced"]["score_c"][rows], direct, rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(new[k]["imbalanced"]["argmax_c"], new[k]["imbalanced"]["score_c"] > 0.5)
-    # cached: the score matrix is reused
-    cached = list(tmp_path.glob("scores-*.npy"))
+    # cached: the score matrix is one verified grid-cache entry, reused
+    cached = [p for p in tmp_path.glob("*.json") if '"camelyon16-scores"' in p.read_text()]
     assert len(cached) == 1
     again = cd.with_imbalanced_test(runs, P, cache_dir=tmp_path).runs
     np.testing.assert_array_equal(again[1]["imbalanced"]["score_c"], new[1]["imbalanced"]["score_c"])
