@@ -145,6 +145,25 @@ def test_provenance_is_dirty_only_when_a_source_file_differs(tmp_path):
     assert git_commit(tmp_path) == f"{clean}-dirty"
 
 
+@pytest.mark.parametrize("profile", ["smoke", "default"])
+@pytest.mark.parametrize("chapter_id", sorted(chapters()))
+def test_the_memory_estimate_is_within_a_factor_two_of_the_recorded_peak(chapter_id, profile):
+    """Each chapter's memory estimate at two settings (its smoke and default parameters) against the peak that
+    kernel and grid workers reached together in the reference machine's measured run (``results/timings.json``,
+    written by ``medeval calibrate``). Nothing is measured here; the pool size, hence the estimate, depends on the
+    core count, so a machine with another count than the reference's compares other settings."""
+    import os
+
+    reference = calibration.calibration_record()["reference_machine"]
+    if os.cpu_count() != reference.get("cpu_count"):
+        pytest.skip(f"{os.cpu_count()} cores here, {reference.get('cpu_count')} on the reference machine")
+    recorded = calibration.recorded_timings(chapter_id)[profile]
+    assert "peak_memory_bytes" in recorded, f"{chapter_id} ({profile}): no peak memory recorded; run make calibrate"
+    estimate = resolve_params(chapter_id, profile).resource_estimate().peak_bytes
+    ratio = recorded["peak_memory_bytes"] / estimate
+    assert 0.5 <= ratio <= 2.0, (chapter_id, profile, recorded["peak_memory_bytes"], estimate)
+
+
 def test_a_run_records_its_peak_memory_beside_its_time(store):
     calibration.record_local_timing("A2-rerun", "smoke", META, 123 * 2**20)
     calibration.record_local_timing("A1-data", "smoke", META, None)
