@@ -211,3 +211,16 @@ def test_a_band_is_clipped_to_the_quantitys_range():
     assert ys.min() >= 0 and ys.max() <= 1 and ys.max() == 1 and ys.min() == 0
     with pytest.raises(ValueError, match="lo < hi"):
         plots.curve_with_band(ax, [0, 1], [0.5, 0.5], [0, 0], [1, 1], limits=(1, 0))
+
+
+def test_the_parameters_are_collapsed_under_a_summary_that_names_what_the_run_changed(monkeypatch, tmp_path):
+    monkeypatch.setenv("MEDEVAL_RESULTS_FILE", str(tmp_path / "r.json"))
+    notebook.setup("A2-rerun", {"profile": "smoke", "n_repeats": 5})
+    html = notebook.parameters_table()._repr_html_()
+    assert html.startswith('<details class="medeval-params"><summary>Parameters of this run:')
+    assert "changed from it: <code>n_repeats</code> = 5" in html
+    assert "How it ran: <code>device</code> = auto" in html and "<code>max_workers</code>" in html
+    table = html[html.index("<table"):html.index("</table>")]
+    assert "<code>n_repeats</code>" in table and "<code>device</code>" not in table  # infrastructure is a line
+    notebook.setup("A2-rerun", {"profile": "smoke"})
+    assert ", none changed</summary>" in notebook.parameters_table()._repr_html_()

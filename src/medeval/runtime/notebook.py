@@ -508,19 +508,27 @@ def show_table(frame, *, caption: str | None = None, digits: int = 3, formats: d
     return HTMLTable(html_text, shown.to_string(index=False))
 
 
+#: the fields that say how a chapter ran, not what it computes (the device, the Dask scheduler, the pool size):
+#: shown in one line under the table, not as rows
+INFRASTRUCTURE_FIELDS = ("device", "scheduler", "max_workers")
+
+
 def parameters_table() -> HTMLTable:
-    """The chapter's parameters as a table: name, value, the profile's value when the run changed it, and the
-    parameter's help text from its schema (the single source of defaults, ranges and help)."""
+    """The chapter's parameters, collapsed under a one-line summary that names the profile and every value the run
+    changed from it: a table of name, value (the profile's value where the run changed it) and the help text from
+    the schema (the single source of defaults, ranges and help), then one line for how the run was executed
+    (:data:`INFRASTRUCTURE_FIELDS`)."""
     _require_setup()
     params: ChapterParams = _state["params"]
     profile_values = resolve_params(_state["chapter"], _state["profile"]).model_dump(mode="json")
-    rows = []
+    rows, infrastructure = [], []
     for name, field in type(params).model_fields.items():
         value = getattr(params, name)
         value = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
         changed = _jsonable(value) != profile_values.get(name)
-        rows.append((name, _format_param(value), _format_param(profile_values.get(name)) if changed else "",
-                     field.description or ""))
+        row = (name, _format_param(value), _format_param(profile_values.get(name)) if changed else "",
+               field.description or "")
+        (infrastructure if name in INFRASTRUCTURE_FIELDS else rows).append(row)
     any_changed = any(pv for _, _, pv, _ in rows)
     columns = ("parameter", "value", f"{_state['profile']} profile's value", "meaning") if any_changed else (
         "parameter", "value", "meaning")
@@ -529,12 +537,19 @@ def parameters_table() -> HTMLTable:
         f'<tr><td><code>{_html_escape(n)}</code></td><td style="overflow-wrap:anywhere">{_html_escape(v)}</td>'
         + (f"<td>{_html_escape(pv)}</td>" if any_changed else "") + f"<td>{_html_escape(h)}</td></tr>"
         for n, v, pv, h in rows)
-    caption = (f"Parameters of this run (profile <code>{_html_escape(_state['profile'])}</code>); "
-               "<code>medeval params " + _html_escape(_state["chapter"]) + "</code> prints their ranges.")
-    html_text = _TABLE_BOX.format(
-        f'<table class="medeval-table medeval-params"><caption>{caption}</caption><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table>")
-    return HTMLTable(html_text, "\n".join(f"{n} = {v}" for n, v, _, _ in rows))
+    changed = [f"<code>{_html_escape(n)}</code> = {_html_escape(v)}" for n, v, pv, _ in rows + infrastructure if pv]
+    profile = _html_escape(_state["profile"])
+    summary = (f"Parameters of this run: {len(rows)} values of the <code>{profile}</code> profile"
+               + (f"; changed from it: {', '.join(changed)}" if changed else ", none changed"))
+    ran = "; ".join(f"<code>{_html_escape(n)}</code> = {_html_escape(v)}" + (f" (profile: {_html_escape(pv)})" if pv
+                                                                             else "")
+                    for n, v, pv, _ in infrastructure)
+    html_text = (f'<details class="medeval-params"><summary>{summary}</summary>'
+                 + _TABLE_BOX.format(f'<table class="medeval-table medeval-params"><thead><tr>{head}</tr></thead>'
+                                     f"<tbody>{body}</tbody></table>")
+                 + f"<p>How it ran: {ran}. <code>medeval params {_html_escape(_state['chapter'])}</code> prints every "
+                   "parameter's range.</p></details>")
+    return HTMLTable(html_text, "\n".join(f"{n} = {v}" for n, v, _, _ in rows + infrastructure))
 
 
 def _format_param(value) -> str:
