@@ -224,3 +224,14 @@ def test_the_parameters_are_collapsed_under_a_summary_that_names_what_the_run_ch
     assert "<code>n_repeats</code>" in table and "<code>device</code>" not in table  # infrastructure is a line
     notebook.setup("A2-rerun", {"profile": "smoke"})
     assert ", none changed</summary>" in notebook.parameters_table()._repr_html_()
+
+
+def test_checks_and_errata_are_collapsed_under_a_count_and_a_failed_check_is_shown_open():
+    rows = [{"check": "a", "where": "w", "expected": "e", "computed": "c", "passed": True, "why": ""},
+            {"check": "b", "where": "w", "expected": "e", "computed": "c", "passed": None, "why": ""}]
+    html = notebook.checks_display(rows)._repr_html_()
+    assert html.startswith('<details class="medeval-params"><summary>2 checks: 1 pass, 1 undecided</summary>')
+    failed = notebook.checks_display([*rows, {**rows[0], "check": "c", "passed": False}])._repr_html_()
+    assert failed.startswith('<details class="medeval-params" open><summary>3 checks: 1 pass, 1 FAIL, 1 undecided')
+    errata = notebook.errata_display([{"where": "T1", "printed": "1", "recomputed": "2", "note": "n"}])._repr_html_()
+    assert "<summary>Errata (1): numbers printed in the paper that do not add up, recomputed</summary>" in errata

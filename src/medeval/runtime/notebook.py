@@ -623,26 +623,39 @@ def claims_display(rows: list[dict]) -> HTMLTable:
     return HTMLTable(html_text, text)
 
 
+def _collapsed(summary: str, table_html: str, *, open_: bool = False) -> str:
+    """``table_html`` under a one-line ``summary`` a reader opens when they want the detail (open already when
+    ``open_``: a failed check is never hidden)."""
+    return (f'<details class="medeval-params"{" open" if open_ else ""}><summary>{summary}</summary>'
+            f"{table_html}</details>")
+
+
 def checks_display(rows: list[dict]) -> HTMLTable:
-    """The checks table as HTML: each check's outcome is ``pass``, ``FAIL`` or ``undecided`` (a statistical check
-    that the data at this scale cannot decide; :class:`medeval.experiments.claims.Check`)."""
+    """The checks table as HTML, collapsed under a one-line count of its outcomes (open when a check failed): each
+    check's outcome is ``pass``, ``FAIL`` or ``undecided`` (a statistical check that the data at this scale cannot
+    decide; :class:`medeval.experiments.claims.Check`)."""
     columns = [c for c in CHECK_COLUMNS if c != "why" or any(r.get("why") for r in rows)]
     names = {"why": "why a check, not a claim", "passed": "outcome"}
     head = "".join(f"<th>{names.get(c, c)}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{check_outcome_label(r[c]) if c == 'passed' else _html_escape(r[c])}</td>"
                          for c in columns) + "</tr>" for r in rows)
-    html_text = _TABLE_BOX.format(f'<table class="medeval-table medeval-wrap"><thead><tr>{head}</tr></thead>'
-                                  f"<tbody>{body}</tbody></table>")
+    outcomes = [check_outcome_label(r["passed"]) for r in rows]
+    counts = ", ".join(f"{outcomes.count(o)} {o}" for o in ("pass", "FAIL", "undecided") if outcomes.count(o))
+    html_text = _collapsed(f"{len(rows)} checks: {counts or 'none'}",
+                           _TABLE_BOX.format(f'<table class="medeval-table medeval-wrap"><thead><tr>{head}</tr>'
+                                             f"</thead><tbody>{body}</tbody></table>"),
+                           open_="FAIL" in outcomes)
     return HTMLTable(html_text, "\n".join(f"{check_outcome_label(r['passed'])} {r['check']}" for r in rows))
 
 
 def errata_display(rows: list[dict]) -> HTMLTable:
-    """The errata table as HTML."""
+    """The errata table as HTML, collapsed under a one-line count."""
     head = "".join(f"<th>{c}</th>" for c in ERRATUM_COLUMNS)
     body = "".join("<tr>" + "".join(f"<td>{_html_escape(r[c])}</td>" for c in ERRATUM_COLUMNS) + "</tr>" for r in rows)
-    html_text = _TABLE_BOX.format(f'<table class="medeval-table medeval-wrap"><thead><tr>{head}</tr></thead>'
-                                  f"<tbody>{body}</tbody></table>")
+    html_text = _collapsed(f"Errata ({len(rows)}): numbers printed in the paper that do not add up, recomputed",
+                           _TABLE_BOX.format(f'<table class="medeval-table medeval-wrap"><thead><tr>{head}</tr>'
+                                             f"</thead><tbody>{body}</tbody></table>"))
     return HTMLTable(html_text, "\n".join(f"{r['where']}: {r['printed']} vs {r['recomputed']}" for r in rows))
 
 
