@@ -204,10 +204,10 @@ def test_claim_explain_lists_every_row_that_is_not_reproduced():
 
 
 def test_a_collapsed_run_is_left_out_of_decision_level_rows_and_named():
-    """A run whose argmax never predicts a class (recall ≤ 0.05) is compared on no decision-level statistic, and the
-    row says how many runs collapsed; fewer than 2 left → [n/a] with the reason."""
+    """A run whose argmax never predicts a class the row compares (recall ≤ 0.05) is compared on no decision-level
+    statistic of that row, and the row says how many runs collapsed; fewer than 2 left → [n/a] with the reason."""
     prelim = prelim_table(THESIS_LIKE_TABLE)
-    collapsed = (prelim["distribution"] == "Balanced_S") & (prelim["class"] == "O") & (prelim["run"] < 4)
+    collapsed = (prelim["distribution"] == "Balanced_S") & (prelim["class"] == "C") & (prelim["run"] < 4)
     prelim.loc[collapsed, "R"] = 0.0
     hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96))
     hyp.loc[(hyp["distribution"] == "E1.a") & (hyp["run"] == 0), ["argmax_recall", "argmax_precision"]] = [0.0, np.nan]
@@ -215,10 +215,29 @@ def test_a_collapsed_run_is_left_out_of_decision_level_rows_and_named():
     out = {c.id: c for c in cdc.chapter_claims(prelim, hyp, cls, SETTINGS).claims}
     c = out["t44-recall-cheaper"]
     assert c.verdict == "[n/a]" and "collapsed" in c.decision.reason and "Balanced_S has 1 of 5" in c.decision.reason
-    assert "0 of them predict every class" not in c.ours and "1 of them predict every class" in c.ours
+    assert "never predict C" in c.decision.reason
+    assert "0 of them predict C" not in c.ours and "1 of them predict C" in c.ours
     h1 = out["h1"]  # E1.a keeps 4 of 5 runs: decided on those, and the row says so
     assert h1.verdict == "[Re]" and h1.decision.n == "4 run pairs"
     assert "(5/5 trained, 4 of them predict every class)" in h1.ours and "E1.a 0.801" in h1.ours
+
+
+def test_the_decision_floor_is_per_class_and_the_o_row_keeps_the_runs_that_never_predict_o():
+    """A run that never predicts O still decides C (the C rows keep it), and the O row counts it: 'O is predicted
+    well whatever the experiment' is exactly what such a run denies (thesis §4.4.2.1 names the mechanism)."""
+    prelim = prelim_table(THESIS_LIKE_TABLE)
+    no_o = (prelim["distribution"] == "C-biased") & (prelim["class"] == "O") & (prelim["run"] < 3)
+    prelim.loc[no_o, ["R", "F"]] = 0.0
+    prelim.loc[no_o, "P"] = np.nan
+    hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96))
+    cls = cls_table(CLS, {"E2.a": 0.93, "E2.b": 0.97, "E2.c": 0.995})
+    out = {c.id: c for c in cdc.chapter_claims(prelim, hyp, cls, SETTINGS).claims}
+    assert "5 of them predict C" in out["t44-c-recall"].ours  # C-biased's O-blind runs stay in the C rows
+    o = out["t44-o-well"]
+    assert o.verdict == "[¬Re]" and "C-biased 3 of 5" in o.ours
+    # the same table without the O-blind runs: the O row would pass, so the runs it keeps decide it
+    assert {c.id: c for c in cdc.chapter_claims(prelim_table(THESIS_LIKE_TABLE), hyp, cls,
+                                                SETTINGS).claims}["t44-o-well"].verdict == "[Re]"
 
 
 def test_recall_cheaper_compares_with_the_thesis_comparators_and_holds_its_size_under_a_null():

@@ -29,7 +29,9 @@ Rules (α = ``settings.alpha``, 0.05 unless stated):
 
 **Quality floors.** Only models that trained are compared: a run whose patch ROC-AUC (C vs rest) is at or below
 ``settings.floor`` is left out of every comparison; on statistics of the argmax decision, so is a run whose
-decision never predicts a class (recall ≤ ``settings.decision_floor`` for one of them: a collapsed run). A
+decision never predicts a class the row compares (recall ≤ ``settings.decision_floor``: C for the C rows, ¬C for
+the ¬C rows, both for the rows on both; the O row keeps every trained run, because a run that never predicts O is
+the counter-example it asks about). A
 distribution with fewer than two runs above the floors makes the rows that need it [n/a] ("did not train or
 collapsed"), and every row names the runs it left out.
 """
@@ -137,32 +139,49 @@ class Runs:
     """The runs of one study with the quality floors applied: ``kept`` (above the floors) and what was left out.
 
     Every run must pass the model-level floor, patch ROC-AUC > ``floor``. A *decision-level* view
-    (:meth:`decisions`) also requires the run's argmax to predict every class with recall > ``decision_floor``:
-    on the Table 4.4 runs (method 1) the recall of C, ¬C and O at the evaluation patch, on the method-2 runs the
-    recall of C and of the rest (1 − FPR). Decision-level statistics are compared only between runs that pass
-    both."""
+    (:meth:`decisions`) also requires the run's argmax to predict the classes the row compares
+    (``decision_classes``) with recall > ``decision_floor``: on the Table 4.4 runs (method 1) the recall of those
+    of C, ¬C and O at the evaluation patch, on the method-2 runs the recall of C and of the rest (1 − FPR).
+    Decision-level statistics are compared only between runs that pass both. The gate is per class on purpose:
+    a run whose argmax never predicts O still decides C and ¬C, and its missing O is itself a result of its
+    training distribution (thesis §4.4.2.1: the C- and ¬C-biased sets "cause miss-classification of the class O
+    pixels due to the downsampling of the class O pixels"), so it is left out only of the rows on O's decisions
+    that cannot be computed, never of a row about O's quality."""
 
     all: pd.DataFrame
     kept: pd.DataFrame
     floor: float
     decision_floor: float | None = None
     evaluation_tile: int | None = None
+    decision_classes: tuple[str, ...] = ("C", "notC", "O")
     _cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, frame: pd.DataFrame, floor: float, *, decision_floor: float | None = None,
-           evaluation_tile: int | None = None) -> Runs:
+           evaluation_tile: int | None = None, decision_classes: Sequence[str] = ("C", "notC", "O")) -> Runs:
         if frame is None or len(frame) == 0:
             frame = pd.DataFrame(columns=["distribution", "run", "roc_auc"])
+        decision_classes = tuple(decision_classes)
+        unknown = set(decision_classes) - {"C", "notC", "O"}
+        if unknown or not decision_classes:
+            raise ValueError(f"decision_classes must be a non-empty subset of C, notC, O; got {decision_classes}")
         q = pd.to_numeric(frame["roc_auc"], errors="coerce")
         ok = q > floor
         if decision_floor is not None:
-            ok &= _decision_ok(frame, decision_floor, evaluation_tile)
-        return cls(frame, frame[ok], floor, decision_floor, evaluation_tile)
+            ok &= _decision_ok(frame, decision_floor, evaluation_tile, decision_classes)
+        return cls(frame, frame[ok], floor, decision_floor, evaluation_tile, decision_classes)
 
-    def decisions(self, decision_floor: float, evaluation_tile: int | None = None) -> Runs:
+    def decisions(self, decision_floor: float, evaluation_tile: int | None = None,
+                  decision_classes: Sequence[str] = ("C", "notC", "O")) -> Runs:
         """The same runs with the decision-level floor applied as well."""
-        return Runs.of(self.all, self.floor, decision_floor=decision_floor, evaluation_tile=evaluation_tile)
+        return Runs.of(self.all, self.floor, decision_floor=decision_floor, evaluation_tile=evaluation_tile,
+                       decision_classes=decision_classes)
+
+    def on(self, *decision_classes: str) -> Runs:
+        """The same runs and floors, with the decision-level floor on ``decision_classes`` only (the classes a
+        row compares)."""
+        return Runs.of(self.all, self.floor, decision_floor=self.decision_floor,
+                       evaluation_tile=self.evaluation_tile, decision_classes=decision_classes)
 
     def values(self, dist: str, column: str, **where) -> np.ndarray:
         """The kept runs' ``column`` for ``dist`` (and the equalities in ``where``), in run order."""
@@ -191,8 +210,8 @@ class Runs:
     def _per_run(self, d: str) -> tuple[np.ndarray, np.ndarray]:
         """(patch ROC-AUC, passes the decision floor) per run of ``d``."""
         per = self.all[self.all["distribution"] == d]
-        ok = (_decision_ok(per, self.decision_floor, self.evaluation_tile) if self.decision_floor is not None
-              else pd.Series(True, index=per.index))
+        ok = (_decision_ok(per, self.decision_floor, self.evaluation_tile, self.decision_classes)
+              if self.decision_floor is not None else pd.Series(True, index=per.index))
         frame = pd.DataFrame({"run": per["run"], "q": pd.to_numeric(per["roc_auc"], errors="coerce"), "ok": ok})
         g = frame.groupby("run", sort=True).agg(q=("q", "first"), ok=("ok", "all"))
         return g["q"].to_numpy(float), g["ok"].to_numpy(bool)
@@ -207,14 +226,19 @@ class Runs:
             mean = float(np.nanmean(q)) if np.isfinite(q).any() else float("nan")
             text = f"{_lab(d)} {mean:.3f} ({trained}/{q.size} trained"
             if self.decision_floor is not None:
-                text += f", {int(np.sum((q > self.floor) & ok))} of them predict every class"
+                text += f", {int(np.sum((q > self.floor) & ok))} of them predict {self._classes_text()}"
             parts.append(text + ")")
         return "ROC-AUC " + ", ".join(parts)
+
+    def _classes_text(self) -> str:
+        if "R" not in self.all.columns or set(self.decision_classes) == {"C", "notC", "O"}:
+            return "every class"  # method 2 (C vs the rest) always gates both of its classes
+        return " and ".join(_lab(c) for c in self.decision_classes)
 
     def floor_text(self) -> str:
         text = f"patch ROC-AUC > {self.floor}"
         if self.decision_floor is not None:
-            text += f" and argmax recall > {self.decision_floor} for every class"
+            text += f" and argmax recall > {self.decision_floor} for {self._classes_text()}"
         return text
 
     def gate(self, dists: Sequence[str]) -> Decision | None:
@@ -235,7 +259,8 @@ class Runs:
                 shown = ", ".join(f"{v:.3f}" for v in q) or "no runs"
                 collapsed = trained - passed
                 short.append(f"{_lab(d)} has {passed} of {q.size} runs above it (ROC-AUC {shown}"
-                             + (f"; {collapsed} trained run{'s' if collapsed != 1 else ''} never predict a class"
+                             + (f"; {collapsed} trained run{'s' if collapsed != 1 else ''} never predict "
+                                f"{'a class' if self._classes_text() == 'every class' else self._classes_text()}"
                                 if collapsed else "") + ")")
         if missing:
             return not_testable(f"not run in this profile: {', '.join(missing)} (see hypothesis_experiments)")
@@ -252,15 +277,17 @@ class Runs:
             test=f"quality floor: {self.floor_text()}")
 
 
-def _decision_ok(frame: pd.DataFrame, decision_floor: float, evaluation_tile: int | None) -> pd.Series:
+def _decision_ok(frame: pd.DataFrame, decision_floor: float, evaluation_tile: int | None,
+                 classes: Sequence[str] = ("C", "notC", "O")) -> pd.Series:
     """Per row of a run table: does the row's run pass the decision-level floor? Method-1 tables (a ``class``
-    column with C, ¬C and O recall ``R`` per evaluation patch ``e``): every class's recall at ``evaluation_tile``
-    > ``decision_floor``. Method-2 tables (``argmax_recall``, ``argmax_fpr``): C recall and 1 − FPR above it."""
+    column with C, ¬C and O recall ``R`` per evaluation patch ``e``): the recall at ``evaluation_tile`` of each of
+    ``classes`` > ``decision_floor``. Method-2 tables (``argmax_recall``, ``argmax_fpr``): C recall and 1 − FPR
+    above it."""
     if len(frame) == 0:
         return pd.Series(dtype=bool)
     if "R" in frame.columns and "class" in frame.columns:
-        at = frame[(frame["e"] == evaluation_tile) & frame["class"].isin(["C", "notC", "O"])] \
-            if "e" in frame.columns else frame[frame["class"].isin(["C", "notC", "O"])]
+        at = frame[(frame["e"] == evaluation_tile) & frame["class"].isin(list(classes))] \
+            if "e" in frame.columns else frame[frame["class"].isin(list(classes))]
         r = pd.to_numeric(at["R"], errors="coerce")
         run_ok = (r > decision_floor).groupby([at["distribution"], at["run"]]).all()
         return pd.Series([bool(run_ok.get((d, k), False)) for d, k in zip(frame["distribution"], frame["run"],
@@ -374,7 +401,7 @@ def tradeoff_statistic(prelim: pd.DataFrame, evaluation_tile: int) -> pd.DataFra
     out = wide.min(axis=1, skipna=False).rename("F").reset_index()
     q = t.drop_duplicates(["distribution", "run"]).set_index(["distribution", "run"])["roc_auc"]
     out["roc_auc"] = [q.get((d, r), np.nan) for d, r in zip(out["distribution"], out["run"], strict=True)]
-    at = prelim[(prelim["e"] == evaluation_tile) & prelim["class"].isin(["C", "notC", "O"])]
+    at = prelim[(prelim["e"] == evaluation_tile) & prelim["class"].isin(["C", "notC"])]  # the classes compared
     weakest = pd.to_numeric(at["R"], errors="coerce").groupby([at["distribution"], at["run"]]).min()
     out["min_class_recall"] = [weakest.get((d, r), np.nan) for d, r in zip(out["distribution"], out["run"],
                                                                             strict=True)]
@@ -401,6 +428,18 @@ def rule_fp_dominated(prelim: Runs, s: ClaimSettings) -> Decision:
             parts.append(decide_paired(r - p, direction="greater", alpha=s.alpha, unit="runs"))
             labels.append(f"{_lab(d)} {_lab(c)}")
     return _with_power(combine(parts, labels=labels), s, "prelim")
+
+
+def _o_never_predicted(prelim: Runs, s: ClaimSettings) -> str:
+    """'runs that never predict O (recall ≤ 0.05): C-biased 1 of 3, ...', or that none does."""
+    parts = []
+    for d in PRELIMINARY:
+        r = prelim.values(d, "R", **{"class": "O", "e": s.evaluation_tile})
+        bad = int(np.sum(r <= s.decision_floor))
+        if bad:
+            parts.append(f"{_lab(d)} {bad} of {r.size}")
+    return (f"runs whose argmax never predicts O (recall ≤ {s.decision_floor}, kept: the claim is about them): "
+            + (", ".join(parts) if parts else "none"))
 
 
 def rule_o_well(prelim: Runs, s: ClaimSettings) -> Decision:
@@ -598,44 +637,49 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
     e = s.evaluation_tile
     # Table 4.4 is decided on method-1 decisions throughout; H1-H4 and Figs 4.13-4.14 on the argmax decision;
     # the curve and ROC rows on scores (the model-level floor only)
+    # the decision floor is per class: a Table 4.4 row gates its runs on the classes it compares (a run that
+    # never predicts O still decides C and ¬C); the O row has none, since a run that never predicts O is what
+    # "O is predicted well whatever the experiment" denies
     pre = Runs.of(prelim, s.floor, decision_floor=s.decision_floor, evaluation_tile=e)
+    pre_c, pre_notc, pre_roi = pre.on("C"), pre.on("notC"), pre.on("C", "notC")
+    pre_model = Runs.of(prelim, s.floor)
     seg = Runs.of(hyp, s.floor)
     clr = Runs.of(cls, s.floor)
     seg_dec, clr_dec = seg.decisions(s.decision_floor), clr.decisions(s.decision_floor)
     t44_where = f"§4.4.2, Table 4.4, Fig. 4.1 (ours: method 1, e = {e} px)"
     welch = (f"paired t-test over runs matched by seed (run r of every distribution shares its initialisation), "
              f"one-sided, α = {s.alpha}")
-    floor_text = (f"compared: runs with patch ROC-AUC > {s.floor} whose decisions predict every class with recall "
-                  f"> {s.decision_floor} (quality floors; every row names the runs left out)")
+    floor_text = (f"compared: runs with patch ROC-AUC > {s.floor} whose decisions predict the classes the row "
+                  f"compares with recall > {s.decision_floor} (quality floors; every row names the runs left out)")
 
     # --- Table 4.4 ---------------------------------------------------------------------------------------------
     out.claim(
         "t44-c-recall", "C-biased training gives the highest recall for C.", where=t44_where,
         paper=f"C recall: {_t44_paper('C', 0)}",
         rule=f"C recall of C-biased > each other distribution ({welch}); all four must hold; {floor_text}.",
-        ours=f"C recall: {_t44_ours(pre, 'C', 'R', s)}; {pre.quality(PRELIMINARY)}", basis="phantom",
-        decision=_best_of(pre, "C-biased", "C", "R", "greater", s))
+        ours=f"C recall: {_t44_ours(pre_c, 'C', 'R', s)}; {pre_c.quality(PRELIMINARY)}", basis="phantom",
+        decision=_best_of(pre_c, "C-biased", "C", "R", "greater", s))
     out.claim(
         "t44-c-precision", "¬C-biased training gives the highest precision for C.", where=t44_where,
         paper=f"C precision: {_t44_paper('C', 1)}",
         rule=f"C precision of ¬C-biased > each other distribution ({welch}); all four must hold.",
-        ours=f"C precision: {_t44_ours(pre, 'C', 'P', s)}", basis="phantom",
-        decision=_best_of(pre, "notC-biased", "C", "P", "greater", s))
+        ours=f"C precision: {_t44_ours(pre_c, 'C', 'P', s)}", basis="phantom",
+        decision=_best_of(pre_c, "notC-biased", "C", "P", "greater", s))
     out.claim(
         "t44-c-f", "¬C-biased training gives the best F-measure for C (C-biased the worst).", where=t44_where,
         paper=f"C F-measure: {_t44_paper('C', 2)}",
         rule=f"C F-measure of ¬C-biased > each other distribution ({welch}); all four must hold.",
-        ours=f"C F-measure: {_t44_ours(pre, 'C', 'F', s)}", basis="phantom",
-        decision=_best_of(pre, "notC-biased", "C", "F", "greater", s))
-    notc = combine([_best_of(pre, "C-biased", "notC", "P", "greater", s),
-                    _best_of(pre, "notC-biased", "notC", "R", "greater", s)],
+        ours=f"C F-measure: {_t44_ours(pre_c, 'C', 'F', s)}", basis="phantom",
+        decision=_best_of(pre_c, "notC-biased", "C", "F", "greater", s))
+    notc = combine([_best_of(pre_notc, "C-biased", "notC", "P", "greater", s),
+                    _best_of(pre_notc, "notC-biased", "notC", "R", "greater", s)],
                    labels=["¬C precision: C-biased best", "¬C recall: ¬C-biased best"])
     out.claim(
         "t44-notc-reversed", "For ¬C the order is reversed: C-biased gives the best ¬C precision, ¬C-biased the best "
         "¬C recall.", where=t44_where,
         paper=f"¬C precision: {_t44_paper('notC', 1)}; ¬C recall: {_t44_paper('notC', 0)}",
         rule=f"¬C precision of C-biased > each other and ¬C recall of ¬C-biased > each other ({welch}); all must hold.",
-        ours=f"¬C precision: {_t44_ours(pre, 'notC', 'P', s)}; ¬C recall: {_t44_ours(pre, 'notC', 'R', s)}",
+        ours=f"¬C precision: {_t44_ours(pre_notc, 'notC', 'P', s)}; ¬C recall: {_t44_ours(pre_notc, 'notC', 'R', s)}",
         basis="phantom", decision=_with_power(notc, s, "prelim"))
     trade = Runs.of(tradeoff_statistic(prelim, e) if len(prelim) else prelim, s.floor,
                     decision_floor=s.decision_floor, evaluation_tile=e)
@@ -656,19 +700,20 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
         rule=f"per distribution and ROI class, paired t-test over runs of R − P > 0, one-sided, α = {s.alpha}; all 10 "
              "must hold.",
         ours="R − P (C): " + ", ".join(
-            f"{_lab(d)} {_fmt(_mean(pre, d, 'R', **{'class': 'C', 'e': e}) - _mean(pre, d, 'P', **{'class': 'C', 'e': e}))}"
+            f"{_lab(d)} {_fmt(_mean(pre_roi, d, 'R', **{'class': 'C', 'e': e}) - _mean(pre_roi, d, 'P', **{'class': 'C', 'e': e}))}"
             for d in PRELIMINARY) + "; (¬C): " + ", ".join(
-            f"{_lab(d)} {_fmt(_mean(pre, d, 'R', **{'class': 'notC', 'e': e}) - _mean(pre, d, 'P', **{'class': 'notC', 'e': e}))}"
+            f"{_lab(d)} {_fmt(_mean(pre_roi, d, 'R', **{'class': 'notC', 'e': e}) - _mean(pre_roi, d, 'P', **{'class': 'notC', 'e': e}))}"
             for d in PRELIMINARY),
-        basis="phantom", decision=rule_fp_dominated(pre, s))
+        basis="phantom", decision=rule_fp_dominated(pre_roi, s))
     out.claim(
         "t44-o-well", "O is predicted well whatever the experiment.", where="§4.4.2.1, Table 4.4 (O: F .96-.97)",
         paper=f"O F-measure: {_t44_paper('O', 2)}; O recall 1.0 everywhere",
         rule=f"mean O F-measure over runs > {s.o_well} (the thesis's lowest printed O F, .96, to its printed precision) "
              "by its one-sided "
              f"{100 * (1 - s.alpha):.0f} % lower bound, in each of the five distributions.",
-        ours=f"O F: {_t44_ours(pre, 'O', 'F', s)}; O recall: {_t44_ours(pre, 'O', 'R', s)}", basis="phantom",
-        decision=rule_o_well(pre, s))
+        ours=f"O F: {_t44_ours(pre_model, 'O', 'F', s)}; O recall: {_t44_ours(pre_model, 'O', 'R', s)}; "
+             f"{_o_never_predicted(pre_model, s)}", basis="phantom",
+        decision=rule_o_well(pre_model, s))
     out.claim(
         "t44-recall-cheaper", "High recall is cheaper than high precision: the smallest training set (Balanced_S) "
         "gets near-best C recall but not near-best C precision.", where="§4.4.2.1 (Balanced_S vs C-biased)",
@@ -677,12 +722,12 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
              f"minus its shortfall from the thesis's best C recall ({_lab(paper_best('C', 'R'))}) > 0, by a paired "
              f"t-test over runs, one-sided, α = {s.alpha}; the comparators are fixed by the thesis's Table 4.4, not "
              "picked from our means.",
-        ours=f"Balanced_S C R {_fmt(_mean(pre, 'Balanced_S', 'R', **{'class': 'C', 'e': e}))} vs "
-             f"{_lab(paper_best('C', 'R'))} {_fmt(_mean(pre, paper_best('C', 'R'), 'R', **{'class': 'C', 'e': e}))}; "
-             f"C P {_fmt(_mean(pre, 'Balanced_S', 'P', **{'class': 'C', 'e': e}))} vs "
-             f"{_lab(paper_best('C', 'P'))} {_fmt(_mean(pre, paper_best('C', 'P'), 'P', **{'class': 'C', 'e': e}))}; "
-             f"{pre.quality(['Balanced_S', paper_best('C', 'R'), paper_best('C', 'P')])}",
-        basis="phantom", decision=rule_recall_cheaper(pre, s))
+        ours=f"Balanced_S C R {_fmt(_mean(pre_c, 'Balanced_S', 'R', **{'class': 'C', 'e': e}))} vs "
+             f"{_lab(paper_best('C', 'R'))} {_fmt(_mean(pre_c, paper_best('C', 'R'), 'R', **{'class': 'C', 'e': e}))}; "
+             f"C P {_fmt(_mean(pre_c, 'Balanced_S', 'P', **{'class': 'C', 'e': e}))} vs "
+             f"{_lab(paper_best('C', 'P'))} {_fmt(_mean(pre_c, paper_best('C', 'P'), 'P', **{'class': 'C', 'e': e}))}; "
+             f"{pre_c.quality(['Balanced_S', paper_best('C', 'R'), paper_best('C', 'P')])}",
+        basis="phantom", decision=rule_recall_cheaper(pre_c, s))
     for dist in ("Natural", "C-biased"):
         out.claim(
             f"sweep-{dist.lower()}", f"{_lab(dist)}: recall rises and precision falls as the evaluation patch grows, "
@@ -690,7 +735,7 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
             paper="Fig. 4.3 (e = 1 ... 1000 px): recall ↑, precision ↓ for both classes",
             rule=f"trend of R (rising) and of P (falling) with e within each run: stratified Mann–Kendall test "
                  f"blocked by run, one-sided, α = {s.alpha}, for C and ¬C; all four must hold.",
-            ours=_sweep_ours(pre, dist), basis="phantom", decision=rule_sweep(pre, dist, s))
+            ours=_sweep_ours(pre_roi, dist), basis="phantom", decision=rule_sweep(pre_roi, dist, s))
 
     # --- H1-H4 (segmentation, method 2, argmax precision) ------------------------------------------------------
     ap = "argmax precision"
