@@ -896,11 +896,12 @@ notebook.errata_display([e.row() for e in claims.errata])
 #   ({func}`medeval.models.training.recalibrate_batch_norm`), and the default profile trains 16 epochs: with the
 #   few optimiser steps a CPU affords, the stale running variance made 8 of 15 default Table 4.4 runs predict one
 #   class everywhere despite a patch ROC-AUC near 0.98 (measured: recalibration alone 6 of 15, with 16 epochs 3).
-#   The 3 that remain did not move with any other training change we measured on the same 15 runs (selecting the
-#   epoch on the validation split by loss or by macro recall, 2 warm-up epochs: 3 of 15 each; standardised
-#   inputs: 2; 8 epochs: 6). Two of them never predict O and come from the sets with the fewest O pixels
-#   (Balanced_S, C-biased), the mechanism the thesis itself gives for its C- and ¬C-biased models missing O
-#   pixels (§4.4.2.1), so they are kept as results, not repaired.
+#   The 3 that remain did not move with any other training change we measured on the same 15 runs and seeds
+#   (selecting the epoch on the validation split by loss or by macro recall, 2 warm-up epochs: 3 of 15 each;
+#   standardised inputs: 2; 8 epochs: 6; a U-Net of base 4: 3, and 7 of the 44 hypothesis runs against 4). Two of
+#   them never predict O and come from the sets with the fewest O pixels (Balanced_S, C-biased), the mechanism
+#   the thesis itself gives for its C- and ¬C-biased models missing O pixels (§4.4.2.1), so they are kept as
+#   results, not repaired.
 # * **Mean curves.** Mean ROC by vertical averaging; mean PR with the thesis's own Chapter 5 algorithm (Alg. 3)
 #   rather than the linear interpolation its Chapter 4 used (which Chapter 5 calls incorrect).
 # * **Classification.** A small CNN replaces the G-CNN. With `data_source=real` it trains on PCam; the large
@@ -1416,8 +1417,8 @@ for _run in ex_exp_runs:
 # %% [markdown]
 # ## Try it
 #
-# * `medeval run 04a-class-distribution --set n_runs=4`: which rows of H1–H4 that the thesis's n decides fall
-#   back to [~] with four runs, and which way do they lean?
+# * `medeval run 04a-class-distribution --set n_runs=10`: which [~] rows of H1–H4 does the thesis's n decide, and
+#   in which direction?
 # * `--set germinal_similarity=0.0`: where does the quality band go, and which comparisons lose their spread?
 # * `--set imbalance=50`: how do the classification rows' ROC-AUC and precision-curve AUC move on the imbalanced
 #   test set?

@@ -26,3 +26,16 @@ def smoke_book(shared_tmp, run_chapter_smoke):
             done.write_text(json.dumps({"html": str(html), "logs": logs}))
     built = json.loads(done.read_text())
     return Path(built["html"]), out, built["logs"]
+
+
+def _chapter_html(html, part: str, cid: str) -> str:
+    """A chapter's rendered HTML, its page and its sub-pages (exercises; checks, errata and provenance) together."""
+    page = html / part / f"{cid}.html"
+    subs = sorted((html / part / cid).glob("*.html")) if (html / part / cid).is_dir() else []
+    return "\n".join(p.read_text() for p in [page, *subs])
+
+
+@pytest.fixture(scope="session")
+def chapter_html():
+    """``chapter_html(html, part, chapter)``: a chapter's page and its sub-pages, as one HTML text."""
+    return _chapter_html

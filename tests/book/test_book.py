@@ -150,12 +150,12 @@ def test_second_build_with_nothing_changed_reuses_everything(smoke_book):
     assert any("unchanged" in m for m in logs), logs
 
 
-def test_every_chapter_has_exercises_with_collapsed_solutions_and_a_self_check(smoke_book):
+def test_every_chapter_has_exercises_with_collapsed_solutions_and_a_self_check(smoke_book, chapter_html):
     from medeval.runtime.teaching import read_exercises
 
     html, _, _ = smoke_book
     for cid, ch in chapters().items():
-        text = (html / ch.part / f"{cid}.html").read_text()
+        text = chapter_html(html, ch.part, cid)
         labels = [e.label for e in read_exercises(cid).exercises]
         for label in labels:
             assert f'id="{label}"' in text, f"{cid}: exercise {label} is not on the page"

@@ -199,5 +199,22 @@ def test_every_chapter_self_check_renders_its_questions_offline(audited):
     """The jupyterquiz questions are embedded in the page: they render with no server and no network."""
     _, reports = audited
     for cid, ch in chapters().items():
-        quizzes = reports[f"{ch.part}/{cid}.html"]["audit"]["quizzes"]
+        quizzes = reports[f"{ch.part}/{cid}/exercises.html"]["audit"]["quizzes"]
         assert len(quizzes) == 1 and quizzes[0] > 100, (cid, quizzes)
+
+
+#: the longest main path of a chapter page, in screens of the audit's 1000-px-high window at 1400 px (the reading
+#: path: objectives, key findings, method, experiments, Paper vs us; exercises, checks, errata and provenance are on
+#: the chapter's sub-pages, details stay collapsed)
+MAX_SCREENS = 15
+
+
+def test_every_chapter_page_reads_in_at_most_fifteen_screens_and_links_its_sub_pages(audited):
+    html, reports = audited
+    screens = {rel: reports[rel]["audit"]["pageHeight"] / 1000 for rel in chapter_pages()}
+    long = {rel: round(s, 1) for rel, s in screens.items() if s > MAX_SCREENS}
+    assert not long, f"chapter pages longer than {MAX_SCREENS} screens: {long}"
+    for cid, ch in chapters().items():
+        for stem in ("exercises", "reference"):
+            if (html / ch.part / cid / f"{stem}.html").exists():
+                assert f"{cid}/{stem}.html" in (html / ch.part / f"{cid}.html").read_text(), (cid, stem)

@@ -292,11 +292,105 @@ def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# A chapter's reading path: the main page, and sub-pages for what a reader consults rather than reads
+
+
+#: the sections (by the start of their "## " heading) that leave a chapter's page for one of its sub-pages, per
+#: sub-page: (file stem, title). The main page keeps the objectives, key findings, method, experiments and the
+#: Paper-vs-us table; exercises and the record of checks, errata and provenance are one click away.
+SUB_PAGES = (
+    ("exercises", "Self-check and exercises", ("Self-check", "Exercises", "Try it")),
+    ("reference", "Checks, errata and provenance", ("Checks", "Deviations", "Provenance")),
+)
+_HEADING = re.compile(r"^## (?P<title>.+)$")
+_LABEL = re.compile(r"^\(\S+\)=\s*$")
+
+
+def _split_at_headings(cell: dict) -> list[dict]:
+    """A markdown cell cut before each of its "## " headings (a "(label)=" line right above stays with its
+    heading), so that every piece starts at most one section."""
+    lines = "".join(cell["source"]).splitlines(keepends=True) if isinstance(cell["source"], list) \
+        else str(cell["source"]).splitlines(keepends=True)
+    starts = [0]
+    for i, line in enumerate(lines):
+        if i and _HEADING.match(line.rstrip("\n")):
+            start = i - 1 if _LABEL.match(lines[i - 1]) else i
+            if start > starts[-1]:
+                starts.append(start)
+    pieces = []
+    for a, b in zip(starts, starts[1:] + [len(lines)], strict=True):
+        text = "".join(lines[a:b])
+        if text.strip():
+            pieces.append({**cell, "source": text, "metadata": dict(cell.get("metadata", {}))})
+    return pieces or [cell]
+
+
+def _section_title(cell: dict) -> str | None:
+    for line in str(cell["source"]).splitlines():
+        if _LABEL.match(line) or not line.strip():
+            continue
+        m = _HEADING.match(line)
+        return m.group("title").strip() if m else None
+    return None
+
+
+def split_chapter_notebook(text: str, doc: str, title: str) -> dict[str, str]:
+    """A chapter's executed notebook (JSON ``text``) as its main page and sub-pages (:data:`SUB_PAGES`):
+    ``{"": main, "exercises": ..., "reference": ...}``, each a notebook of the same kernel and metadata; a sub-page
+    exists only when the chapter has one of its sections. ``doc`` is the chapter's page (its link back), ``title``
+    its title. Nothing is re-executed: the cells keep their outputs, in their order."""
+    nb = json.loads(text)
+    page_of = {prefix: stem for stem, _, prefixes in SUB_PAGES for prefix in prefixes}
+    pages: dict[str, list[dict]] = {"": []}
+    current = ""
+    for cell in nb["cells"]:
+        pieces = _split_at_headings(cell) if cell.get("cell_type") == "markdown" else [cell]
+        for k, piece in enumerate(pieces):
+            if k and "id" in piece:
+                piece["id"] = f"{piece['id']}-{k}"
+            heading = _section_title(piece) if piece.get("cell_type") == "markdown" else None
+            if heading is not None:
+                current = next((stem for prefix, stem in page_of.items() if heading.startswith(prefix)), "")
+            pages.setdefault(current, []).append(piece)
+    out = {}
+    titles = {s: t for s, t, _ in SUB_PAGES}
+    subs = [stem for stem, _, _ in SUB_PAGES if pages.get(stem)]
+    for stem, cells in pages.items():
+        if stem == "":
+            if subs:  # the main page ends by pointing at its sub-pages
+                cells = [*cells, {"cell_type": "markdown", "metadata": {}, "id": "medeval-sub-pages",
+                                  "source": "## Going further\n\n" + "\n".join(
+                                      f"* {{doc}}`{titles[x]} </{doc}/{x}>`" for x in subs)}]
+            out[stem] = json.dumps({**nb, "cells": cells}, indent=1, ensure_ascii=False)
+            continue
+        sub_title = titles[stem]
+        head = {"cell_type": "markdown", "metadata": {}, "id": f"medeval-{stem}-title",
+                "source": f"# {sub_title}\n\nOf {{doc}}`{title} </{doc}>`."}
+        out[stem] = json.dumps({**nb, "cells": [head, *cells]}, indent=1, ensure_ascii=False)
+    return out
+
+
 def _toc_without_empty_globs(toc: dict, stage: Path) -> dict:
-    """Drop ``glob`` entries that match no staged page (e.g. a book built with ``--only``) and empty parts."""
+    """Drop ``glob`` entries that match no staged page (e.g. a book built with ``--only``) and empty parts; a glob
+    whose pages have sub-pages (:func:`split_chapter_notebook`) becomes one entry per page with its sub-pages as
+    sections, in the glob's (alphabetical) order."""
     parts = []
     for part in toc.get("parts", []):
-        entries = [e for e in part.get("chapters", []) if "glob" not in e or any(stage.glob(e["glob"] + ".*"))]
+        entries = []
+        for e in part.get("chapters", []):
+            if "glob" not in e:
+                entries.append(e)
+                continue
+            pages = sorted(stage.glob(e["glob"] + ".*"))
+            if not any(p.with_suffix("").is_dir() for p in pages):
+                entries.extend([e] if pages else [])
+                continue
+            for p in pages:
+                doc = p.relative_to(stage).with_suffix("").as_posix()
+                subs = [f"{doc}/{stem}" for stem, _, _ in SUB_PAGES
+                        if any(p.with_suffix("").glob(f"{stem}.*"))]
+                entries.append({"file": doc, **({"sections": [{"file": x} for x in subs]} if subs else {})})
         if entries:
             parts.append({**part, "chapters": entries})
     return {**toc, "parts": parts}
@@ -495,14 +589,17 @@ def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage
                 _copy_if_changed(src, dst)
             wanted.add(dst)
     for res in executed:
-        dst = stage / registry[res.chapter].part / f"{res.chapter}.ipynb"
-        if solutions:
-            _copy_if_changed(res.notebook, dst)
-        else:
+        part = registry[res.chapter].part
+        text = res.notebook.read_text()
+        if not solutions:
             from medeval.runtime.teaching import without_solutions
 
-            _write_if_changed(dst, without_solutions(res.notebook.read_text()))
-        wanted.add(dst)
+            text = without_solutions(text)
+        # the chapter's page and its sub-pages (exercises; checks, errata and provenance)
+        for stem, page in split_chapter_notebook(text, f"{part}/{res.chapter}", registry[res.chapter].title).items():
+            dst = stage / part / (f"{res.chapter}.ipynb" if not stem else f"{res.chapter}/{stem}.ipynb")
+            _write_if_changed(dst, page)
+            wanted.add(dst)
     for run in chosen:
         dst = stage / "reruns" / f"{run.id}.ipynb"
         _write_if_changed(dst, run_store.rerun_notebook(run))

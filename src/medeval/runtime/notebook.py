@@ -579,6 +579,28 @@ def reason_at_a_glance(reason: str, limit: int = REASON_GLANCE_CHARS) -> str:
     return cut.rstrip(",;: ") + "…"
 
 
+#: the most characters of a row's paper or ours figures shown in the Paper-vs-us table (the rest in its dropdown)
+FIGURES_GLANCE_CHARS = 150
+
+
+def figures_at_a_glance(text: str, limit: int = FIGURES_GLANCE_CHARS) -> str:
+    """The headline of a row's paper or ours figures: whole when at most ``limit`` characters, else the clauses
+    (separated by "; ") that fit, or the first clause cut at a word with "…". The row's dropdown shows the whole
+    text whenever this shortens it."""
+    text = " ".join(str(text or "").split())
+    if len(text) <= limit:
+        return text
+    kept = ""
+    for clause in text.split("; "):
+        candidate = f"{kept}; {clause}" if kept else clause
+        if len(candidate) > limit - 2:
+            break
+        kept = candidate
+    if kept:
+        return kept + "; …"
+    return text[:limit - 1].rsplit(" ", 1)[0].rstrip(",;: ") + " …"
+
+
 def claims_display(rows: list[dict]) -> HTMLTable:
     """The paper-versus-us table as HTML, one row per claim with the anchor ``claim-<id>`` the Scorecard links to,
     grouped by verdict ([Re], [¬Re], [~], [n/a]; the chapter's order within a group).
@@ -603,8 +625,11 @@ def claims_display(rows: list[dict]) -> HTMLTable:
         where = f'<br><span class="medeval-where">{_html_escape(r["where"])}</span>' if r.get("where") else ""
         scope = "; ".join(str(x) for x in (f"n = {r['n']}" if str(r.get("n", "")).strip() else "", r.get("basis", ""),
                                           r.get("scale", "")) if str(x).strip())
+        paper, ours = (figures_at_a_glance(r.get(k, "")) for k in ("paper", "ours"))
         decided = [("test", r.get("test", "")), ("effect", r.get("effect", "")), ("scope", scope),
-                   ("substitution", r.get("substitution", "")), ("reason", r.get("reason", ""))]
+                   ("substitution", r.get("substitution", "")), ("reason", r.get("reason", "")),
+                   ("paper, in full", r.get("paper", "") if paper != " ".join(str(r.get("paper", "")).split()) else ""),
+                   ("ours, in full", r.get("ours", "") if ours != " ".join(str(r.get("ours", "")).split()) else "")]
         details = ("<details><summary>how it was decided</summary>"
                    + "".join(f"<p><strong>{k}</strong>: {_html_escape(v)}</p>" for k, v in decided if str(v).strip())
                    + "</details>")
@@ -612,8 +637,8 @@ def claims_display(rows: list[dict]) -> HTMLTable:
         body.append(
             f'<tr id="claim-{_html_escape(r["id"])}">'
             f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}"><strong>{verdict}</strong></td>'
-            f"<td>{_html_escape(r.get('claim', ''))}{where}{details}</td><td>{_html_escape(r.get('paper', ''))}</td>"
-            f"<td>{_html_escape(r.get('ours', ''))}</td><td>{why}</td></tr>")
+            f"<td>{_html_escape(r.get('claim', ''))}{where}{details}</td><td>{_html_escape(paper) or MISSING}</td>"
+            f"<td>{_html_escape(ours) or MISSING}</td><td>{why}</td></tr>")
     html_text = _TABLE_BOX.format(
         '<table class="medeval-table medeval-claims-table">'
         '<colgroup><col style="width:8%"><col style="width:30%"><col style="width:20%"><col style="width:22%">'
