@@ -829,9 +829,11 @@ mean_sd_table(cls_aucs, AUC_COLUMNS, "Classification: areas and argmax precision
 # ({cite:p}`kendall1938`, {cite:p}`hirsch1982trend`) for the evaluation-patch sweep, equivalence (TOST,
 # {cite:p}`schuirmann1987tost`) or non-inferiority bounds with a stated margin where the thesis claims "comparable"
 # or "at least as good". Only models above the quality floors are compared: patch ROC-AUC above `quality_floor`,
-# and, for statistics of the argmax decision, a decision that predicts every class (recall above 0.05 in each); a
-# run that never predicts a class is named in its row, never silently dropped. A row is [~] when the test cannot decide with this profile's runs
-# (it says how many would), [n/a] when the models did not train.
+# and, for statistics of the argmax decision, a decision that predicts the classes the row compares (recall above
+# 0.05 in each; the row on O keeps every trained run, since a run that never predicts O is what it asks about); a
+# run left out is named in its row, never silently dropped. A row is [~] when the test cannot decide with this
+# profile's runs (it says which way it leans and how many runs would decide it), [n/a] when the models did not
+# train.
 
 # %%
 claims = cd.chapter_claims(tables, P, imbalanced=imbalanced_label,

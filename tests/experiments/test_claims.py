@@ -368,6 +368,6 @@ def test_the_why_section_gives_mechanisms_and_names_the_inconclusive_rows_withou
     text = explain(cl)
     lines = text.splitlines()
     assert lines[0] == '* **Contradicted**, <a href="#claim-c1">c1</a>: Claim 1. The phantom\'s prior sets the threshold.'
-    assert lines[1] == '* **Not testable here**, <a href="#claim-c4">c4</a>: No real boxes here.'
+    assert lines[1] == '* **Not testable here** (1): no real boxes here (<a href="#claim-c4">c4</a>).'
     assert lines[2].startswith('* **Inconclusive at this scale** (2): <a href="#claim-c2">c2</a>, <a href="#claim-c3">')
     assert "Δ = 0.5" not in text and "c0" not in text and len(lines) == 3  # no statistics repeated, [Re] not listed

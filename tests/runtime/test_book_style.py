@@ -183,10 +183,33 @@ def test_claims_table_is_grouped_by_verdict_with_a_one_line_why_and_the_decision
     assert html.count("<details><summary>how it was decided</summary>") == 5
     assert html.count("<td>The models did not train</td>") == 5  # the first clause, at a glance
     assert html.count(reason.strip()) == 5  # the whole reason, in the dropdown
+    # the decided rows are shown; the inconclusive and untestable ones follow, collapsed under their count
+    fold = html.index("<summary>1 inconclusive at this scale and 1 not testable here: the rows")
+    assert html.index('id="claim-r3"') < fold < html.index('id="claim-r0"') < html.index('id="claim-r2"')
+    assert html.count('<table class="medeval-table medeval-claims-table">') == 2
+    only_undecided = notebook.claims_display([rows[0]])._repr_html_()
+    assert only_undecided.count("<table") == 1 and "<summary>1 inconclusive at this scale: the rows" in only_undecided
     long = "word " * 100
     glance = reason_at_a_glance(long)
     assert len(glance) <= REASON_GLANCE_CHARS and glance.endswith("…") and " wor…" not in glance
     assert reason_at_a_glance("") == "" and reason_at_a_glance("a; b") == "a"
+
+
+def test_a_rows_figures_show_their_headline_and_the_whole_text_sits_in_its_dropdown():
+    from medeval.runtime.notebook import FIGURES_GLANCE_CHARS, figures_at_a_glance
+
+    ours = "C recall: Natural 0.93, C-biased 0.95; " + "; ".join(f"quality part {i} of the row" for i in range(12))
+    glance = figures_at_a_glance(ours)
+    assert glance.startswith("C recall: Natural 0.93, C-biased 0.95; ") and glance.endswith("; …")
+    assert len(glance) <= FIGURES_GLANCE_CHARS
+    assert figures_at_a_glance("short; text") == "short; text" and figures_at_a_glance("") == ""
+    one_clause = "x" * 10 + " word" * 60  # no clause fits: cut at a word
+    assert figures_at_a_glance(one_clause).endswith(" …") and len(figures_at_a_glance(one_clause)) <= 150
+    row = {"id": "r", "claim": "c", "where": "", "paper": "p", "ours": ours, "basis": "phantom", "scale": "smoke",
+           "n": 3, "test": "t", "effect": "", "verdict": "[~]", "reason": "why"}
+    html = notebook.claims_display([row])._repr_html_()
+    assert "<strong>ours, in full</strong>" in html and "quality part 11 of the row" in html
+    assert "paper, in full" not in html  # nothing was shortened there
 
 
 def test_the_api_index_puts_the_runtime_last_under_a_developer_heading():

@@ -784,9 +784,10 @@ def explain(claim_list: ClaimList) -> str:
         if c.verdict == "[¬Re]":
             lines.append(f"* **Contradicted**, {link(c)}: {sentence(c.claim)} "
                          f"{sentence(c.decision.reason or 'see the test in its row: ' + c.decision.test)}")
-    for c in claim_list.claims:
-        if c.verdict == "[n/a]":
-            lines.append(f"* **Not testable here**, {link(c)}: {sentence(c.decision.reason or c.decision.test)}")
+    untestable = [c for c in claim_list.claims if c.verdict == "[n/a]"]
+    if untestable:  # grouped by why (each row's dropdown has its whole reason)
+        groups = _grouped_by_why([(c.decision.reason or c.decision.test, link(c)) for c in untestable])
+        lines.append(f"* **Not testable here** ({len(untestable)}): {groups}.")
     unsure = [c for c in claim_list.claims if c.verdict == "[~]"]
     if unsure:
         lines.append(f"* **Inconclusive at this scale** ({len(unsure)}): " + ", ".join(link(c) for c in unsure)
@@ -804,6 +805,17 @@ def _first_sentence(text: str) -> str:
     text = text.strip()
     cut = re.split(r"(?<=\.)\s|\s—\s", text, maxsplit=1)[0].rstrip(".;")
     return cut[:1].upper() + cut[1:] if cut else ""
+
+
+def _grouped_by_why(reasons_and_links: Iterable[tuple[str, str]]) -> str:
+    """'why one (a, b); why two (c)': rows grouped by the head of their reason's first sentence (the text before a
+    colon, when one comes early), in order of first appearance."""
+    why: dict[str, list[str]] = {}
+    for reason, link in reasons_and_links:
+        first = _first_sentence(reason or "") or "see the row"
+        head = first.split(":", 1)[0] if ":" in first[:90] else first
+        why.setdefault(head[:1].lower() + head[1:], []).append(link)
+    return "; ".join(f"{k} ({', '.join(v)})" for k, v in why.items())
 
 
 def key_findings(rows: Iterable[Claim | dict], seed_sensitive: Iterable[str] = ()) -> str:
@@ -856,12 +868,7 @@ def key_findings(rows: Iterable[Claim | dict], seed_sensitive: Iterable[str] = (
                      + "; ".join(f"{link(r)} {r['verdict']}" for r in shaky) + ".")
         lines.append("")
     if by["[n/a]"]:
-        why: dict[str, list[str]] = {}
-        for r in by["[n/a]"]:
-            first = _first_sentence(r["reason"]) or "see the row"
-            head = first.split(":", 1)[0] if ":" in first[:90] else first
-            why.setdefault(head[:1].lower() + head[1:], []).append(link(r))
-        lines.append("**Not testable here:** " + "; ".join(f"{k} ({', '.join(v)})" for k, v in why.items()) + ".")
+        lines.append("**Not testable here:** " + _grouped_by_why([(r["reason"], link(r)) for r in by["[n/a]"]]) + ".")
     return "\n".join(lines).strip()
 
 

@@ -23,6 +23,7 @@ from medeval.runtime.params import (
     chapters,
 )
 from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
+from medeval.runtime.teaching import OFF_PATH_PAGES
 
 
 def _copy_if_changed(src: Path, dst: Path) -> None:
@@ -296,13 +297,8 @@ def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
 # A chapter's reading path: the main page, and sub-pages for what a reader consults rather than reads
 
 
-#: the sections (by the start of their "## " heading) that leave a chapter's page for one of its sub-pages, per
-#: sub-page: (file stem, title). The main page keeps the objectives, key findings, method, experiments and the
-#: Paper-vs-us table; exercises and the record of checks, errata and provenance are one click away.
-SUB_PAGES = (
-    ("exercises", "Self-check and exercises", ("Self-check", "Exercises", "Try it")),
-    ("reference", "Checks, errata and provenance", ("Checks", "Deviations", "Provenance")),
-)
+#: a chapter's sub-pages: (file stem, title, the sections they take from the chapter's page)
+SUB_PAGES = OFF_PATH_PAGES
 _HEADING = re.compile(r"^## (?P<title>.+)$")
 _LABEL = re.compile(r"^\(\S+\)=\s*$")
 
@@ -366,7 +362,7 @@ def split_chapter_notebook(text: str, doc: str, title: str) -> dict[str, str]:
             continue
         sub_title = titles[stem]
         head = {"cell_type": "markdown", "metadata": {}, "id": f"medeval-{stem}-title",
-                "source": f"# {sub_title}\n\nOf {{doc}}`{title} </{doc}>`."}
+                "source": f"# {sub_title}\n\nPart of the chapter {{doc}}`{title} </{doc}>`."}
         out[stem] = json.dumps({**nb, "cells": [head, *cells]}, indent=1, ensure_ascii=False)
     return out
 

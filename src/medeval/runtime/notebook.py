@@ -606,15 +606,34 @@ def claims_display(rows: list[dict]) -> HTMLTable:
     grouped by verdict ([Re], [¬Re], [~], [n/a]; the chapter's order within a group).
 
     Five columns that a reader takes in at a glance: the verdict (with its agreement across seeds), the claim with
-    where the paper makes it, the paper's figure, ours, and why in one line (:func:`reason_at_a_glance`). How the
-    row was decided (the test, its effect, n, data basis, scale, substitution and the whole reason) is in a
-    dropdown under the claim; nothing is cut from it."""
+    where the paper makes it, the paper's figure, ours (their headlines, :func:`figures_at_a_glance`), and why in
+    one line (:func:`reason_at_a_glance`). How the row was decided (the test, its effect, n, data basis, scale,
+    substitution, the whole reason and the whole figures) is in a dropdown under the claim; nothing is cut from it.
+    The decided rows ([Re], [¬Re]) are shown; the inconclusive and untestable ones ([~], [n/a]) follow in a second
+    table, collapsed under a line that counts them (the Key findings name each with the way it leans, and a link
+    to one of them opens the block: ``book/_static/medeval.js``)."""
+    order = {v: i for i, v in enumerate(VERDICTS)}
+    ordered = sorted(rows, key=lambda r: order.get(r.get("verdict"), len(order)))
+    decided = [r for r in ordered if r.get("verdict") in ("[Re]", "[¬Re]")]
+    undecided = [r for r in ordered if r.get("verdict") not in ("[Re]", "[¬Re]")]
+    html_text = _claims_table(decided) if decided or not undecided else ""
+    if undecided:
+        counts = [f"{sum(r.get('verdict') == v for r in undecided)} {name}"
+                  for v, name in (("[~]", "inconclusive at this scale"), ("[n/a]", "not testable here"))
+                  if any(r.get("verdict") == v for r in undecided)]
+        html_text += _collapsed(f"{' and '.join(counts)}: the rows, each with which way it leans or why",
+                                _claims_table(undecided))
+    text = "\n".join(f"{r.get('verdict')} {r.get('id')}: {r.get('claim')}" for r in rows)
+    return HTMLTable(html_text, text)
+
+
+def _claims_table(rows: list[dict]) -> str:
+    """The rows of :func:`claims_display` as one table."""
     head = "<tr><th>verdict</th><th>claim</th><th>paper</th><th>ours</th><th>why</th></tr>"
     from medeval.runtime.robustness import agreement
 
-    order = {v: i for i, v in enumerate(VERDICTS)}
     body = []
-    for r in sorted(rows, key=lambda r: order.get(r.get("verdict"), len(order))):
+    for r in rows:
         verdict = _html_escape(r.get("verdict", ""))
         seed = getattr(_state.get("params"), "seed", None)
         seeds = (agreement(_state["chapter"], _state["profile"], r["id"], r.get("verdict", ""), rule=r.get("rule"),
@@ -639,13 +658,11 @@ def claims_display(rows: list[dict]) -> HTMLTable:
             f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}"><strong>{verdict}</strong></td>'
             f"<td>{_html_escape(r.get('claim', ''))}{where}{details}</td><td>{_html_escape(paper) or MISSING}</td>"
             f"<td>{_html_escape(ours) or MISSING}</td><td>{why}</td></tr>")
-    html_text = _TABLE_BOX.format(
+    return _TABLE_BOX.format(
         '<table class="medeval-table medeval-claims-table">'
         '<colgroup><col style="width:8%"><col style="width:30%"><col style="width:20%"><col style="width:22%">'
         '<col style="width:20%"></colgroup>'
         f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
-    text = "\n".join(f"{r.get('verdict')} {r.get('id')}: {r.get('claim')}" for r in rows)
-    return HTMLTable(html_text, text)
 
 
 def _collapsed(summary: str, table_html: str, *, open_: bool = False) -> str:

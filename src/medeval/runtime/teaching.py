@@ -284,8 +284,15 @@ _ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`]*)`")
 
 #: a reader's pace through the chapters' technical prose, in words a minute (what :func:`reading_time` assumes)
 READING_WORDS_PER_MINUTE = 200
-#: sections of a chapter that are not on its reading path: they are worked on (exercises, self-check) or looked up
-OFF_PATH_SECTIONS = ("Self-check", "Exercises", "Try it", "Provenance")
+#: the sections of a chapter (by the start of their "## " heading) that are not on its reading path, per sub-page of
+#: the chapter that holds them in the book: (file stem, title, sections). They are worked on (self-check, exercises)
+#: or looked up (checks, errata, provenance); the chapter's page keeps its objectives, key findings, method,
+#: experiments and Paper-vs-us table (:func:`medeval.runtime.book.split_chapter_notebook`).
+OFF_PATH_PAGES = (
+    ("exercises", "Self-check and exercises", ("Self-check", "Exercises", "Try it")),
+    ("reference", "Checks, errata and provenance", ("Checks", "Deviations", "Provenance")),
+)
+OFF_PATH_SECTIONS = tuple(prefix for _, _, prefixes in OFF_PATH_PAGES for prefix in prefixes)
 
 
 def reading_time(nb, words_per_minute: int = READING_WORDS_PER_MINUTE) -> dict:
@@ -298,7 +305,7 @@ def reading_time(nb, words_per_minute: int = READING_WORDS_PER_MINUTE) -> dict:
             continue
         heading = re.match(r"^##\s+(.+?)\s*$", cell.source.lstrip(), flags=re.M)
         if heading and cell.source.lstrip().startswith("## "):
-            on_path = heading.group(1) not in OFF_PATH_SECTIONS
+            on_path = not heading.group(1).startswith(OFF_PATH_SECTIONS)
         if not on_path:
             continue
         text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " ", cell.source, flags=re.S)
