@@ -30,7 +30,11 @@ def test_book_builds_with_every_page(smoke_book):
 def test_no_error_outputs_in_any_page(smoke_book):
     _, out, _ = smoke_book
     notebooks = list((out / "source").rglob("*.ipynb"))
-    assert len(notebooks) == len(chapters()) + 1  # and the re-run in the Re-runs part
+    pages = [p for p in notebooks if p.parent.name in ("chapters", "appendix", "reruns")]
+    assert len(pages) == len(chapters()) + 1  # and the re-run in the Re-runs part
+    # every chapter's exercises and its checks, errata and provenance are on its sub-pages
+    subs = {(p.parent.name, p.stem) for p in notebooks if p not in pages}
+    assert {cid for cid, _ in subs} == set(chapters()) and {stem for _, stem in subs} == {"exercises", "reference"}
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
