@@ -662,13 +662,15 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
     out.claim(
         "t44-c-precision", "¬C-biased training gives the highest precision for C.", where=t44_where,
         paper=f"C precision: {_t44_paper('C', 1)}",
-        rule=f"C precision of ¬C-biased > each other distribution ({welch}); all four must hold.",
+        rule=f"C precision of ¬C-biased > each other distribution ({welch}); all four must hold; compared: "
+             f"{pre_c.floor_text()}.",
         ours=f"C precision: {_t44_ours(pre_c, 'C', 'P', s)}", basis="phantom",
         decision=_best_of(pre_c, "notC-biased", "C", "P", "greater", s))
     out.claim(
         "t44-c-f", "¬C-biased training gives the best F-measure for C (C-biased the worst).", where=t44_where,
         paper=f"C F-measure: {_t44_paper('C', 2)}",
-        rule=f"C F-measure of ¬C-biased > each other distribution ({welch}); all four must hold.",
+        rule=f"C F-measure of ¬C-biased > each other distribution ({welch}); all four must hold; compared: "
+             f"{pre_c.floor_text()}.",
         ours=f"C F-measure: {_t44_ours(pre_c, 'C', 'F', s)}", basis="phantom",
         decision=_best_of(pre_c, "notC-biased", "C", "F", "greater", s))
     notc = combine([_best_of(pre_notc, "C-biased", "notC", "P", "greater", s),
@@ -678,7 +680,8 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
         "t44-notc-reversed", "For ¬C the order is reversed: C-biased gives the best ¬C precision, ¬C-biased the best "
         "¬C recall.", where=t44_where,
         paper=f"¬C precision: {_t44_paper('notC', 1)}; ¬C recall: {_t44_paper('notC', 0)}",
-        rule=f"¬C precision of C-biased > each other and ¬C recall of ¬C-biased > each other ({welch}); all must hold.",
+        rule=f"¬C precision of C-biased > each other and ¬C recall of ¬C-biased > each other ({welch}); all must hold; "
+             f"compared: {pre_notc.floor_text()}.",
         ours=f"¬C precision: {_t44_ours(pre_notc, 'notC', 'P', s)}; ¬C recall: {_t44_ours(pre_notc, 'notC', 'R', s)}",
         basis="phantom", decision=_with_power(notc, s, "prelim"))
     trade = Runs.of(tradeoff_statistic(prelim, e) if len(prelim) else prelim, s.floor,
@@ -689,7 +692,7 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
         paper="min(F_C, F_¬C): " + ", ".join(f"{_lab(d)} {min(v['C'][2], v['notC'][2]):g}"
                                             for d, v in PAPER_TABLE_4_4.items()),
         rule="'both classes at the same time' read as the F-measure of the weaker ROI class, min(F_C, F_¬C), per run; "
-             f"Natural > each other distribution ({welch}); all four must hold.",
+             f"Natural > each other distribution ({welch}); all four must hold; compared: {pre_roi.floor_text()}.",
         ours="min(F_C, F_¬C): " + ", ".join(f"{_lab(d)} {_fmt(_mean(trade, d, 'F', **{'class': 'trade-off'}))}"
                                             for d in PRELIMINARY),
         basis="phantom", decision=_best_of(trade, "Natural", "trade-off", "F", "greater", s))
@@ -698,7 +701,7 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
         "distributions.", where="§4.4.2.1, Fig. 4.1, Table 4.4",
         paper="R > P in all 10 (distribution, class) cells, e.g. Natural C .88 vs .61",
         rule=f"per distribution and ROI class, paired t-test over runs of R − P > 0, one-sided, α = {s.alpha}; all 10 "
-             "must hold.",
+             f"must hold; compared: {pre_roi.floor_text()}.",
         ours="R − P (C): " + ", ".join(
             f"{_lab(d)} {_fmt(_mean(pre_roi, d, 'R', **{'class': 'C', 'e': e}) - _mean(pre_roi, d, 'P', **{'class': 'C', 'e': e}))}"
             for d in PRELIMINARY) + "; (¬C): " + ", ".join(
@@ -710,7 +713,8 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
         paper=f"O F-measure: {_t44_paper('O', 2)}; O recall 1.0 everywhere",
         rule=f"mean O F-measure over runs > {s.o_well} (the thesis's lowest printed O F, .96, to its printed precision) "
              "by its one-sided "
-             f"{100 * (1 - s.alpha):.0f} % lower bound, in each of the five distributions.",
+             f"{100 * (1 - s.alpha):.0f} % lower bound, in each of the five distributions; every run with "
+             f"{pre_model.floor_text()} counts, those that never predict O included.",
         ours=f"O F: {_t44_ours(pre_model, 'O', 'F', s)}; O recall: {_t44_ours(pre_model, 'O', 'R', s)}; "
              f"{_o_never_predicted(pre_model, s)}", basis="phantom",
         decision=rule_o_well(pre_model, s))
@@ -734,7 +738,8 @@ def chapter_claims(prelim: pd.DataFrame, hyp: pd.DataFrame, cls: pd.DataFrame, s
             "for C and ¬C.", where="§4.4.2.2, Fig. 4.3",
             paper="Fig. 4.3 (e = 1 ... 1000 px): recall ↑, precision ↓ for both classes",
             rule=f"trend of R (rising) and of P (falling) with e within each run: stratified Mann–Kendall test "
-                 f"blocked by run, one-sided, α = {s.alpha}, for C and ¬C; all four must hold.",
+                 f"blocked by run, one-sided, α = {s.alpha}, for C and ¬C; all four must hold; compared: "
+                 f"{pre_roi.floor_text()}.",
             ours=_sweep_ours(pre_roi, dist), basis="phantom", decision=rule_sweep(pre_roi, dist, s))
 
     # --- H1-H4 (segmentation, method 2, argmax precision) ------------------------------------------------------
