@@ -900,8 +900,9 @@ notebook.errata_display([e.row() for e in claims.errata])
 #   ({func}`medeval.models.training.recalibrate_batch_norm`), and the default profile trains 16 epochs: with the
 #   few optimiser steps a CPU affords, the stale running variance made 8 of 15 default Table 4.4 runs predict one
 #   class everywhere despite a patch ROC-AUC near 0.98 (measured: recalibration alone 6 of 15, with 16 epochs 3).
-#   The 3 that remain did not move with any other training change we measured on the same 15 runs and seeds
-#   (selecting the epoch on the validation split by loss or by macro recall, 2 warm-up epochs: 3 of 15 each;
+#   The 3 that remain did not move with any other training change we measured once, outside this page, on the
+#   same 15 runs' seeds and data with torch's native (faster, unpinned) numerics, under which the same 3 runs
+#   collapse (selecting the epoch on the validation split by loss or by macro recall, 2 warm-up epochs: 3 of 15 each;
 #   standardised inputs: 2; 8 epochs: 6; a U-Net of base 4: 3, and 7 of the 44 hypothesis runs against 4). Two of
 #   them never predict O and come from the sets with the fewest O pixels (Balanced_S, C-biased), the mechanism
 #   the thesis itself gives for its C- and ¬C-biased models missing O pixels (§4.4.2.1), so they are kept as

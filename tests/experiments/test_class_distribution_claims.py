@@ -222,6 +222,14 @@ def test_a_collapsed_run_is_left_out_of_decision_level_rows_and_named():
     assert "(5/5 trained, 4 of them predict every class)" in h1.ours and "E1.a 0.801" in h1.ours
 
 
+def test_the_decision_classes_are_checked():
+    frame = prelim_table(THESIS_LIKE_TABLE)
+    with pytest.raises(ValueError, match="decision_classes must be a non-empty subset of C, notC, O"):
+        cdc.Runs.of(frame, 0.9, decision_floor=0.05, evaluation_tile=E, decision_classes=("C", "tumour"))
+    with pytest.raises(ValueError, match="non-empty"):
+        cdc.Runs.of(frame, 0.9, decision_floor=0.05, evaluation_tile=E, decision_classes=())
+
+
 def test_the_decision_floor_is_per_class_and_the_o_row_keeps_the_runs_that_never_predict_o():
     """A run that never predicts O still decides C (the C rows keep it), and the O row counts it: 'O is predicted
     well whatever the experiment' is exactly what such a run denies (thesis §4.4.2.1 names the mechanism)."""

@@ -414,6 +414,9 @@ def test_reading_time_counts_the_prose_of_the_reading_path_only():
         v4.new_markdown_cell("## Exercises\n\nnot on the path at all"),
         v4.new_markdown_cell("more exercise text"),
         v4.new_markdown_cell("## Paper vs us\n\nback on path"),
+        # a section opened by a label line, or in the middle of a cell, is cut where the book's pages cut it
+        v4.new_markdown_cell("(ch-x-checks)=\n## Checks\n\noff the path"),
+        v4.new_markdown_cell("## Provenance\n\noff\n\n## Deviations and errata\n\nstill off"),
     ])
     got = reading_time(nb, words_per_minute=5)
     # "A title of four" 4 + "The text has six words here" 6 + "Method" 1 + "Two words" 2 + "Paper vs us back on path" 6

@@ -23,7 +23,7 @@ from medeval.runtime.params import (
     chapters,
 )
 from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
-from medeval.runtime.teaching import OFF_PATH_PAGES
+from medeval.runtime.teaching import OFF_PATH_PAGES, section_title, split_at_headings
 
 
 def _copy_if_changed(src: Path, dst: Path) -> None:
@@ -297,61 +297,28 @@ def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
 # A chapter's reading path: the main page, and sub-pages for what a reader consults rather than reads
 
 
-#: a chapter's sub-pages: (file stem, title, the sections they take from the chapter's page)
-SUB_PAGES = OFF_PATH_PAGES
-_HEADING = re.compile(r"^## (?P<title>.+)$")
-_LABEL = re.compile(r"^\(\S+\)=\s*$")
-
-
-def _split_at_headings(cell: dict) -> list[dict]:
-    """A markdown cell cut before each of its "## " headings (a "(label)=" line right above stays with its
-    heading), so that every piece starts at most one section."""
-    lines = "".join(cell["source"]).splitlines(keepends=True) if isinstance(cell["source"], list) \
-        else str(cell["source"]).splitlines(keepends=True)
-    starts = [0]
-    for i, line in enumerate(lines):
-        if i and _HEADING.match(line.rstrip("\n")):
-            start = i - 1 if _LABEL.match(lines[i - 1]) else i
-            if start > starts[-1]:
-                starts.append(start)
-    pieces = []
-    for a, b in zip(starts, starts[1:] + [len(lines)], strict=True):
-        text = "".join(lines[a:b])
-        if text.strip():
-            pieces.append({**cell, "source": text, "metadata": dict(cell.get("metadata", {}))})
-    return pieces or [cell]
-
-
-def _section_title(cell: dict) -> str | None:
-    for line in str(cell["source"]).splitlines():
-        if _LABEL.match(line) or not line.strip():
-            continue
-        m = _HEADING.match(line)
-        return m.group("title").strip() if m else None
-    return None
-
-
 def split_chapter_notebook(text: str, doc: str, title: str) -> dict[str, str]:
-    """A chapter's executed notebook (JSON ``text``) as its main page and sub-pages (:data:`SUB_PAGES`):
+    """A chapter's executed notebook (JSON ``text``) as its main page and sub-pages
+    (:data:`~medeval.runtime.teaching.OFF_PATH_PAGES`):
     ``{"": main, "exercises": ..., "reference": ...}``, each a notebook of the same kernel and metadata; a sub-page
     exists only when the chapter has one of its sections. ``doc`` is the chapter's page (its link back), ``title``
     its title. Nothing is re-executed: the cells keep their outputs, in their order."""
     nb = json.loads(text)
-    page_of = {prefix: stem for stem, _, prefixes in SUB_PAGES for prefix in prefixes}
+    page_of = {prefix: stem for stem, _, prefixes in OFF_PATH_PAGES for prefix in prefixes}
     pages: dict[str, list[dict]] = {"": []}
     current = ""
     for cell in nb["cells"]:
-        pieces = _split_at_headings(cell) if cell.get("cell_type") == "markdown" else [cell]
+        pieces = split_at_headings(cell) if cell.get("cell_type") == "markdown" else [cell]
         for k, piece in enumerate(pieces):
             if k and "id" in piece:
                 piece["id"] = f"{piece['id']}-{k}"
-            heading = _section_title(piece) if piece.get("cell_type") == "markdown" else None
+            heading = section_title(piece["source"]) if piece.get("cell_type") == "markdown" else None
             if heading is not None:
                 current = next((stem for prefix, stem in page_of.items() if heading.startswith(prefix)), "")
             pages.setdefault(current, []).append(piece)
     out = {}
-    titles = {s: t for s, t, _ in SUB_PAGES}
-    subs = [stem for stem, _, _ in SUB_PAGES if pages.get(stem)]
+    titles = {s: t for s, t, _ in OFF_PATH_PAGES}
+    subs = [stem for stem, _, _ in OFF_PATH_PAGES if pages.get(stem)]
     for stem, cells in pages.items():
         if stem == "":
             if subs:  # the main page ends by pointing at its sub-pages
@@ -384,7 +351,7 @@ def _toc_without_empty_globs(toc: dict, stage: Path) -> dict:
                 continue
             for p in pages:
                 doc = p.relative_to(stage).with_suffix("").as_posix()
-                subs = [f"{doc}/{stem}" for stem, _, _ in SUB_PAGES
+                subs = [f"{doc}/{stem}" for stem, _, _ in OFF_PATH_PAGES
                         if any(p.with_suffix("").glob(f"{stem}.*"))]
                 entries.append({"file": doc, **({"sections": [{"file": x} for x in subs]} if subs else {})})
         if entries:

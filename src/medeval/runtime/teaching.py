@@ -295,20 +295,55 @@ OFF_PATH_PAGES = (
 OFF_PATH_SECTIONS = tuple(prefix for _, _, prefixes in OFF_PATH_PAGES for prefix in prefixes)
 
 
+_HEADING = re.compile(r"^## (?P<title>.+)$")
+_LABEL = re.compile(r"^\(\S+\)=\s*$")
+
+
+def split_at_headings(cell: dict) -> list[dict]:
+    """A notebook cell (a dict) cut before each "## " heading of its source (a "(label)=" line right above stays
+    with its heading), so that every piece starts at most one section; a cell without one comes back whole."""
+    source = cell["source"]
+    lines = ("".join(source) if isinstance(source, list) else str(source)).splitlines(keepends=True)
+    starts = [0]
+    for i, line in enumerate(lines):
+        if i and _HEADING.match(line.rstrip("\n")):
+            start = i - 1 if _LABEL.match(lines[i - 1]) else i
+            if start > starts[-1]:
+                starts.append(start)
+    if len(starts) == 1:
+        return [cell]
+    pieces = []
+    for a, b in zip(starts, starts[1:] + [len(lines)], strict=True):
+        text = "".join(lines[a:b])
+        if text.strip():
+            pieces.append({**cell, "source": text, "metadata": dict(cell.get("metadata", {}))})
+    return pieces
+
+
+def section_title(source) -> str | None:
+    """The title of the "## " section a cell's source opens (after blank and "(label)=" lines), else None."""
+    for line in ("".join(source) if isinstance(source, list) else str(source)).splitlines():
+        if _LABEL.match(line) or not line.strip():
+            continue
+        m = _HEADING.match(line)
+        return m.group("title").strip() if m else None
+    return None
+
+
 def reading_time(nb, words_per_minute: int = READING_WORDS_PER_MINUTE) -> dict:
     """How long a chapter takes to read: the words of its Markdown cells outside :data:`OFF_PATH_SECTIONS` (math,
     directive lines and MyST targets not counted), at ``words_per_minute``, rounded up to whole minutes.
     ``nb`` is a notebook (nbformat); returns ``{"minutes", "words", "words_per_minute"}``."""
     words, on_path = 0, True
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        heading = re.match(r"^##\s+(.+?)\s*$", cell.source.lstrip(), flags=re.M)
-        if heading and cell.source.lstrip().startswith("## "):
-            on_path = not heading.group(1).startswith(OFF_PATH_SECTIONS)
+    pieces = [piece for cell in nb.cells if cell.cell_type == "markdown"
+              for piece in split_at_headings({"source": cell.source})]  # sections as the book's pages cut them
+    for piece in pieces:
+        heading = section_title(piece["source"])
+        if heading is not None:
+            on_path = not heading.startswith(OFF_PATH_SECTIONS)
         if not on_path:
             continue
-        text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " ", cell.source, flags=re.S)
+        text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " ", piece["source"], flags=re.S)
         text = "\n".join(line for line in text.splitlines()
                           if not re.match(r"^\s*(`{3,}|:{3,}|\(\S+\)=|:\w+:|%)", line))
         words += len(re.findall(r"[A-Za-zÀ-ÿ0-9¬][\w'’-]*", text))
