@@ -509,7 +509,7 @@ display(Markdown(
     "rank-identical; their Pearson correlation below is < 1 only through this non-linearity."
 ))
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Chance level (random maps)
 #
 # Every score of the Method on pairs of independent uniform random maps: what a score gives when the two models
@@ -591,7 +591,7 @@ display(Markdown(
 notebook.show_table(quality_table.rename_axis("operator"), caption=f"Mean {band['measure']} per operator and dataset",
                     digits=2)
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Choice of score (Sec. IV-F)
 #
 # The paper correlates the candidate scores over all (bag, model pair) values and keeps one score per group.
@@ -621,7 +621,7 @@ notebook.show_table(
 # "Kendall's tau is no more informative than Spearman" holds for any maps. It is therefore a check (see *Checks*,
 # with the figure on random maps), not a row of the paper-versus-us table.
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Threshold sweep (Sec. IV-G)
 #
 # The binary scores depend on $T(\text{binary})$ of {eq}`eq-mil-binarize`; the paper sweeps it from 0.1 to 0.9.

@@ -627,7 +627,7 @@ plots.glue_figure("fig-rodeo-duplication", fig)
 # above 10 % does not fall.
 # ```
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## cIoU and a Hausdorff similarity (the paper's Fig. 6, App. C)
 #
 # A fixed square target of side 0.25 and a second box scaled by a factor (aspect kept, left panel of
@@ -660,7 +660,7 @@ plots.glue_figure("fig-rodeo-ciou", fig)
 # changes; the Hausdorff similarity falls linearly without a lower bound.
 # ```
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Class oracle with random boxes (the paper's Fig. 7)
 #
 # Only the classes are known: every positive class (plus negative classes flipped with probability
@@ -682,7 +682,7 @@ plots.glue_figure("fig-rodeo-random-boxes", fig)
 # that AP@IoU and RoDeO stay low, and that RoDeO shape peaks near the typical size of a target box.
 # ```
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Position bias and position noise (the paper's Fig. 8)
 #
 # Every box is moved by $|\Delta p|$ box sizes in a random direction (Eq. 8, with the box size as a factor; see
@@ -708,7 +708,7 @@ plots.glue_figure("fig-rodeo-position-bias", fig)
 # that RoDeO shape and cls do not move.
 # ```
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Size and aspect-ratio noise (the paper's Fig. 9)
 #
 # Width and height scaled by one log-normal factor (Eqs. 10–11, top row of {numref}`fig-rodeo-shape-noise`) or
@@ -737,7 +737,7 @@ plots.glue_figure("fig-rodeo-shape-noise", fig)
 # and cls invariant to both.
 # ```
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Class over-prediction (the paper's Fig. 10)
 #
 # Each absent class of an image is switched on with probability $p_{overpred}$ and gets one box of side 0.25 at
@@ -762,7 +762,7 @@ plots.glue_figure("fig-rodeo-overpred", fig)
 # three families fall, AP@IoU and RoDeO exponentially and acc@IoU linearly.
 # ```
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Class confusion (the paper's Fig. 11)
 #
 # In each image a random subset of classes (each with probability $p_{confuse}$) is permuted among the boxes;

@@ -205,7 +205,9 @@ display(Markdown(
 # M = 1. Implemented by {func}`medeval.experiments.eve.run_validation` with the measures of
 # {func}`medeval.metrics.decision_values.decision_value_scores`.
 #
-# **The empirical variance estimator.** Draw R pairs of disjoint subsets of the same size, run the strategy on
+# ### The empirical variance estimator
+#
+# Draw R pairs of disjoint subsets of the same size, run the strategy on
 # both members of pair r to get $x_r^{(1)}$ and $x_r^{(2)}$, and average the unbiased two-sample variances (the
 # paper's Sec. 2, Eq. 1):
 #
@@ -235,7 +237,9 @@ display(Markdown(
 # Implemented by {func}`medeval.metrics.variance.empirical_variance_estimate` with `target="mean_of_halves"`
 # (`target="full_size"` is scheme 1).
 #
-# **Naive estimators** (the paper's Sec. 3). The *naive empirical variance estimate* treats the performances
+# ### Naive estimators (the paper's Sec. 3)
+#
+# The *naive empirical variance estimate* treats the performances
 # $x_1,\dots,x_S$ on S randomly selected subsets, which may overlap, as independent:
 #
 # $$
@@ -266,7 +270,9 @@ display(Markdown(
 # A balanced subset with $n_c$ per class has $n = 2n_c$ items (the n here is the paper's, not the n = 2 of
 # {eq}`eq-eve-eve`). Implemented by {func}`medeval.metrics.variance.naive_binomial_variance`.
 #
-# **Inference with EVE.** The paper says an unbiased variance allows "confidence intervals" and "statistically
+# ### Inference with EVE
+#
+# The paper says an unbiased variance allows "confidence intervals" and "statistically
 # convincing comparison" (abstract, Sec. 2) but writes no formula; we use the normal-theory forms of
 # {cite:t}`nadeau2003inference`. The interval for the expected performance at the subset size is centred on the mean
 # of all 2R scores and uses scheme 2:
@@ -294,7 +300,9 @@ display(Markdown(
 # {func}`medeval.metrics.variance.paired_comparison`, which returns a
 # {class}`medeval.metrics.variance.PairedComparison`.
 #
-# **Comparing validation strategies** (the paper's Sec. 3.3). Each strategy s is an estimator of the expected
+# ### Comparing validation strategies (the paper's Sec. 3.3)
+#
+# Each strategy s is an estimator of the expected
 # leave-one-out performance θ = E[$x_{\mathrm{LOO}}$]. All strategies run on the same R pairs, and under the paper's
 # normality assumptions
 #
@@ -317,7 +325,9 @@ display(Markdown(
 # Both are implemented by {func}`medeval.metrics.variance.strategy_bias_variance_mse`, which returns a
 # {class}`medeval.metrics.variance.StrategyErrors`.
 #
-# **The known truth** (ours). On the synthetic pool the true variance $\sigma^2(n_c)$ of a strategy at size $n_c$
+# ### The known truth (ours)
+#
+# On the synthetic pool the true variance $\sigma^2(n_c)$ of a strategy at size $n_c$
 # is the sample variance of its scores $x_1,\dots,x_D$ on D subsets drawn fresh from the generating model, and
 # EVE's relative bias compares the mean EVE of independent finite pools with it:
 #
@@ -329,6 +339,8 @@ display(Markdown(
 # The true variance of the mean of two halves pairs consecutive draws in the same way, and ½EVE is compared with
 # it. Implemented by {func}`medeval.experiments.eve.truth_summary` (the Monte Carlo error of
 # $\hat\sigma^2$ by {func}`medeval.metrics.variance.sample_variance_standard_error`).
+
+# %% [markdown] tags=["further"]
 #
 # ## The experiment grid and the hard-margin check
 #
@@ -651,7 +663,7 @@ notebook.show_table(ci_table, caption=f"95 % confidence intervals of the expecte
                                       f"{comp['subset_size']} subjects per class.",
                     labels={"centre": "centre", "low": "lower limit", "high": "upper limit"})
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Bridge: EVE for another chapter's metric
 #
 # EVE does not depend on the metric. Here it is applied to the **macro-AUC** ({eq}`eq-ml-macro-auc`) of a

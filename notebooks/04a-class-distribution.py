@@ -302,10 +302,11 @@ notebook.show_table(categories.assign(share=categories["patches"] / categories["
 # patches of category $k$: $\sum_j w_j = 9$ for E1 and 4 for E2–E4, so the sets of a group are equally large
 # and differ only in composition. Implemented by {func}`medeval.data.training_sets.unit_size`,
 # {func}`medeval.data.training_sets.distribution_counts` and {func}`medeval.data.training_sets.build_training_set`
-# (uniform draws within each category, then one shuffle). The table below applies {eq}`eq-cd-prelim` and
-# {eq}`eq-cd-ratio` to this run's patch counts.
+# (uniform draws within each category, then one shuffle). The table below the parts applies {eq}`eq-cd-prelim` and
+# {eq}`eq-cd-ratio` to this run's patch counts. The Table 4.3 sets are subsampled here by `preliminary_fraction` in
+# every category, which keeps their proportions; $\mathbb{U}$ is capped at `unit_cap` on the CPU.
 
-# %%
+# %% tags=["remove-input"]
 # w_k U patches per category (Eq. cd-ratio), or every available patch (Eq. cd-prelim)
 proportions = cd.distribution_proportions(categories)
 proportions.insert(2, "weights", [weights_text(cd.TRAINING_DISTRIBUTIONS[name])
@@ -320,9 +321,6 @@ notebook.show_table(proportions.assign(distribution=proportions["distribution"].
                     formats={c: "{:.0%}" for c in proportions.columns if c.startswith("π")})
 
 # %% [markdown]
-# The Table 4.3 sets are subsampled here by `preliminary_fraction` in every category, which keeps their
-# proportions; $\mathbb{U}$ is capped at `unit_cap` on the CPU.
-#
 # ### Patch-based evaluation
 #
 # The thesis evaluates its segmentation models on patches, not pixels (§3.3), in two ways.
@@ -457,7 +455,7 @@ notebook.show_table(proportions.assign(distribution=proportions["distribution"].
 # {func}`medeval.data.camelyon16.extract_slide_patches` applies it and labels each kept patch by
 # {eq}`eq-cd-patch-score`.
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Every run of the chapter
 #
 # One grid holds every model the chapter trains — the five Table 4.3 sets (`n_preliminary_runs` each), E1.a–E4.c
@@ -683,7 +681,7 @@ plots.glue_figure("fig-cd-heatmaps", fig)
 # E3.b and E3.c. Bright spots away from the tumour are false positives.
 # ```
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## How the CAMELYON16 test patches are extracted
 #
 # The thesis scores its classifiers on every patch of the 129 CAMELYON16 test slides
@@ -732,7 +730,7 @@ plots.glue_figure("fig-cd-c16-demo", fig)
 display(Markdown(f"{demo_patches.x.size:,} of {demo_patches.n_positions:,} patch positions are kept as tissue, "
                  f"{int(demo_patches.label.sum()):,} of them with tumour in their central region."))
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Classification study: E2 on PCam-like binary patches
 #
 # A small patch classifier (stand-in for the G-CNN) is trained on E2.a/b/c of binary patches ($\mathbb{C}$ when

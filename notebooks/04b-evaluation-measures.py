@@ -159,7 +159,9 @@ notebook.parameters_table()
 # Predicting "positive" for the scores at or above a threshold $t$ splits the test set into the counts $TP$, $FP$,
 # $TN$ and $FN$ of a confusion matrix, and every measure of this chapter is built from these counts.
 #
-# **Single-threshold rates.** Recall, also called the true positive rate (TPR) or sensitivity (thesis Eq. 2.1),
+# ### Single-threshold rates
+#
+# Recall, also called the true positive rate (TPR) or sensitivity (thesis Eq. 2.1),
 #
 # $$
 # recall = tpr = \frac{TP}{TP + FN}
@@ -182,7 +184,9 @@ notebook.parameters_table()
 # negatives, 2,000 more false positives move {eq}`eq-em-fpr` by only 0.0002 but move {eq}`eq-em-precision` by
 # points: the thesis's Tables 5.1–5.2 (§5.3.4), recomputed below.
 #
-# **ROC and PR curves.** Sweeping the threshold over all scores gives the ROC and PR curves (Eqs. 2.5–2.6, after
+# ### ROC and PR curves
+#
+# Sweeping the threshold over all scores gives the ROC and PR curves (Eqs. 2.5–2.6, after
 # {cite:t}`boyd2013area`)
 #
 # $$
@@ -196,7 +200,9 @@ notebook.parameters_table()
 # ({func}`medeval.metrics.curves.roc_curve`, {func}`medeval.metrics.curves.pr_curve`). Linear interpolation
 # between two points is valid in ROC space but not in PR space {cite:p}`davis2006relationship`.
 #
-# **Areas.** An area under a curve is the integral $\int_a^b f(x)\,dx$, approximated by the trapezoidal rule over
+# ### Areas
+#
+# An area under a curve is the integral $\int_a^b f(x)\,dx$, approximated by the trapezoidal rule over
 # the curve's points (thesis Eq. 2.10),
 #
 # $$
@@ -216,7 +222,9 @@ notebook.parameters_table()
 # The trapezoids over the ROC points of {eq}`eq-em-curves` give this value exactly; it depends only on the ranking
 # of the scores. Implemented by {func}`medeval.metrics.curves.roc_auc`.
 #
-# **PR-T** (§5.4.1–5.4.2, Algorithms 1–2). The scores are min-max normalised to $s^n \in [0, 1]$; for every
+# ### PR-T (§5.4.1–5.4.2, Algorithms 1–2)
+#
+# The scores are min-max normalised to $s^n \in [0, 1]$; for every
 # threshold $t_i$ of the fixed grid $T = \{0, 0.01, \dots, 1\}$ ($|T| = 101$, stride $\Delta t = 0.01$) the examples
 # with $s^n_j \ge t_i$ are predicted positive, and precision and recall become functions of the threshold, each with
 # its area:
@@ -236,7 +244,9 @@ notebook.parameters_table()
 # {func}`medeval.metrics.curves.min_max_normalize`, {func}`medeval.metrics.curves.fixed_threshold_grid`,
 # {func}`medeval.metrics.curves.pr_t_curve` (the curves) and {func}`medeval.metrics.curves.pr_t_auc` (the areas).
 #
-# **Mean curves over trial-models.** Each model is trained $nT$ times (*trial-models*). The mean PR-T curve is the
+# ### Mean curves over trial-models
+#
+# Each model is trained $nT$ times (*trial-models*). The mean PR-T curve is the
 # threshold-wise mean (and standard deviation) of the trial-models' curves (§5.4.4), for $k = 1, \dots, nT$,
 #
 # $$
@@ -255,7 +265,9 @@ notebook.parameters_table()
 # implemented by {func}`medeval.metrics.curves.mean_roc_curve` through
 # {func}`medeval.metrics.curves.vertical_average`.
 #
-# **Mean PR curve (Algorithm 3, §5.9).** Precision cannot be interpolated linearly between two PR points, so each
+# ### Mean PR curve (Algorithm 3, §5.9)
+#
+# Precision cannot be interpolated linearly between two PR points, so each
 # trial's ROC curve is read at the fixed recall grid $tpr_m \in \{0, 0.01, \dots, 1\}$ and the point is moved to PR
 # space. Between two ROC points with $tpr_{j-1} < tpr_m < tpr_j$ the FPR is interpolated in ROC space (Eq. 5.2,
 # which is Davis and Goadrich's Eq. 5.1 $FP_x = FP_A + skew \cdot x$ in rates) and turned into a precision with
@@ -289,7 +301,9 @@ notebook.parameters_table()
 # {func}`medeval.metrics.curves.interpolated_pr_points` computes one trial's points by {eq}`eq-em-interp` and
 # {eq}`eq-em-ties`, and {func}`medeval.metrics.curves.mean_pr_curve` averages them by {eq}`eq-em-mean-pr`.
 #
-# **PR-AUC (Algorithms 4–5, §5.9).** The area of one trial-model uses the same points, except that an intermediate
+# ### PR-AUC (Algorithms 4–5, §5.9)
+#
+# The area of one trial-model uses the same points, except that an intermediate
 # tie keeps *all* its FPRs (the minimum bounds the interval to its left, the maximum the interval to its right:
 # zero-width steps), and the trapezoidal rule {eq}`eq-em-trapezoid` runs over the resulting list of $j - 1$ points
 # (Algorithm 4, line 12):
@@ -322,7 +336,9 @@ notebook.parameters_table()
 # the interpolation that {cite:t}`davis2006relationship` show to be wrong
 # ({func}`medeval.metrics.curves.linear_pr_auc`).
 #
-# **Threshold-matched precision** (our extension). En and Ep were trained on opposite priors, so at a fixed
+# ### Threshold-matched precision (our extension)
+#
+# En and Ep were trained on opposite priors, so at a fixed
 # threshold their scores are not comparable. The precision each model reaches at the *same* recall $r^*$ — the mean
 # recall of En at the threshold 0.5 — is read off its ROC curve by {eq}`eq-em-interp`,
 #
@@ -333,7 +349,9 @@ notebook.parameters_table()
 # where $fpr(r^*)$ is the FPR of the first ROC point that reaches $r^*$, or interpolated by Eq. 5.2. It compares
 # two rankings, whatever their calibration ({func}`medeval.experiments.evaluation_measures.precision_at_recall`).
 #
-# **Prior correction** (our extension, after {cite:t}`saerens2002adjusting`). A model trained at the
+# ### Prior correction (our extension, after {cite:t}`saerens2002adjusting`)
+#
+# A model trained at the
 # prior $\pi_s = P(\text{positive})$ ($\pi_s = 0.25$ for En, $0.75$ for Ep) has its score's odds moved to a common
 # prior $\pi_t = 0.5$,
 #
@@ -349,7 +367,9 @@ notebook.parameters_table()
 # themselves recalibrated — one model, two calibrations — are the control of every fixed-threshold rule
 # ({func}`medeval.experiments.evaluation_measures_claims.same_model_control`).
 #
-# **Separability.** How far a measure $M$ sets En and Ep apart, relative to its spread over trial-models, is the
+# ### Separability
+#
+# How far a measure $M$ sets En and Ep apart, relative to its spread over trial-models, is the
 # standardised difference (Cohen's $d$, {cite:p}`cohen1988power`) of the two groups' means $\bar M$ and standard
 # deviations $sd$,
 #
@@ -392,7 +412,7 @@ notebook.show_table(
 # fewer false negatives move the TPR by 0.0025, while precision, whose denominator is the 84,000 or so predicted
 # positives, moves by 0.023: the Large row's Δs are tiny for TPR and FPR and ten times larger for precision. The thesis's printed Small ΔPrec does not follow from its Table 5.1; it is listed under errata.
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Example 1 and the tie cases of Fig. 5.7
 #
 # Ranked lists (first = highest score). Algorithm 3 takes the maximum FPR for a tie at the start (the cost of
@@ -646,64 +666,6 @@ plots.glue_figure("fig-em-mean", fig)
 # two models do not overlap where the ROC and PR bands do.
 
 # %% [markdown]
-# ### A better model or a shifted one?
-#
-# En and Ep were trained on opposite priors, so their scores are calibrated differently: at any fixed threshold Ep
-# calls more examples positive. That alone makes En's precision curve higher and Ep's recall curve higher,
-# whatever the quality of the two rankings. Two views remove the shift: precision at the same recall $r^*$,
-# {eq}`eq-em-matched` (top row: the mean PR curves of Algorithm 3 with $r^*$ marked), and PR-T after correcting
-# each model's scores for its training prior, {eq}`eq-em-prior` (middle and bottom rows).
-
-# %% tags=["hide-input"]
-fig, axes = plots.new_axes(2, 3, width=4.0, height=2.3)
-axes = axes.reshape(3, 2)
-for j, (role, summ) in enumerate(summaries.items()):
-    r_star = summ["matched_recall"]
-    en_ep = [r for r in tasks[role]["runs"] if r["distribution"] in ("En", "Ep")]
-    corrected = em.prior_corrected_curves(en_ep, n_thresholds=P.n_thresholds)
-    for model in ("En", "Ep"):
-        color = plots.color("distribution", model)
-        curves = (summ["summary"][model]["mean_pr"], corrected[model]["precision"], corrected[model]["recall"])
-        for ax, c in zip(axes[:, j], curves, strict=True):
-            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=model, color=color)
-    axes[0, j].axvline(r_star, color=plots.NEUTRAL, ls="--", lw=1)
-    axes[0, j].text(r_star, 0.03, f" r* = {r_star:.2f}", color=plots.NEUTRAL, fontsize=plots.MIN_FONT_PT,
-                    transform=axes[0, j].get_xaxis_transform())
-label_axes(axes, (("PR", "recall", "precision"), ("PR-T precision", "threshold t (corrected)", "prec(t)"),
-                  ("PR-T recall", "threshold t (corrected)", "recall(t)")), list(names.values()))
-fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
-plots.glue_figure("fig-em-matched", fig)
-
-# %% [markdown]
-# ```{glue:figure} fig-em-matched
-# ---
-# name: fig-em-matched
-# alt: >-
-#   Six line plots in three rows and two columns (one column per task). Top row: mean PR curves of En (blue)
-#   and Ep (red) with bands and a grey dashed vertical line at the matched recall r*. Middle and bottom rows: mean
-#   PR-T precision and recall against the threshold after both models' scores were corrected to a balanced prior.
-# ---
-# Two comparisons that remove the calibration shift between En and Ep: precision at the matched recall r* on the
-# mean PR curves (top), and PR-T after correcting each model's scores to the prior 0.5 (middle, bottom).
-# ```
-#
-# At the marked recall in {numref}`fig-em-matched` the two mean PR curves give each model's precision at equal
-# recall; after the prior correction the precision and recall curves of En and Ep move together. The rows
-# *en-better-…* of the Paper vs us table decide, with a test over trial-models, whether a difference remains.
-
-# %% tags=["hide-input"]
-matched_cols = ["precision at matched recall", "precision-AUC (PR-T)", "precision-AUC (prior-corrected)",
-                "recall-AUC (PR-T)", "recall-AUC (prior-corrected)"]
-matched = pd.concat([mean_sd_table(s["trials"], matched_cols).assign(task=s["name"]) for s in summaries.values()])
-notebook.show_table(matched[["task", "model", *matched_cols]],
-                    caption="Precision at the matched recall r* and the PR-T areas before and after the prior "
-                            "correction: mean ± std over the trial-models",
-                    labels={"precision at matched recall": "precision at r*",
-                            "precision-AUC (PR-T)": "precision-AUC", "recall-AUC (PR-T)": "recall-AUC",
-                            "precision-AUC (prior-corrected)": "precision-AUC, corrected",
-                            "recall-AUC (prior-corrected)": "recall-AUC, corrected"})
-
-# %% [markdown]
 # ### PR vs PR-T for En on the CIFAR-10 stand-in (Fig. 5.4)
 #
 # The thesis argues that a PR-AUC is inflated by the region of low recall, where precision is highest, while PR-T
@@ -786,8 +748,66 @@ if "fig55" in summaries["histology"]:
         caption=f"E2.a, E2.b and E2.c on the balanced test set of the {names['histology']}: mean ± std over the "
                 "trial-models"))
 
+# %% [markdown] tags=["further"]
+# ## A better model or a shifted one?
+#
+# En and Ep were trained on opposite priors, so their scores are calibrated differently: at any fixed threshold Ep
+# calls more examples positive. That alone makes En's precision curve higher and Ep's recall curve higher,
+# whatever the quality of the two rankings. Two views remove the shift: precision at the same recall $r^*$,
+# {eq}`eq-em-matched` (top row: the mean PR curves of Algorithm 3 with $r^*$ marked), and PR-T after correcting
+# each model's scores for its training prior, {eq}`eq-em-prior` (middle and bottom rows).
+
+# %% tags=["hide-input"]
+fig, axes = plots.new_axes(2, 3, width=4.0, height=2.3)
+axes = axes.reshape(3, 2)
+for j, (role, summ) in enumerate(summaries.items()):
+    r_star = summ["matched_recall"]
+    en_ep = [r for r in tasks[role]["runs"] if r["distribution"] in ("En", "Ep")]
+    corrected = em.prior_corrected_curves(en_ep, n_thresholds=P.n_thresholds)
+    for model in ("En", "Ep"):
+        color = plots.color("distribution", model)
+        curves = (summ["summary"][model]["mean_pr"], corrected[model]["precision"], corrected[model]["recall"])
+        for ax, c in zip(axes[:, j], curves, strict=True):
+            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=model, color=color)
+    axes[0, j].axvline(r_star, color=plots.NEUTRAL, ls="--", lw=1)
+    axes[0, j].text(r_star, 0.03, f" r* = {r_star:.2f}", color=plots.NEUTRAL, fontsize=plots.MIN_FONT_PT,
+                    transform=axes[0, j].get_xaxis_transform())
+label_axes(axes, (("PR", "recall", "precision"), ("PR-T precision", "threshold t (corrected)", "prec(t)"),
+                  ("PR-T recall", "threshold t (corrected)", "recall(t)")), list(names.values()))
+fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
+plots.glue_figure("fig-em-matched", fig)
+
 # %% [markdown]
-# ### AUCs, PR-AUC methods and separability
+# ```{glue:figure} fig-em-matched
+# ---
+# name: fig-em-matched
+# alt: >-
+#   Six line plots in three rows and two columns (one column per task). Top row: mean PR curves of En (blue)
+#   and Ep (red) with bands and a grey dashed vertical line at the matched recall r*. Middle and bottom rows: mean
+#   PR-T precision and recall against the threshold after both models' scores were corrected to a balanced prior.
+# ---
+# Two comparisons that remove the calibration shift between En and Ep: precision at the matched recall r* on the
+# mean PR curves (top), and PR-T after correcting each model's scores to the prior 0.5 (middle, bottom).
+# ```
+#
+# At the marked recall in {numref}`fig-em-matched` the two mean PR curves give each model's precision at equal
+# recall; after the prior correction the precision and recall curves of En and Ep move together. The rows
+# *en-better-…* of the Paper vs us table decide, with a test over trial-models, whether a difference remains.
+
+# %% tags=["hide-input"]
+matched_cols = ["precision at matched recall", "precision-AUC (PR-T)", "precision-AUC (prior-corrected)",
+                "recall-AUC (PR-T)", "recall-AUC (prior-corrected)"]
+matched = pd.concat([mean_sd_table(s["trials"], matched_cols).assign(task=s["name"]) for s in summaries.values()])
+notebook.show_table(matched[["task", "model", *matched_cols]],
+                    caption="Precision at the matched recall r* and the PR-T areas before and after the prior "
+                            "correction: mean ± std over the trial-models",
+                    labels={"precision at matched recall": "precision at r*",
+                            "precision-AUC (PR-T)": "precision-AUC", "recall-AUC (PR-T)": "recall-AUC",
+                            "precision-AUC (prior-corrected)": "precision-AUC, corrected",
+                            "recall-AUC (prior-corrected)": "recall-AUC, corrected"})
+
+# %% [markdown] tags=["further"]
+# ## AUCs, PR-AUC methods and separability
 #
 # PR-AUC by Algorithms 4–5 {eq}`eq-em-pr-auc` next to scikit-learn's average precision {eq}`eq-em-ap` and naive
 # linear interpolation in PR space {eq}`eq-em-linear-pr`. "|Δ|" is the difference between the means of En and Ep,

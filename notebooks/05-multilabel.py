@@ -563,7 +563,7 @@ display(Markdown(
     "Errata)."
 ))
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Label dependence
 #
 # The thesis's Fig. corrs: (a) the Pearson correlation $\phi$ {eq}`eq-ml-phi` between the binary labels and (b) the
@@ -745,7 +745,7 @@ if len(it):
              f"{rand['split_seconds'].mean():.2f} s for random folds).")
 display(Markdown(text))
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # (ml-patient-overlap)=
 # ## Patient overlap
 #

@@ -14,7 +14,7 @@
 
 # %% [markdown]
 # (app-data)=
-# # Data: datasets, phantoms, and how the phantoms follow the real tables
+# # Appendix A. Datasets, phantoms and how the phantoms follow the real tables
 #
 # The chapters use ten datasets. Two small real tables ship with the book: the ChestX-ray14 label table and its
 # bounding-box list {cite:p}`wang2017chestxray8`. The large image collections are fetched on demand by

@@ -14,7 +14,7 @@
 
 # %% [markdown]
 # (app-rerun)=
-# # Re-executing a chapter with new parameters
+# # Appendix B. Re-executing a chapter with new parameters
 #
 # Every page of this book is a parametrised notebook. This page is a small, real experiment that shows how to
 # re-run a page with other parameters, and what the runtime records when it does.

@@ -34,7 +34,9 @@ def test_no_error_outputs_in_any_page(smoke_book):
     assert len(pages) == len(chapters()) + 1  # and the re-run in the Re-runs part
     # every chapter's exercises and its checks, errata and provenance are on its sub-pages
     subs = {(p.parent.name, p.stem) for p in notebooks if p not in pages}
-    assert {cid for cid, _ in subs} == set(chapters()) and {stem for _, stem in subs} == {"exercises", "reference"}
+    assert {cid for cid, _ in subs} == set(chapters()) and {stem for _, stem in subs} == {"further", "exercises",
+                                                                                           "reference"}
+    assert {cid for cid, stem in subs if stem == "further"} == {cid for cid in chapters() if cid[0].isdigit()}
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:

@@ -38,6 +38,9 @@ AUDIT_JS = r"""
 (async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
   const article = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  // the page as a reader first sees it (folds closed), then every fold opened: what is folded is audited too
+  const pageHeight = document.documentElement.scrollHeight;
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
   const column = article.getBoundingClientRect().width;
   const images = [...article.querySelectorAll('img')].map(img => {
     const fig = img.closest('figure');
@@ -62,7 +65,7 @@ AUDIT_JS = r"""
                          quizzes: [...article.querySelectorAll('div[data-shufflequestions]')].map(d => d.innerText.length),
                          math: article.querySelectorAll('mjx-container').length,
                          mathErrors: article.querySelectorAll('mjx-merror').length,
-                         pageHeight: document.documentElement.scrollHeight});
+                         pageHeight});
 })()
 """
 
@@ -152,6 +155,8 @@ def test_no_table_is_wider_than_the_content_column(audited):
         for t in a["tables"]:
             if t["width"] > a["column"] + 1 or t["right"] > a["columnRight"] + 1:
                 problems.append(f"{rel}: table '{t['head']}' is {t['width']:.0f} px in a {a['column']:.0f} px column")
+            elif t["tableWidth"] > t["width"] + 1:  # inside the column, but the reader scrolls it sideways
+                problems.append(f"{rel}: table '{t['head']}' scrolls ({t['tableWidth']:.0f} px in {t['width']:.0f})")
     assert not problems, problems
 
 
@@ -203,11 +208,11 @@ def test_every_chapter_self_check_renders_its_questions_offline(audited):
         assert len(quizzes) == 1 and quizzes[0] > 100, (cid, quizzes)
 
 
-#: the longest main path of a chapter page, in screens of the audit's 1000-px-high window at 1400 px (the reading
-#: path: objectives, key findings, method, experiments, Paper vs us; exercises, checks, errata and provenance are on
-#: the chapter's sub-pages, details stay collapsed). A ratchet: the smoke pages measured 19-26 screens when the
-#: sub-pages came (from 21-30); issue #31 aims at 15, which needs the Method sections and experiments shortened.
-MAX_SCREENS = 27
+#: the longest main path of a chapter page, in screens of the audit's 1000-px-high window at 1400 px (issue #31):
+#: objectives, key findings, the method with its parts folded, the main experiments, Paper vs us. Secondary
+#: experiments are on the chapter's "More experiments" page, exercises, checks, errata and provenance on its other
+#: sub-pages, long tables and details folded (a reader opens them; the audit measures the page before it does).
+MAX_SCREENS = 15
 
 
 def test_every_chapter_page_stays_within_its_screens_and_links_its_sub_pages(audited):
@@ -216,6 +221,6 @@ def test_every_chapter_page_stays_within_its_screens_and_links_its_sub_pages(aud
     long = {rel: round(s, 1) for rel, s in screens.items() if s > MAX_SCREENS}
     assert not long, f"chapter pages longer than {MAX_SCREENS} screens: {long}"
     for cid, ch in chapters().items():
-        for stem in ("exercises", "reference"):
+        for stem in ("further", "exercises", "reference"):
             if (html / ch.part / cid / f"{stem}.html").exists():
                 assert f"{cid}/{stem}.html" in (html / ch.part / f"{cid}.html").read_text(), (cid, stem)

@@ -258,3 +258,32 @@ def test_checks_and_errata_are_collapsed_under_a_count_and_a_failed_check_is_sho
     assert failed.startswith('<details class="medeval-params" open><summary>3 checks: 1 pass, 1 FAIL, 1 undecided')
     errata = notebook.errata_display([{"where": "T1", "printed": "1", "recomputed": "2", "note": "n"}])._repr_html_()
     assert "<summary>Errata (1): numbers printed in the paper that do not add up, recomputed</summary>" in errata
+
+
+def test_a_long_table_is_folded_under_its_caption_and_a_short_one_is_not():
+    long = pd.DataFrame({"k": range(notebook.FOLD_ROWS + 1), "v": [0.5] * (notebook.FOLD_ROWS + 1)})
+    html = notebook.show_table(long, caption="Every run")._repr_html_()
+    assert html.startswith("<details") and f"<summary>Every run ({notebook.FOLD_ROWS + 1} rows × 2 columns)" in html
+    assert "<caption" not in html  # the caption is the fold's summary, not repeated inside
+    short = notebook.show_table(long.head(notebook.FOLD_ROWS), caption="Few")._repr_html_()
+    assert not short.startswith("<details") and "Few" in short
+    assert notebook.show_table(long.head(2), fold=True)._repr_html_().startswith("<details")
+    assert not notebook.show_table(long, fold=False)._repr_html_().startswith("<details")
+
+
+def test_the_appendices_are_lettered_page_by_page_and_the_chapters_keep_their_numbers():
+    from medeval.runtime.sphinx_book import appendix_letters, lettered_numbers
+
+    docs = ["chapters/01-x", "appendix/A1-data", "appendix/A1-data/exercises", "appendix/A2-rerun", "intro"]
+    letters = appendix_letters(docs)
+    assert letters == {"appendix/A1-data": "A", "appendix/A1-data/exercises": "A", "appendix/A2-rerun": "B"}
+    numbers = {"chapters/01-x": {"figure": {"f": (1, 1)}},
+               "appendix/A1-data": {"figure": {"a": (1,), "b": (2,)}, "displaymath": {"e": (5,)}},
+               "appendix/A1-data/exercises": {"exercise": {"x": (1,)}, "figure": {"c": (3,)}},
+               "appendix/A2-rerun": {"figure": {"d": (4,)}, "displaymath": {"e2": (6,)}}}
+    got = lettered_numbers(numbers, letters)
+    assert got["chapters/01-x"] == {"figure": {"f": (1, 1)}}
+    assert got["appendix/A1-data"] == {"figure": {"a": ("A", 1), "b": ("A", 2)}, "displaymath": {"e": ("A", 1)}}
+    assert got["appendix/A1-data/exercises"] == {"exercise": {"x": ("A", 1)}, "figure": {"c": ("A", 3)}}
+    assert got["appendix/A2-rerun"] == {"figure": {"d": ("B", 1)}, "displaymath": {"e2": ("B", 1)}}
+    assert numbers["appendix/A2-rerun"]["figure"]["d"] == (4,)  # the input is left as it was

@@ -417,6 +417,9 @@ def test_reading_time_counts_the_prose_of_the_reading_path_only():
         # a section opened by a label line, or in the middle of a cell, is cut where the book's pages cut it
         v4.new_markdown_cell("(ch-x-checks)=\n## Checks\n\noff the path"),
         v4.new_markdown_cell("## Provenance\n\noff\n\n## Deviations and errata\n\nstill off"),
+        # an experiment whose cell is tagged for the "More experiments" page is off the path too
+        v4.new_markdown_cell("## An ablation\n\nnot read here", metadata={"tags": ["further"]}),
+        v4.new_markdown_cell("its other words neither"),
     ])
     got = reading_time(nb, words_per_minute=5)
     # "A title of four" 4 + "The text has six words here" 6 + "Method" 1 + "Two words" 2 + "Paper vs us back on path" 6
@@ -424,3 +427,53 @@ def test_reading_time_counts_the_prose_of_the_reading_path_only():
     meta = {"profile": "smoke", "wall_time_s": 3.0, "key": "k" * 64, "chapter": "03-eve", "reading": got}
     note = _timing_note(meta, {"provenance": {"device": "CPU: test"}}).source
     assert "Reading time: about **4 min** (19 words at 5 a minute" in note and "executed with the **smoke**" in note
+
+
+def _nb(*cells):
+    import json
+
+    return json.dumps({"cells": list(cells), "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4,
+                       "nbformat_minor": 5})
+
+
+def _md(source, tags=()):
+    return {"cell_type": "markdown", "metadata": {"tags": list(tags)} if tags else {}, "source": source}
+
+
+def test_a_chapter_is_cut_into_its_page_and_sub_pages_and_its_method_parts_are_folded():
+    import json
+
+    from medeval.runtime.book import split_chapter_notebook
+
+    code = {"cell_type": "code", "metadata": {}, "source": "x = 1", "outputs": [], "execution_count": 1}
+    pages = split_chapter_notebook(_nb(
+        _md("# Title\n\n## Key findings\n\nkf"),
+        _md("## Method\n\nIntro stays open.\n\n### Scores\n\n$$\na\n$$ (eq-a)\n\nImplemented by f."),
+        _md("The Scores part runs on into this cell.\n\n(lab-b)=\n### Curves\n\n:::{note}\nn\n:::"),
+        code,
+        _md("## An experiment\n\ntext"),
+        _md("## An ablation\n\nmoved", tags=["further"]),
+        code,
+        _md("## Paper vs us\n\nrows"),
+        _md("## Exercises\n\nex"),
+        _md("## Checks\n\nc"),
+    ), "chapters/01-x", "Chapter title")
+    assert set(pages) == {"", "further", "exercises", "reference"}
+    main = [c["source"] for c in json.loads(pages[""])["cells"]]
+    method = next(c for c in main if c.startswith("## Method"))
+    # the intro stays open; each "### " part is a dropdown (a colon fence longer than any inside), and a part that
+    # ran on into the next cell is in its dropdown; a label above a heading stays above its dropdown
+    assert method.startswith("## Method\n\nIntro stays open.\n\n::::{dropdown} Scores\n")
+    assert "Implemented by f.\n\nThe Scores part runs on into this cell.\n::::\n" in method
+    assert "(lab-b)=\n::::{dropdown} Curves\n\n:::{note}\nn\n:::\n::::" in method
+    assert "### " not in method
+    assert not any("An ablation" in c for c in main) and any(c.startswith("## An experiment") for c in main)
+    assert main[-1].startswith("## Going further") and "</chapters/01-x/further>" in main[-1]
+    assert main[-1].index("further") < main[-1].index("exercises") < main[-1].index("reference")
+    further = json.loads(pages["further"])["cells"]
+    assert further[0]["source"].startswith("# More experiments") and further[1]["source"] == "## An ablation\n\nmoved"
+    assert further[2]["cell_type"] == "code"  # the experiment's cells go with it, outputs and all
+    # sections not folded elsewhere: an experiment's "### " stays a heading
+    assert split_chapter_notebook(_nb(_md("## Exp\n\n### Sub\n\ntext")), "c/x", "t").keys() == {""}
+    assert "### Sub" in json.loads(split_chapter_notebook(_nb(_md("## Exp\n\n### Sub\n\nt")), "c/x", "t")[""])[
+        "cells"][0]["source"]

@@ -23,7 +23,7 @@ from medeval.runtime.params import (
     chapters,
 )
 from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
-from medeval.runtime.teaching import OFF_PATH_PAGES, section_title, split_at_headings
+from medeval.runtime.teaching import OFF_PATH_PAGES, section_page, section_title, split_at_headings
 
 
 def _copy_if_changed(src: Path, dst: Path) -> None:
@@ -297,14 +297,67 @@ def reproducibility_markdown(executed: list[ExecutionResult]) -> str:
 # A chapter's reading path: the main page, and sub-pages for what a reader consults rather than reads
 
 
+#: the sections of a chapter page whose "### " parts are folded (:func:`fold_subsections`): the formulas of the
+#: Method, which the experiments link to equation by equation (a link into a fold opens it, book/_static/medeval.js)
+FOLDED_SECTIONS = ("Method",)
+_SUBHEADING = re.compile(r"^### (?P<title>.+)$")
+_TARGET = re.compile(r"^\(\S+\)=\s*$")
+_FENCE = re.compile(r"^(:{3,})")
+
+
+def fold_subsections(source: str) -> str:
+    """A Markdown cell's "### " parts, each as a collapsed dropdown titled by its heading (what comes before the
+    first one stays open); a "(label)=" line above a heading stays above its dropdown. A cell without a "### "
+    heading comes back unchanged."""
+    lines = source.splitlines(keepends=True)
+    starts = [k for k, line in enumerate(lines) if _SUBHEADING.match(line.rstrip("\n"))]
+    if not starts:
+        return source
+    colons = max([len(m.group(1)) for line in lines if (m := _FENCE.match(line))] + [3])
+    fence = ":" * (colons + 1)  # outside every colon fence of the part
+    out, ends = [], starts[1:] + [len(lines)]
+    head_end = starts[0] - (1 if starts[0] and _TARGET.match(lines[starts[0] - 1]) else 0)
+    out.append("".join(lines[:head_end]))
+    for a, b in zip(starts, ends, strict=True):
+        target = lines[a - 1] if a and _TARGET.match(lines[a - 1]) else ""
+        if b < len(lines) and _TARGET.match(lines[b - 1]):
+            b -= 1  # the next part's label
+        body = "".join(lines[a + 1:b]).strip("\n")
+        title = _SUBHEADING.match(lines[a].rstrip("\n"))["title"].strip()
+        out.append(f"{target}{fence}{{dropdown}} {title}\n\n{body}\n{fence}\n\n")
+    return "".join(out).rstrip("\n") + "\n"
+
+
+def _fold_sections(cells: list[dict]) -> list[dict]:
+    """The cells of a chapter page with the "### " parts of :data:`FOLDED_SECTIONS` folded: adjacent Markdown
+    cells of such a section are joined first (a part may run on into the next cell), code cells stay as they are."""
+    out: list[dict] = []
+    folding = False
+    for cell in cells:
+        if cell.get("cell_type") == "markdown":
+            heading = section_title(cell["source"])
+            if heading is not None:
+                folding = heading.startswith(FOLDED_SECTIONS)
+            if folding and out and out[-1].get("cell_type") == "markdown" and out[-1].get("_fold") and heading is None:
+                out[-1] = {**out[-1], "source": out[-1]["source"] + "\n\n" + "".join(cell["source"])}
+                continue
+            if folding:
+                cell = {**cell, "source": "".join(cell["source"]), "_fold": True}
+        out.append(cell)
+    for cell in out:
+        if cell.pop("_fold", False):
+            cell["source"] = fold_subsections(cell["source"])
+    return out
+
+
 def split_chapter_notebook(text: str, doc: str, title: str) -> dict[str, str]:
     """A chapter's executed notebook (JSON ``text``) as its main page and sub-pages
     (:data:`~medeval.runtime.teaching.OFF_PATH_PAGES`):
-    ``{"": main, "exercises": ..., "reference": ...}``, each a notebook of the same kernel and metadata; a sub-page
-    exists only when the chapter has one of its sections. ``doc`` is the chapter's page (its link back), ``title``
-    its title. Nothing is re-executed: the cells keep their outputs, in their order."""
+    ``{"": main, "further": ..., "exercises": ..., "reference": ...}``, each a notebook of the same kernel and
+    metadata; a sub-page exists only when the chapter has one of its sections (:func:`section_page`). On the main
+    page the Method's parts are folded (:func:`fold_subsections`). ``doc`` is the chapter's page (its link back),
+    ``title`` its title. Nothing is re-executed: the cells keep their outputs, in their order."""
     nb = json.loads(text)
-    page_of = {prefix: stem for stem, _, prefixes in OFF_PATH_PAGES for prefix in prefixes}
     pages: dict[str, list[dict]] = {"": []}
     current = ""
     for cell in nb["cells"]:
@@ -312,15 +365,16 @@ def split_chapter_notebook(text: str, doc: str, title: str) -> dict[str, str]:
         for k, piece in enumerate(pieces):
             if k and "id" in piece:
                 piece["id"] = f"{piece['id']}-{k}"
-            heading = section_title(piece["source"]) if piece.get("cell_type") == "markdown" else None
-            if heading is not None:
-                current = next((stem for prefix, stem in page_of.items() if heading.startswith(prefix)), "")
+            page = section_page(piece) if piece.get("cell_type") == "markdown" else None
+            if page is not None:
+                current = page
             pages.setdefault(current, []).append(piece)
     out = {}
     titles = {s: t for s, t, _ in OFF_PATH_PAGES}
     subs = [stem for stem, _, _ in OFF_PATH_PAGES if pages.get(stem)]
     for stem, cells in pages.items():
         if stem == "":
+            cells = _fold_sections(cells)
             if subs:  # the main page ends by pointing at its sub-pages
                 cells = [*cells, {"cell_type": "markdown", "metadata": {}, "id": "medeval-sub-pages",
                                   "source": "## Going further\n\n" + "\n".join(

@@ -471,13 +471,23 @@ def mean_sd(mean, sd, digits: int = 3) -> list[str]:
                                              else f"{m:.{digits}f}") for m, s in zip(means, sds, strict=True)]
 
 
+#: a table of more rows than this is shown folded under its caption (:func:`show_table`): the figure beside it
+#: carries the reading path, the numbers are one click away
+FOLD_ROWS = 6
+#: a table of this many columns or more is set in smaller type (book/_static/medeval.css), so it fits the column
+DENSE_COLUMNS = 8
+
+
 def show_table(frame, *, caption: str | None = None, digits: int = 3, formats: dict | None = None,
-               index: bool | None = None, labels: dict[str, str] | None = None) -> HTMLTable:
+               index: bool | None = None, labels: dict[str, str] | None = None,
+               fold: bool | None = None) -> HTMLTable:
     """A DataFrame as a formatted table of the book (pandas Styler): numbers rounded to ``digits`` significant
     digits with one format per column (see :func:`column_formatter`), column names without underscores, an optional
     caption, and a box that keeps the table inside the page's content column (text wraps; a table too wide to wrap
     scrolls inside the box). ``formats`` maps a column to a format string (``"{:.1%}"``) or a callable; ``labels``
-    renames columns for display; the index is shown when it is named (or when ``index`` is true)."""
+    renames columns for display; the index is shown when it is named (or when ``index`` is true). ``fold``: the
+    table collapsed under its caption and size, a reader opens it (default: when it has more than
+    :data:`FOLD_ROWS` rows)."""
     import pandas as pd
 
     if isinstance(frame, pd.Series):
@@ -500,11 +510,16 @@ def show_table(frame, *, caption: str | None = None, digits: int = 3, formats: d
     names = {c: (labels or {}).get(c, c.replace("_", " ")) for c in shown.columns}
     shown = shown.rename(columns=names)
     numeric = [names[c] for c in data.columns if pd.api.types.is_numeric_dtype(data[c]) and data[c].dtype != bool]
-    styler = shown.style.hide(axis="index").set_table_attributes('class="medeval-table"')
+    dense = " medeval-dense" if len(shown.columns) >= DENSE_COLUMNS else ""  # smaller type: it fits the column
+    styler = shown.style.hide(axis="index").set_table_attributes(f'class="medeval-table{dense}"')
     styler = styler.set_properties(subset=numeric, **{"text-align": "right", "white-space": "nowrap"})
-    if caption:
+    folded = len(shown) > FOLD_ROWS if fold is None else fold
+    if caption and not folded:
         styler = styler.set_caption(_html_escape(caption))
     html_text = _TABLE_BOX.format(styler.to_html())
+    if folded:
+        size = f"{len(shown)} rows × {len(shown.columns)} columns"
+        html_text = _collapsed(f"{_html_escape(caption)} ({size})" if caption else f"The table ({size})", html_text)
     return HTMLTable(html_text, shown.to_string(index=False))
 
 
@@ -724,10 +739,13 @@ def time_to_run_table() -> HTMLTable:
             rows.append((profile, "not measured yet", MISSING, MISSING, MISSING))
     head = "".join(f"<th>{c}</th>" for c in ("profile", "measured wall time", "machine", "date", "commit"))
     body = "".join("<tr>" + "".join(f"<td>{_html_escape(v)}</td>" for v in r) + "</tr>" for r in rows)
-    html_text = _TABLE_BOX.format(
-        '<table class="medeval-table"><caption>Time to run on the reference machine (a machine twice as slow takes '
-        "twice as long; <code>medeval run</code> prints an estimate scaled to yours)</caption>"
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    measured = ", ".join(f"{r[0]} {r[1]}" for r in rows if r[1] != "not measured yet")
+    html_text = _collapsed(
+        f"Measured on the reference machine: {_html_escape(measured or 'no profile yet')}",
+        _TABLE_BOX.format(
+            '<table class="medeval-table"><caption>Time to run on the reference machine (a machine twice as slow '
+            "takes twice as long; <code>medeval run</code> prints an estimate scaled to yours)</caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"))
     return HTMLTable(html_text, "\n".join(f"{r[0]}: {r[1]}" for r in rows))
 
 

@@ -15,6 +15,8 @@
   every API page's pickled doctree therefore carried a copy of it (2.4 MB for a 25-line module), and loading those
   pickles was a fifth of the book's render time. The references are dropped once a page is read: a node without
   its own document uses its parent's.
+* The appendices are lettered: the figures, tables, equations and exercises of the n-th appendix page (with its
+  sub-pages) are numbered ``A.1``, ``A.2``, ... ``B.1``, ... instead of continuing one count across the appendices.
 """
 
 from __future__ import annotations
@@ -130,7 +132,44 @@ def detach_nested_documents(app, doctree) -> None:
             node._document = None
 
 
+#: the folder of the book's appendix pages (``book/_toc.yml``: ``glob: appendix/*``)
+APPENDIX_FOLDER = "appendix/"
+
+
+def appendix_letters(docnames) -> dict[str, str]:
+    """The letter of every appendix page: its top-level pages in order (A, B, ...), each sub-page
+    (``appendix/A1-data/exercises``) with its page's letter."""
+    tops = sorted({d[len(APPENDIX_FOLDER):].split("/", 1)[0] for d in docnames if d.startswith(APPENDIX_FOLDER)})
+    letter = {top: chr(ord("A") + k) for k, top in enumerate(tops)}
+    return {d: letter[d[len(APPENDIX_FOLDER):].split("/", 1)[0]] for d in docnames if d.startswith(APPENDIX_FOLDER)}
+
+
+def lettered_numbers(fignumbers: dict, letters: dict[str, str]) -> dict:
+    """``fignumbers`` (Sphinx's ``env.toc_fignumbers``: page -> kind -> id -> number tuple) with the numbers of the
+    appendix pages in ``letters`` replaced by ``(letter, k)``: k counts each kind over a letter's pages in their old
+    order (the order of the table of contents). Other pages keep theirs."""
+    out = {doc: {kind: dict(ids) for kind, ids in kinds.items()} for doc, kinds in fignumbers.items()}
+    found: dict[tuple[str, str], list] = {}
+    for doc, kinds in fignumbers.items():
+        if doc in letters:
+            for kind, ids in kinds.items():
+                found.setdefault((letters[doc], kind), []).extend((number, doc, i) for i, number in ids.items())
+    for (letter, kind), items in found.items():
+        for k, (_, doc, i) in enumerate(sorted(items), start=1):
+            out[doc][kind][i] = (letter, k)
+    return out
+
+
+def letter_appendices(app, env):
+    """``env-get-updated``, after Sphinx numbered the figures: the appendices' numbers lettered
+    (:func:`lettered_numbers`); returns the appendix pages, whose numbers are written into them."""
+    letters = appendix_letters(env.found_docs)
+    env.toc_fignumbers = lettered_numbers(env.toc_fignumbers, letters)
+    return sorted(d for d in letters if d in env.toc_fignumbers)
+
+
 def setup(app):
+    app.connect("env-get-updated", letter_appendices, priority=900)
     app.connect("doctree-read", detach_nested_documents)
     app.connect("doctree-resolved", number_shared_ids)
     app.config.mathjax_path = "mathjax/tex-chtml.js"

@@ -287,12 +287,16 @@ READING_WORDS_PER_MINUTE = 200
 #: the sections of a chapter (by the start of their "## " heading) that are not on its reading path, per sub-page of
 #: the chapter that holds them in the book: (file stem, title, sections). They are worked on (self-check, exercises)
 #: or looked up (checks, errata, provenance); the chapter's page keeps its objectives, key findings, method,
-#: experiments and Paper-vs-us table (:func:`medeval.runtime.book.split_chapter_notebook`).
+#: experiments and Paper-vs-us table (:func:`medeval.runtime.book.split_chapter_notebook`). The first page holds no
+#: section by its title: an experiment goes there when the cell that opens it is tagged :data:`FURTHER_TAG`.
 OFF_PATH_PAGES = (
+    ("further", "More experiments", ()),
     ("exercises", "Self-check and exercises", ("Self-check", "Exercises", "Try it")),
     ("reference", "Checks, errata and provenance", ("Checks", "Deviations", "Provenance")),
 )
-OFF_PATH_SECTIONS = tuple(prefix for _, _, prefixes in OFF_PATH_PAGES for prefix in prefixes)
+#: the cell tag that sends the experiment a cell opens (its "## " section) to the chapter's "More experiments" page:
+#: an ablation or a secondary figure a reader may skip; its claims stay in the chapter's Paper-vs-us table
+FURTHER_TAG = "further"
 
 
 _HEADING = re.compile(r"^## (?P<title>.+)$")
@@ -330,17 +334,30 @@ def section_title(source) -> str | None:
     return None
 
 
+def section_page(piece: dict) -> str | None:
+    """The page of the chapter that the section a cell (or a piece of one, :func:`split_at_headings`) opens goes to:
+    ``""`` for the chapter's own page, a stem of :data:`OFF_PATH_PAGES` for a sub-page (by the heading's start, or
+    ``"further"`` for a cell tagged :data:`FURTHER_TAG`); None when the piece opens no section."""
+    heading = section_title(piece["source"])
+    if heading is None:
+        return None
+    if FURTHER_TAG in (piece.get("metadata") or {}).get("tags", []):
+        return "further"
+    return next((stem for stem, _, prefixes in OFF_PATH_PAGES if heading.startswith(prefixes)), "")
+
+
 def reading_time(nb, words_per_minute: int = READING_WORDS_PER_MINUTE) -> dict:
-    """How long a chapter takes to read: the words of its Markdown cells outside :data:`OFF_PATH_SECTIONS` (math,
-    directive lines and MyST targets not counted), at ``words_per_minute``, rounded up to whole minutes.
+    """How long a chapter takes to read: the words of its Markdown cells on the chapter's own page (not on a
+    sub-page, :func:`section_page`; math, directive lines and MyST targets not counted; a folded part counts), at
+    ``words_per_minute``, rounded up to whole minutes.
     ``nb`` is a notebook (nbformat); returns ``{"minutes", "words", "words_per_minute"}``."""
     words, on_path = 0, True
-    pieces = [piece for cell in nb.cells if cell.cell_type == "markdown"
-              for piece in split_at_headings({"source": cell.source})]  # sections as the book's pages cut them
+    pieces = [piece for cell in nb.cells if cell.cell_type == "markdown"  # sections as the book's pages cut them
+              for piece in split_at_headings({"source": cell.source, "metadata": dict(cell.get("metadata", {}))})]
     for piece in pieces:
-        heading = section_title(piece["source"])
-        if heading is not None:
-            on_path = not heading.startswith(OFF_PATH_SECTIONS)
+        page = section_page(piece)
+        if page is not None:
+            on_path = page == ""
         if not on_path:
             continue
         text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " ", piece["source"], flags=re.S)
