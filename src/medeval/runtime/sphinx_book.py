@@ -254,6 +254,7 @@ def add_used_in(app, what, name, obj, options, lines) -> None:
 
 
 def setup(app):
+    app.setup_extension("sphinx.ext.autodoc")  # its event must exist before a handler is connected to it
     app.connect("builder-inited", collect_equation_users)
     app.connect("env-get-outdated", api_pages_to_reread)
     app.connect("autodoc-process-docstring", add_used_in, priority=600)  # after napoleon (500)
