@@ -78,7 +78,19 @@ def _centered_iou_xywh(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def pairwise_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
-    """IoU (paper Eq. 15) between every box of ``boxes1`` (N, 4) and every box of ``boxes2`` (M, 4).
+    r"""IoU (paper Eq. 15) between every box of ``boxes1`` (N, 4) and every box of ``boxes2`` (M, 4).
+
+    .. math::
+
+       \begin{aligned}
+       \mathrm{IoU}(\mathcal B^t, \mathcal B^p)
+         &= \frac{|\mathcal B^t \cap \mathcal B^p|}{|\mathcal B^t \cup \mathcal B^p|}
+         = \frac{|\mathcal B^t \cap \mathcal B^p|}
+                {\mathcal B^t_w \mathcal B^t_h + \mathcal B^p_w \mathcal B^p_h - |\mathcal B^t \cap \mathcal B^p|},\\
+       |\mathcal B^t \cap \mathcal B^p|
+         &= \bigl[\min(\mathcal B^t_{x^+}, \mathcal B^p_{x^+}) - \max(\mathcal B^t_{x^-}, \mathcal B^p_{x^-})\bigr]_+
+           \bigl[\min(\mathcal B^t_{y^+}, \mathcal B^p_{y^+}) - \max(\mathcal B^t_{y^-}, \mathcal B^p_{y^-})\bigr]_+
+       \end{aligned}
 
     Returns an ``(N, M)`` float64 array in [0, 1]. Raises ``ValueError`` on malformed boxes.
 
@@ -96,7 +108,16 @@ def pairwise_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
 
 
 def pairwise_generalized_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
-    """Generalized IoU (paper Eq. 17) between every pair; ``(N, M)`` array in (−1, 1].
+    r"""Generalized IoU (paper Eq. 17) between every pair; ``(N, M)`` array in (−1, 1].
+
+    .. math::
+
+       \begin{aligned}
+       \mathrm{gIoU}(\mathcal B^t, \mathcal B^p)
+         &= \mathrm{IoU}(\mathcal B^t, \mathcal B^p) - \frac{|\mathcal C| - |\mathcal B^t \cup \mathcal B^p|}{|\mathcal C|},\\
+       |\mathcal C| &= \bigl(\max(\mathcal B^t_{x^+}, \mathcal B^p_{x^+}) - \min(\mathcal B^t_{x^-}, \mathcal B^p_{x^-})\bigr)
+                      \bigl(\max(\mathcal B^t_{y^+}, \mathcal B^p_{y^+}) - \min(\mathcal B^t_{y^-}, \mathcal B^p_{y^-})\bigr).
+       \end{aligned}
 
     Examples
     --------
@@ -112,7 +133,19 @@ def pairwise_generalized_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
 
 
 def paired_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
-    """IoU (Eq. 15) of box ``i`` of ``boxes1`` with box ``i`` of ``boxes2`` (shapes broadcast).
+    r"""IoU (Eq. 15) of box ``i`` of ``boxes1`` with box ``i`` of ``boxes2`` (shapes broadcast).
+
+    .. math::
+
+       \begin{aligned}
+       \mathrm{IoU}(\mathcal B^t, \mathcal B^p)
+         &= \frac{|\mathcal B^t \cap \mathcal B^p|}{|\mathcal B^t \cup \mathcal B^p|}
+         = \frac{|\mathcal B^t \cap \mathcal B^p|}
+                {\mathcal B^t_w \mathcal B^t_h + \mathcal B^p_w \mathcal B^p_h - |\mathcal B^t \cap \mathcal B^p|},\\
+       |\mathcal B^t \cap \mathcal B^p|
+         &= \bigl[\min(\mathcal B^t_{x^+}, \mathcal B^p_{x^+}) - \max(\mathcal B^t_{x^-}, \mathcal B^p_{x^-})\bigr]_+
+           \bigl[\min(\mathcal B^t_{y^+}, \mathcal B^p_{y^+}) - \max(\mathcal B^t_{y^-}, \mathcal B^p_{y^-})\bigr]_+
+       \end{aligned}
 
     Examples
     --------
@@ -138,7 +171,14 @@ def paired_generalized_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
 
 
 def paired_centered_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
-    """Centred IoU (cIoU, App. E; RoDeO's shape term, Eq. 3) of corresponding boxes.
+    r"""Centred IoU (cIoU, App. E; RoDeO's shape term, Eq. 3) of corresponding boxes.
+
+    .. math::
+
+       \mathrm{cIoU}(\mathcal B^t, \mathcal B^p)
+         = \frac{\min(\mathcal B^t_w, \mathcal B^p_w)\,\min(\mathcal B^t_h, \mathcal B^p_h)}
+                {\mathcal B^t_w \mathcal B^t_h + \mathcal B^p_w \mathcal B^p_h
+                 - \min(\mathcal B^t_w, \mathcal B^p_w)\,\min(\mathcal B^t_h, \mathcal B^p_h)} .
 
     ``min(w1, w2)·min(h1, h2) / (w1·h1 + w2·h2 − min(w1, w2)·min(h1, h2))``: independent of the
     positions, symmetric. For a uniform scale ``s`` it is ``min(s, 1/s)²``; for an aspect change

@@ -374,7 +374,12 @@ def _prepare(predictions, targets, box_format, class_names):
 
 
 def binary_mcc_from_counts(tp, fp, fn, tn):
-    """Matthews correlation coefficient (paper Eq. 14) from confusion counts (broadcasting).
+    r"""Matthews correlation coefficient (paper Eq. 14) from confusion counts (broadcasting).
+
+    .. math::
+
+       \mathrm{MCC} = \frac{\mathrm{TP}\cdot\mathrm{TN} - \mathrm{FP}\cdot\mathrm{FN}}
+         {\sqrt{(\mathrm{TP} + \mathrm{FP})(\mathrm{TP} + \mathrm{FN})(\mathrm{TN} + \mathrm{FP})(\mathrm{TN} + \mathrm{FN})}},
 
     ``(TP·TN − FP·FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))``; where the denominator is 0 the
     value is defined as 0 (as in scikit-learn; the caller documents when this can happen).
@@ -393,7 +398,14 @@ def binary_mcc_from_counts(tp, fp, fn, tn):
 
 
 def localization_similarity(pred_boxes, target_boxes, *, box_format: str) -> np.ndarray:
-    """RoDeO's per-pair localisation score (Eq. 2): ``2^(−d²)``, element-wise over pairs.
+    r"""RoDeO's per-pair localisation score (Eq. 2): ``2^(−d²)``, element-wise over pairs.
+
+    .. math::
+
+       \mathrm{RoDeO}^{loc}_{matched} = \frac{1}{|\mathcal M|} \sum_{(\mathcal B^t, \mathcal B^p) \in \mathcal M}
+         \exp\left[-\frac{\left(\frac{\mathcal B^t_x - \mathcal B^p_x}{\mathcal B^t_w}\right)^2
+                         + \left(\frac{\mathcal B^t_y - \mathcal B^p_y}{\mathcal B^t_h}\right)^2}{C}\right],
+       \qquad \frac{1}{C} = \ln 2,
 
     ``d² = ((cx_t − cx_p)/w_t)² + ((cy_t − cy_p)/h_t)²``: centre offsets in units of the *target*
     size, so the score is 0.5 at a relative distance of 1 and isotropic in that relative space.
@@ -418,7 +430,12 @@ def _localization_xywh(p: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def rodeo_harmonic_mean(localization, shape_matching, classification, *, eps: float = 1e-6):
-    """RoDeO total (Eq. 6): ``3 / (1/(loc+eps) + 1/(shape+eps) + 1/(cls+eps))`` (broadcasting).
+    r"""RoDeO total (Eq. 6): ``3 / (1/(loc+eps) + 1/(shape+eps) + 1/(cls+eps))`` (broadcasting).
+
+    .. math::
+
+       \mathrm{RoDeO} = 3 \left( \frac{1}{\mathrm{RoDeO}^{loc}} + \frac{1}{\mathrm{RoDeO}^{shape}}
+         + \frac{1}{\mathrm{RoDeO}^{cls}} \right)^{-1} .
 
     ``eps`` (≥ 0) reproduces the reference code's regularisation (default 1e-6: a perfect
     prediction scores 1.000001 and a zero sub-score gives ≈ 3e-6); ``eps=0`` is the paper's formula,
@@ -463,7 +480,17 @@ def _class_weight(preds: ImageBoxes, targs: ImageBoxes, k: int) -> float:
 
 
 def class_weight_for_matching(predictions, targets, *, box_format: str, class_names) -> float:
-    """Data-driven ``ω_cls = max(0, MCC(y^t, y^p))`` of Eq. 1.
+    r"""Data-driven ``ω_cls = max(0, MCC(y^t, y^p))`` of Eq. 1.
+
+    .. math::
+
+       \begin{aligned}
+       \mathcal C_{\mathcal B^t, \mathcal B^p}
+         &= -\mathbb 1_{[y_{\mathcal B^t} = y_{\mathcal B^p}]}\,\omega_{cls}
+           - \mathrm{gIoU}(\mathcal B^t, \mathcal B^p)\,\omega_{shape}
+         \quad \forall\, \mathcal B^t \in \mathcal M^t,\ \mathcal B^p \in \mathcal M^p,\\
+       \omega_{shape} &= 1,\qquad \omega_{cls} = \max\bigl(0, \mathrm{MCC}(\mathbf y^t, \mathbf y^p)\bigr),
+       \end{aligned}
 
     ``y^t``/``y^p`` are the image-level multi-hot class matrices (``n_images × K``: class ``c``
     present among the target/predicted boxes of image ``i``), flattened and compared with the binary
@@ -611,7 +638,17 @@ def hungarian_box_matching(
     class_names,
     class_weight_matching: float | None = None,
 ):
-    """RoDeO's matching (Eq. 1): per image, Hungarian method on ``−gIoU − ω_cls·1[same class]``.
+    r"""RoDeO's matching (Eq. 1): per image, Hungarian method on ``−gIoU − ω_cls·1[same class]``.
+
+    .. math::
+
+       \begin{aligned}
+       \mathcal C_{\mathcal B^t, \mathcal B^p}
+         &= -\mathbb 1_{[y_{\mathcal B^t} = y_{\mathcal B^p}]}\,\omega_{cls}
+           - \mathrm{gIoU}(\mathcal B^t, \mathcal B^p)\,\omega_{shape}
+         \quad \forall\, \mathcal B^t \in \mathcal M^t,\ \mathcal B^p \in \mathcal M^p,\\
+       \omega_{shape} &= 1,\qquad \omega_{cls} = \max\bigl(0, \mathrm{MCC}(\mathbf y^t, \mathbf y^p)\bigr),
+       \end{aligned}
 
     Returns ``(pred_index, target_index, class_weight)``: flat indices (into the
     :class:`ImageBoxes` order, i.e. images concatenated) of the matched pairs, and the ``ω_cls``
@@ -722,7 +759,12 @@ def robust_detection_outcome(
     eps: float = 1e-6,
     per_class: bool = True,
 ) -> RoDeOResult:
-    """Robust Detection Outcome (RoDeO; Meissen, Müller et al., MIDL 2023, Eqs. 1-6, Sec. 3.1).
+    r"""Robust Detection Outcome (RoDeO; Meissen, Müller et al., MIDL 2023, Eqs. 1-6, Sec. 3.1).
+
+    .. math::
+
+       \mathrm{RoDeO} = 3 \left( \frac{1}{\mathrm{RoDeO}^{loc}} + \frac{1}{\mathrm{RoDeO}^{shape}}
+         + \frac{1}{\mathrm{RoDeO}^{cls}} \right)^{-1} .
 
     ``RoDeO^sub = w_m|M| / (w_m|M| + w_o|U^p| + w_u|U^t|) · RoDeO_matched^sub`` for
     sub ∈ {loc (Eq. 2, ``2^(−d²)``), shape (Eq. 3, cIoU), cls (Eq. 4, ``max(0, MCC)``)} and
@@ -968,7 +1010,12 @@ def _threshold_counts(preds, targs, k, thr, pairs=None):
 def accuracy_at_iou(
     predictions, targets, *, box_format: str, class_names, iou_threshold: float
 ) -> PerClassScore:
-    """acc@IoU (Wang et al. 2017 with IoU instead of IoBB; paper App. E).
+    r"""acc@IoU (Wang et al. 2017 with IoU instead of IoBB; paper App. E).
+
+    .. math::
+
+       \mathrm{acc@}t = \frac{1}{K} \sum_{c=1}^{K}
+         \frac{\mathrm{TP}_c(t) + \mathrm{TN}_c}{\mathrm{TP}_c(t) + \mathrm{TN}_c + \mathrm{FP}_c(t) + \mathrm{FN}_c(t)} .
 
     Per class ``(TP + TN) / (TP + TN + FP + FN)`` with the counts of :func:`iou_threshold_counts`;
     ``mean`` is the mean over classes (Table 1's Total). Undefined (NaN) only when there are no
@@ -1083,7 +1130,12 @@ def average_precision_at_iou(
     iou_threshold: float,
     interpolation: str = "all_point",
 ) -> PerClassScore:
-    """AP@IoU (paper Sec. 1 and App. E), per class, and its mean over classes.
+    r"""AP@IoU (paper Sec. 1 and App. E), per class, and its mean over classes.
+
+    .. math::
+
+       \mathrm{AP@}t = \frac{1}{|\{c : N_c > 0\}|} \sum_{c : N_c > 0}\;
+         \sum_{j \ge 1} \bigl(R_c(\tau_j) - R_c(\tau_{j-1})\bigr) \max_{j' \ge j} P_c(\tau_{j'}) .
 
     For every distinct confidence τ (descending) the predictions with score ≥ τ are matched to the
     targets by the greedy rule of App. E, giving recall ``TP/#targets`` and precision
@@ -1121,9 +1173,13 @@ def detection_mean_average_precision(
     iou_thresholds: Sequence[float] = MAP_IOU_THRESHOLDS,
     interpolation: str = "all_point",
 ) -> PerClassScore:
-    """mAP as in the paper (Table 1, Fig. 2): mean of AP@IoU over ``iou_thresholds``
+    r"""mAP as in the paper (Table 1, Fig. 2): mean of AP@IoU over ``iou_thresholds``
     (default 0.1, 0.2, …, 0.7), per class; ``mean`` is the mean of the per-class values over
     classes with targets. See :func:`average_precision_at_iou` for confidence and interpolation.
+
+    .. math::
+
+       \mathrm{mAP} = \frac{1}{7} \sum_{t \in \{0.1, 0.2, \dots, 0.7\}} \mathrm{AP@}t .
 
     Examples
     --------

@@ -206,9 +206,14 @@ class AgreementCounts(NamedTuple):
 
 
 def binarize_instances(predictions, threshold: float = 0.5, *, inclusive: bool = True) -> np.ndarray:
-    """Binary instance predictions of Eq. 10: ``y = 1 iff f(x) >= T``.
+    r"""Binary instance predictions of Eq. 10, with :math:`T(\text{binary})` = ``threshold``:
 
-    ``inclusive=False`` uses ``f(x) > T`` as the authors' stability code does. Probabilities must lie
+    .. math::
+
+       \hat y_{ij} = \begin{cases} 1, & f(x_{ij}) \ge T(\text{binary}) \\ 0, & \text{otherwise} \end{cases}
+
+    :math:`f(x_{ij}) \ge T` is replaced by :math:`f(x_{ij}) > T` with ``inclusive=False``, as the authors' stability
+    code does. Probabilities must lie
     in [0, 1] (else ``ValueError``); boolean maps pass through unchanged. (The multi-label chapter's
     thresholding, :func:`medeval.metrics.multilabel.binarize`, is ``>`` by default: a different paper's rule.)
 
@@ -226,11 +231,16 @@ def binarize_instances(predictions, threshold: float = 0.5, *, inclusive: bool =
 
 
 def agreement_counts(pred_a, pred_b, *, threshold: float = 0.5, inclusive: bool = True) -> AgreementCounts:
-    """Agreement table ``(n00, n01, n10, n11)`` of two prediction maps of shape ``(..., N)``.
+    r"""Agreement table ``(n00, n01, n10, n11)`` of two prediction maps of shape ``(..., N)``.
+
+    .. math::
+
+       n_{ab} = \bigl|\{x_{ij} : \hat y'_{ij} = a \wedge \hat y''_{ij} = b\}\bigr|, \quad a, b \in \{0, 1\}, \qquad
+       N = n_{00} + n_{01} + n_{10} + n_{11}
 
     The maps are binarised with Eq. 10 at ``threshold`` (see :func:`binarize_instances`); the counts have
-    the leading shape ``(...)``. ``n01`` counts instances negative for ``pred_a`` (f') and positive
-    for ``pred_b`` (f''), as in Eq. 7.
+    the leading shape ``(...)``. ``n01`` counts instances negative for ``pred_a`` (:math:`f'`) and positive
+    for ``pred_b`` (:math:`f''`), as in Eq. 7.
 
     Examples
     --------
@@ -256,9 +266,13 @@ def agreement_counts(pred_a, pred_b, *, threshold: float = 0.5, inclusive: bool 
 # --------------------------------------------------------------------------------------------
 @_count_score
 def positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
-    """Positive Jaccard stability of Cheplygina et al. (2015), Eq. 7.
+    r"""Positive Jaccard stability of Cheplygina et al. (2015), Eq. 7.
 
-    ``S_J = n11 / (n01 + n10 + n11)``, in [0, 1]. NaN iff ``n00 = N`` (no model predicts any
+    .. math::
+
+       S_J(W'_i, W''_i) = \frac{n_{11}}{n_{01} + n_{10} + n_{11}}
+
+    In :math:`[0, 1]`. NaN iff :math:`n_{00} = N` (no model predicts any
     positive instance). Not corrected for chance: two independent maps with half of the
     instances positive score 1/3 on average.
 
@@ -274,9 +288,18 @@ def positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
 
 @_count_score
 def positive_overlap(n00, n01, n10, n11) -> np.ndarray:
-    """Positive overlap (Szymkiewicz-Simpson coefficient), Eq. 15.
+    r"""Positive overlap :math:`S_{PO}` (Szymkiewicz-Simpson coefficient), Eq. 15 (the first of the three discarded
+    scores below).
 
-    ``S_PO = n11 / (min(n10, n01) + n11)``, in [0, 1]; 1 whenever one positive set contains the
+    .. math::
+
+       \begin{aligned}
+       S_{PO} &= \frac{n_{11}}{\min(n_{10}, n_{01}) + n_{11}}, \qquad
+       S_{APO} = \frac{n_{11} - \mathbb{E}(n_{11})}{\min(n_{1*}, n_{*1}) - \mathbb{E}(n_{11})}, \\
+       S_{HAPJ} &= \frac{n_{11} - m}{n_{10} + n_{01} + n_{11} - m}, \qquad m = \max(n_{*1} + n_{1*} - N,\ 0).
+       \end{aligned}
+
+    In :math:`[0, 1]`; 1 whenever one positive set contains the
     other (the flaw for which the paper discards it). NaN iff ``n11 = 0`` and
     ``min(n10, n01) = 0`` (a model with no positive instance: its overlap is 0 / 0).
 
@@ -292,10 +315,18 @@ def positive_overlap(n00, n01, n10, n11) -> np.ndarray:
 
 @_count_score
 def adjusted_positive_overlap(n00, n01, n10, n11) -> np.ndarray:
-    """Adjusted positive overlap, Eq. 16.
+    r"""Adjusted positive overlap :math:`S_{APO}`, Eq. 16 (the second of the three discarded scores below).
 
-    ``S_APO = (n11 - E(n11)) / (min(n1*, n*1) - E(n11))`` with ``E(n11) = n1* n*1 / N``; evaluated
-    as ``(N n11 - n1* n*1) / (N min(n1*, n*1) - n1* n*1)`` (Eq. 16 times N / N, exact in integer
+    .. math::
+
+       \begin{aligned}
+       S_{PO} &= \frac{n_{11}}{\min(n_{10}, n_{01}) + n_{11}}, \qquad
+       S_{APO} = \frac{n_{11} - \mathbb{E}(n_{11})}{\min(n_{1*}, n_{*1}) - \mathbb{E}(n_{11})}, \\
+       S_{HAPJ} &= \frac{n_{11} - m}{n_{10} + n_{01} + n_{11} - m}, \qquad m = \max(n_{*1} + n_{1*} - N,\ 0).
+       \end{aligned}
+
+    With :math:`\mathbb{E}(n_{11}) = n_{1*}\, n_{*1} / N`; evaluated as
+    :math:`(N n_{11} - n_{1*} n_{*1}) / (N \min(n_{1*}, n_{*1}) - n_{1*} n_{*1})` (Eq. 16 times N / N, exact in integer
     arithmetic). Range ``[1 - N, 1]``: ``1 - N`` at ``n01 = N - 1, n10 = 1`` (paper). NaN iff
     ``min(n1*, n*1) = 0`` or ``max(n1*, n*1) = N`` (one model predicts no, or only, positives).
 
@@ -313,11 +344,20 @@ def adjusted_positive_overlap(n00, n01, n10, n11) -> np.ndarray:
 
 @_count_score
 def heuristic_adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
-    """Heuristic adjustment of positive Jaccard, Eq. 17.
+    r"""Heuristic adjustment of positive Jaccard :math:`S_{HAPJ}`, Eq. 17 (the third of the three discarded scores
+    below).
 
-    ``S_HAPJ = (n11 - m) / (n10 + n01 + n11 - m)`` with ``m = max(n*1 + n1* - N, 0)``, the overlap
-    forced by the pigeonhole principle (the paper's text writes ``N - (n*1 + n1*)``, a sign slip).
-    Since ``n1* + n*1 - N = n11 - n00`` this equals ``min(n11, n00) / (n01 + n10 + min(n11, n00))``,
+    .. math::
+
+       \begin{aligned}
+       S_{PO} &= \frac{n_{11}}{\min(n_{10}, n_{01}) + n_{11}}, \qquad
+       S_{APO} = \frac{n_{11} - \mathbb{E}(n_{11})}{\min(n_{1*}, n_{*1}) - \mathbb{E}(n_{11})}, \\
+       S_{HAPJ} &= \frac{n_{11} - m}{n_{10} + n_{01} + n_{11} - m}, \qquad m = \max(n_{*1} + n_{1*} - N,\ 0).
+       \end{aligned}
+
+    :math:`m` is the overlap forced by the pigeonhole principle (the paper's text writes :math:`N - (n_{*1} + n_{1*})`,
+    a sign slip). Since :math:`n_{1*} + n_{*1} - N = n_{11} - n_{00}` this equals
+    :math:`\min(n_{11}, n_{00}) / (n_{01} + n_{10} + \min(n_{11}, n_{00}))`,
     in [0, 1], and equals :func:`positive_jaccard` whenever ``n1* + n*1 <= N``. NaN iff
     ``n00 = N`` or ``n11 = N`` (both models predict every instance as the same class).
 
@@ -335,20 +375,24 @@ def heuristic_adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
 
 @_count_score
 def adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
-    """Adjusted positive Jaccard S_APJ, Eq. 18 (the binary score the paper keeps).
+    r"""Adjusted positive Jaccard :math:`S_{APJ}`, Eq. 18 (the binary score the paper keeps).
 
-    ``S_APJ = (n11 - E(n11)) / (n10 + n01 + n11 - E(n11))`` with ``E(n11) = n1* n*1 / N``,
-    evaluated through the Appendix A closed form
-    ``(n11 n00 - n01 n10) / (n00 n11 - n01 n10 + (n10 + n01) N)``, which is exact in integer
-    arithmetic. Range [-1/3, 1]: the minimum -1/3 is attained iff ``n11 = n00 = 0`` and
+    .. math::
+
+       S_{APJ}(W'_i, W''_i) = \frac{n_{11} - \mathbb{E}(n_{11})}{n_{10} + n_{01} + n_{11} - \mathbb{E}(n_{11})},
+       \qquad \mathbb{E}(n_{11}) = \frac{n_{1*}\, n_{*1}}{N}
+
+    Evaluated through the Appendix A closed form
+    :math:`S_{APJ} = (n_{11} n_{00} - n_{01} n_{10}) / (n_{11} n_{00} - n_{01} n_{10} + (n_{10} + n_{01}) N)`, which is
+    exact in integer arithmetic. Range [-1/3, 1]: the minimum -1/3 is attained iff ``n11 = n00 = 0`` and
     ``n01 = n10`` (any value, not only 1 as Appendix A states), the maximum 1 iff
     ``n01 = n10 = 0`` with ``n11, n00 > 0``. NaN iff ``n00 = N`` or ``n11 = N``; 0 when exactly one
     model is constant or the two are opposite constants. Increasing in ``n11`` (strictly unless
     ``n00 = 0`` and one of ``n01``, ``n10`` is 0, where it stays 0; Appendix A says "always").
 
-    Since ``N n11 - n1* n*1 = n11 n00 - n01 n10``, S_APJ is symmetric in positives and negatives
-    (invariant to complementing both maps) and is a monotone function of Cohen's kappa:
-    ``S_APJ = S_AJ / (2 - S_AJ)`` (the Jaccard-Dice relation), which is why the paper finds the two
+    Since :math:`N n_{11} - n_{1*} n_{*1} = n_{11} n_{00} - n_{01} n_{10}`, :math:`S_{APJ}` is symmetric in positives
+    and negatives (invariant to complementing both maps) and is a monotone function of Cohen's kappa,
+    :math:`S_{APJ} = \frac{S_{AJ}}{2 - S_{AJ}}` (the Jaccard-Dice relation), which is why the paper finds the two
     interchangeable (Sec. IV-F).
 
     Examples
@@ -365,11 +409,15 @@ def adjusted_positive_jaccard(n00, n01, n10, n11) -> np.ndarray:
 
 @_count_score
 def adjusted_jaccard(n00, n01, n10, n11) -> np.ndarray:
-    """Adjusted Jaccard S_AJ, Eq. 19; identical to Cohen's kappa.
+    r"""Adjusted Jaccard :math:`S_{AJ}`, Eq. 19; identical to Cohen's kappa.
 
-    ``S_AJ = (n11 + n00 - E(n11) - E(n00)) / (N - E(n11) - E(n00))`` with ``E(n11) = n1* n*1 / N`` and
-    ``E(n00) = n0* n*0 / N``, evaluated through the Appendix A closed form
-    ``(2 n11 n00 - 2 n01 n10) / (2 n11 n00 - 2 n01 n10 + (n01 + n10) N)``. Range [-1, 1]; NaN iff
+    .. math::
+
+       S_{AJ}(W'_i, W''_i) = \frac{n_{11} + n_{00} - \mathbb{E}(n_{11}) - \mathbb{E}(n_{00})}
+       {N - \mathbb{E}(n_{11}) - \mathbb{E}(n_{00})}, \qquad \mathbb{E}(n_{00}) = \frac{n_{0*}\, n_{*0}}{N}
+
+    With :math:`\mathbb{E}(n_{11}) = n_{1*}\, n_{*1} / N`; evaluated through the Appendix A closed form
+    :math:`(2 n_{11} n_{00} - 2 n_{01} n_{10}) / (2 n_{11} n_{00} - 2 n_{01} n_{10} + (n_{01} + n_{10}) N)`. Range [-1, 1]; NaN iff
     ``n00 = N`` or ``n11 = N``; 0 when exactly one model is constant or the two are opposite
     constants. Invariant to complementing both maps (swapping n00 and n11).
 
@@ -390,10 +438,16 @@ def adjusted_jaccard(n00, n01, n10, n11) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 @_count_score
 def total_agreement_ratio(n00, n01, n10, n11, *, positive_only: bool = False) -> np.ndarray:
-    """Total agreement ratio TAR (Eq. 20; Cicchetti & Feinstein 1990).
+    r"""Total agreement ratio TAR (Eq. 20; Cicchetti & Feinstein 1990), the first of the three ratios below.
 
-    Default: ``TAR = (n11 + n00) / N``, the observed agreement of Cicchetti & Feinstein. Eq. 20 as
-    printed, ``n11 / N``, drops ``n00`` (an erratum: it is neither "total" nor the cited index);
+    .. math::
+
+       \mathrm{TAR} = \frac{n_{11} + n_{00}}{N}, \qquad
+       \mathrm{PAR} = \frac{2 n_{11}}{2 n_{11} + n_{01} + n_{10}}, \qquad
+       \mathrm{NAR} = \frac{2 n_{00}}{2 n_{00} + n_{01} + n_{10}}
+
+    Default: TAR as above, the observed agreement of Cicchetti & Feinstein. Eq. 20 as printed,
+    :math:`n_{11} / N`, drops :math:`n_{00}` (an erratum: it is neither "total" nor the cited index);
     ``positive_only=True`` returns the printed form. Never NaN (N >= 1).
 
     Examples
@@ -409,7 +463,13 @@ def total_agreement_ratio(n00, n01, n10, n11, *, positive_only: bool = False) ->
 
 @_count_score
 def positive_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
-    """Positive agreement ratio, Eq. 21: ``PAR = 2 n11 / (2 n11 + n01 + n10)``; NaN iff ``n00 = N``.
+    r"""Positive agreement ratio PAR, Eq. 21 (the second of the three ratios below); NaN iff :math:`n_{00} = N`.
+
+    .. math::
+
+       \mathrm{TAR} = \frac{n_{11} + n_{00}}{N}, \qquad
+       \mathrm{PAR} = \frac{2 n_{11}}{2 n_{11} + n_{01} + n_{10}}, \qquad
+       \mathrm{NAR} = \frac{2 n_{00}}{2 n_{00} + n_{01} + n_{10}}
 
     Examples
     --------
@@ -423,7 +483,13 @@ def positive_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
 
 @_count_score
 def negative_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
-    """Negative agreement ratio, Eq. 22: ``NAR = 2 n00 / (2 n00 + n01 + n10)``; NaN iff ``n11 = N``.
+    r"""Negative agreement ratio NAR, Eq. 22 (the third of the three ratios below); NaN iff :math:`n_{11} = N`.
+
+    .. math::
+
+       \mathrm{TAR} = \frac{n_{11} + n_{00}}{N}, \qquad
+       \mathrm{PAR} = \frac{2 n_{11}}{2 n_{11} + n_{01} + n_{10}}, \qquad
+       \mathrm{NAR} = \frac{2 n_{00}}{2 n_{00} + n_{01} + n_{10}}
 
     Examples
     --------
@@ -436,11 +502,18 @@ def negative_agreement_ratio(n00, n01, n10, n11) -> np.ndarray:
 
 
 def kappa_paradox_indicators(n00, n01, n10, n11) -> dict[str, np.ndarray]:
-    """TAR, PAR, NAR and the balance/symmetry indicators of Sec. III-C.
+    r"""TAR, PAR, NAR and the balance/symmetry indicators of Sec. III-C.
 
-    Returns a dict with ``TAR`` ((n11 + n00) / N), ``TAR_printed`` (Eq. 20 as printed, n11 / N),
-    ``PAR``, ``NAR``, ``PAR_minus_NAR`` (balance), ``n0_minus_n1`` (``n0* - n1*``, imbalance of f')
-    and ``n_0_minus_n_1`` (``n*0 - n*1``, imbalance of f''; reported by the authors' code).
+    .. math::
+
+       \mathrm{TAR} = \frac{n_{11} + n_{00}}{N}, \qquad
+       \mathrm{PAR} = \frac{2 n_{11}}{2 n_{11} + n_{01} + n_{10}}, \qquad
+       \mathrm{NAR} = \frac{2 n_{00}}{2 n_{00} + n_{01} + n_{10}}
+
+    Returns a dict with ``TAR``, ``PAR``, ``NAR`` (above), ``TAR_printed`` (Eq. 20 as printed,
+    :math:`n_{11} / N`), ``PAR_minus_NAR`` (balance), ``n0_minus_n1`` (:math:`n_{0*} - n_{1*}`, imbalance of
+    :math:`f'`) and ``n_0_minus_n_1`` (:math:`n_{*0} - n_{*1}`, imbalance of :math:`f''`; reported by the authors'
+    code).
 
     Examples
     --------
@@ -492,10 +565,14 @@ def _clip_correlation(r: np.ndarray) -> np.ndarray:
 
 
 def pearson_correlation(pred_a, pred_b) -> np.ndarray:
-    """Pearson's product-moment correlation of two maps along the last axis (Sec. III-B-1).
+    r"""Pearson's product-moment correlation of two maps along the last axis (Sec. III-B-1).
 
-    ``r = sum (W' - mean W')(W'' - mean W'') / sqrt(sum (W' - mean W')^2 sum (W'' - mean W'')^2)``
-    (the standard form; Table I prints a garbled formula). Equals ``scipy.stats.pearsonr``.
+    .. math::
+
+       r(W'_i, W''_i) = \frac{\sum_j (W'_{ij} - \bar W'_i)(W''_{ij} - \bar W''_i)}
+       {\sqrt{\sum_j (W'_{ij} - \bar W'_i)^2 \, \sum_j (W''_{ij} - \bar W''_i)^2}}
+
+    The standard form (Table I prints a garbled formula). Equals ``scipy.stats.pearsonr``.
     NaN iff one of the two maps is constant on the bag.
 
     Examples
@@ -586,11 +663,15 @@ def _standardized_ranks(r: _Ranks) -> np.ndarray:
 
 
 def spearman_correlation(pred_a, pred_b) -> np.ndarray:
-    """Spearman's rank correlation S_S of two maps along the last axis (Sec. III-B-2; the kept score).
+    r"""Spearman's rank correlation :math:`S_S` of two maps along the last axis (Sec. III-B-2; the kept score).
 
-    Pearson's correlation of the average (fractional) ranks, which equals
-    ``1 - 6 sum_j (rank(W'_j) - rank(W''_j))^2 / (N (N^2 - 1))`` when there are no ties (Table I
-    carries a stray square-root factor) and ``scipy.stats.spearmanr`` always. Negative values are
+    .. math::
+
+       S_S(W'_i, W''_i) = r\bigl(\operatorname{rank}(W'_i), \operatorname{rank}(W''_i)\bigr)
+       = 1 - \frac{6 \sum_j \bigl(\operatorname{rank}(W'_{ij}) - \operatorname{rank}(W''_{ij})\bigr)^2}{N (N^2 - 1)}
+
+    Pearson's correlation of the average (fractional) ranks, which equals the second form when there are no ties
+    (Table I carries a stray square-root factor) and ``scipy.stats.spearmanr`` always. Negative values are
     kept (Sec. VI-C-1). NaN iff one of the two maps is constant on the bag.
 
     Examples
@@ -679,12 +760,16 @@ def _rows_per_chunk(n_instances: int, copies: int, budget_bytes: int = 4 * 2**20
 
 
 def kendall_tau(pred_a, pred_b, *, variant: str = "b") -> np.ndarray:
-    """Kendall's rank correlation of two maps along the last axis (Sec. III-B-3).
+    r"""Kendall's rank correlation of two maps along the last axis (Sec. III-B-3).
 
-    With C concordant and D discordant pairs among the ``C(N, 2)`` instance pairs:
-    ``variant="b"`` (default; ``scipy.stats.kendalltau`` as used by the authors' code):
-    ``tau_b = (C - D) / sqrt((C + D + T') (C + D + T''))`` with T', T'' the pairs tied only in f'
-    resp. f''. ``variant="a"`` (the formula printed in Table I): ``tau_a = (C - D) / C(N, 2)``.
+    .. math::
+
+       \tau_b = \frac{C - D}{\sqrt{(C + D + T')(C + D + T'')}}, \qquad \tau_a = \frac{C - D}{\binom{N}{2}}
+
+    With :math:`C` concordant and :math:`D` discordant pairs among the :math:`\binom{N}{2}` instance pairs and
+    :math:`T'`, :math:`T''` the pairs tied only in :math:`f'` resp. :math:`f''`: ``variant="b"`` (default;
+    ``scipy.stats.kendalltau`` as used by the authors' code) is :math:`\tau_b`, ``variant="a"`` (the formula printed in
+    Table I) is :math:`\tau_a`.
     The paper's text calls tau "the ratio between concordant and discordant pairs"; it is their
     normalised difference. NaN iff one of the two maps is constant on the bag (both variants).
 
@@ -740,7 +825,11 @@ def model_pairs(n_models: int) -> np.ndarray:
 
 
 def aggregate_over_pairs(per_pair) -> tuple[np.ndarray, np.ndarray]:
-    """Per-bag nan-mean over model pairs, with the number of NaN pairs per bag.
+    r"""Per-bag nan-mean over model pairs, with the number of NaN pairs per bag.
+
+    .. math::
+
+       \bar S_i = \frac{1}{|\mathcal{P}_i|} \sum_{(m, m') \in \mathcal{P}_i} S\bigl(W^{(m)}_i, W^{(m')}_i\bigr)
 
     ``per_pair`` has shape ``(n_pairs, n_bags)``. Returns ``(mean, n_nan)``, each ``(n_bags,)``;
     ``mean`` is NaN for a bag whose pairs are all NaN (its ``n_nan`` equals ``n_pairs``). NaN pairs
@@ -765,7 +854,11 @@ def aggregate_over_pairs(per_pair) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class PairwiseStability:
-    """Stability scores of ``M`` models on a set of bags, for every model pair.
+    r"""Stability scores of ``M`` models on a set of bags, for every model pair.
+
+    .. math::
+
+       \bar S_i = \frac{1}{|\mathcal{P}_i|} \sum_{(m, m') \in \mathcal{P}_i} S\bigl(W^{(m)}_i, W^{(m')}_i\bigr)
 
     ``pairs`` is ``(n_pairs, 2)`` (model indices), ``bag_index`` the positions of the scored bags
     in the input, ``scores[name]`` an ``(n_pairs, n_bags)`` array of pairwise scores.
@@ -867,7 +960,11 @@ def pairwise_stability(
     kendall_variant: str = "b",
     n_threads: int | None = None,
 ) -> PairwiseStability:
-    """Every stability score for every model pair on every bag, vectorised (Sec. IV-E, Fig. 4).
+    r"""Every stability score for every model pair on every bag, vectorised (Sec. IV-E, Fig. 4).
+
+    .. math::
+
+       \bar S_i = \frac{1}{|\mathcal{P}_i|} \sum_{(m, m') \in \mathcal{P}_i} S\bigl(W^{(m)}_i, W^{(m')}_i\bigr)
 
     ``predictions``: instance probabilities of M >= 2 models, ``(n_models, n_bags, n_instances)``.
     Binary scores use Eq. 10 at ``threshold`` (``inclusive=False``: ``>`` as in the authors' code).
@@ -1087,7 +1184,11 @@ def _localization_counts(predictions, instance_labels, threshold, inclusive):
 
 
 def instance_dice(predictions, instance_labels, *, threshold: float = 0.5, inclusive: bool = True) -> np.ndarray:
-    """DICE of Eq. 12 per bag: ``2 TP / (2 TP + FP + FN)`` after Eq. 10 at ``threshold``.
+    r"""DICE of Eq. 12 per bag, after Eq. 10 at ``threshold``:
+
+    .. math::
+
+       \mathrm{DICE}(x_i \mid bbox_i) = \frac{2\,TP}{2\,TP + FP + FN}
 
     ``predictions`` ``(..., N)`` probabilities, ``instance_labels`` 0/1 of the same trailing shape
     (Eq. 11: 1 inside the annotation). NaN iff the bag has no labelled positive and no predicted
@@ -1104,7 +1205,11 @@ def instance_dice(predictions, instance_labels, *, threshold: float = 0.5, inclu
 
 
 def instance_jaccard(predictions, instance_labels, *, threshold: float = 0.5, inclusive: bool = True) -> np.ndarray:
-    """Jaccard index of Eq. 13 per bag: ``TP / (TP + FP + FN)``; NaN in the same case as :func:`instance_dice`.
+    r"""Jaccard index of Eq. 13 per bag; NaN in the same case as :func:`instance_dice`.
+
+    .. math::
+
+       \mathrm{Jacc}(x_i \mid bbox_i) = \frac{TP}{TP + FP + FN}
 
     Examples
     --------
@@ -1117,7 +1222,12 @@ def instance_jaccard(predictions, instance_labels, *, threshold: float = 0.5, in
 
 
 def localization_accuracy(jaccard, *, jaccard_threshold: float = 0.1) -> np.ndarray:
-    """Localization accuracy of Eq. 14 per bag: 1 if ``Jacc >= T(Jacc)`` (0.1 in the paper), else 0.
+    r"""Localization accuracy of Eq. 14 per bag, with :math:`T(\text{Jacc})` = 0.1 in the paper:
+
+    .. math::
+
+       \mathrm{Accuracy}(x_i \mid bbox_i) = \begin{cases} 1, & \mathrm{Jacc}(x_i \mid bbox_i) \ge T(\text{Jacc}) \\
+       0, & \text{otherwise} \end{cases}
 
     NaN Jaccard values stay NaN (the bag is not counted); average with ``np.nanmean``.
 

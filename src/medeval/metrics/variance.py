@@ -78,11 +78,19 @@ def _check_target(target: str) -> None:
 
 
 def pair_variances(scores_first, scores_second) -> np.ndarray:
-    """Two-sample unbiased variance of every disjoint pair, the summand of Eq. (1).
+    r"""Two-sample unbiased variance of every disjoint pair, the summand of Eq. (1).
 
-    For pair r with scores x_r^(1), x_r^(2) and mean x̄_r:
+    For pair :math:`r` with scores :math:`x_r^{(1)}, x_r^{(2)}` and mean :math:`\bar{x}_r`, the summand
+    :math:`v_r = \frac{1}{n-1}\sum_{i=1}^{n}\bigl(x_r^{(i)}-\bar{x}_r\bigr)^2 = \tfrac12\bigl(x_r^{(1)}-x_r^{(2)}\bigr)^2`
+    of
 
-        v_r = 1/(n-1) Σ_{i=1}^{n} (x_r^(i) - x̄_r)²  with n = 2,  i.e.  v_r = (x_r^(1) - x_r^(2))² / 2.
+    .. math::
+
+       \begin{aligned}
+       \mathcal{V} &= \frac{1}{R}\sum_{r=1}^{R}\left(\frac{1}{n-1}\sum_{i=1}^{n}\bigl(x_r^{(i)}-\bar{x}_r\bigr)^2\right),
+       \quad \text{where } n = 2,\\
+       &= \frac{1}{2R}\sum_{r=1}^{R}\bigl(x_r^{(1)}-x_r^{(2)}\bigr)^2 .
+       \end{aligned}
 
     Examples
     --------
@@ -97,22 +105,32 @@ def pair_variances(scores_first, scores_second) -> np.ndarray:
 
 
 def empirical_variance_estimate(scores_first, scores_second, *, target: EveTarget = "half_size") -> float:
-    """Empirical variance estimator (EVE) over R disjoint subset pairs, Eq. (1) of Mendelson et al.
+    r"""Empirical variance estimator (EVE) over R disjoint subset pairs, Eq. (1) of Mendelson et al.
 
-        V = (1/R) Σ_{r=1}^{R} [ 1/(n-1) Σ_{i=1}^{n} (x_r^(i) - x̄_r)² ],  n = 2
-          = (1/(2R)) Σ_r (x_r^(1) - x_r^(2))²
+    .. math::
 
-    where x_r^(1), x_r^(2) are the performances of the whole validation strategy on the two disjoint
-    subsets of pair r (``scores_first[r]``, ``scores_second[r]``).
+       \begin{aligned}
+       \mathcal{V} &= \frac{1}{R}\sum_{r=1}^{R}\left(\frac{1}{n-1}\sum_{i=1}^{n}\bigl(x_r^{(i)}-\bar{x}_r\bigr)^2\right),
+       \quad \text{where } n = 2,\\
+       &= \frac{1}{2R}\sum_{r=1}^{R}\bigl(x_r^{(1)}-x_r^{(2)}\bigr)^2 .
+       \end{aligned}
 
-    The paper (Section 2) gives two uses of V when N examples are available and the subsets have N/2:
+    where :math:`x_r^{(1)}, x_r^{(2)}` are the performances of the whole validation strategy on the two disjoint
+    subsets of pair :math:`r` (``scores_first[r]``, ``scores_second[r]``).
 
-    * ``target="half_size"`` (default): V, an unbiased estimate of the variance of the strategy's
+    The paper (Section 2) gives two uses of :math:`\mathcal{V}` when N examples are available and the subsets
+    have N/2:
+
+    * ``target="half_size"`` (default): :math:`\mathcal{V}`, an unbiased estimate of the variance of the strategy's
       performance on a subset of the size used (scheme 2, the one the paper's experiments use);
-    * ``target="full_size"``: V again, read as a *conservative* estimate of the variance on the full N
+    * ``target="full_size"``: :math:`\mathcal{V}` again, read as a *conservative* estimate of the variance on the full N
       (scheme 1; needs only that performance becomes more stable at larger N [Nadeau & Bengio]);
-    * ``target="mean_of_halves"``: ½V, an unbiased estimate of the variance of the mean of the two
-      half-size estimates (scheme 2).
+    * ``target="mean_of_halves"``: :math:`\tfrac12\mathcal{V}`, an unbiased estimate of the variance of the mean of
+      the two half-size estimates (scheme 2):
+
+      .. math::
+
+         \operatorname{E}\bigl[\tfrac12\,\mathcal{V}\bigr] = \operatorname{Var}\Bigl(\tfrac12\bigl(x^{(1)}+x^{(2)}\bigr)\Bigr) .
 
     Edge cases: non-finite scores, empty or mismatched inputs raise ``ValueError``. R = 1 is allowed
     (an unbiased but very noisy estimate).
@@ -135,7 +153,7 @@ def empirical_variance_estimate(scores_first, scores_second, *, target: EveTarge
 def empirical_variance_estimate_standard_error(
     scores_first, scores_second, *, target: EveTarget = "half_size"
 ) -> float:
-    """Monte Carlo standard error of EVE over the R pairs: SD(v_r) / √R (ddof = 1).
+    r"""Monte Carlo standard error of EVE over the R pairs: :math:`\operatorname{SD}(v_r)/\sqrt{R}` (ddof = 1).
 
     This is the sampling error of the average in Eq. (1) treating the R pairs as independent
     (true when each pair is drawn from fresh data; approximate when pairs reuse a finite pool).
@@ -158,14 +176,16 @@ def empirical_variance_estimate_standard_error(
 
 
 def naive_empirical_variance_estimate(scores) -> float:
-    """Naive empirical variance estimate (NEVE), Section 3 of Mendelson et al.
+    r"""Naive empirical variance estimate (NEVE), Section 3 of Mendelson et al.
 
-    NEVE treats the performances x_1 … x_S on S randomly selected subsets (drawn from all available
-    data and allowed to overlap) as independent and returns their sample variance
+    .. math::
 
-        NEVE = 1/(S-1) Σ_s (x_s - x̄)².
+       \mathrm{NEVE} = \frac{1}{S-1}\sum_{s=1}^{S}\bigl(x_s-\bar{x}\bigr)^2 .
 
-    Overlap makes the scores positively correlated, so E[NEVE] = σ² - mean covariance ≤ σ²: NEVE is
+    NEVE treats the performances :math:`x_1, \dots, x_S` on :math:`S` randomly selected subsets (drawn from all
+    available data and allowed to overlap) as independent and returns their sample variance (above). Overlap makes
+    the scores positively correlated, so :math:`\mathbb{E}[\mathrm{NEVE}] = \sigma^2 - \overline{\mathrm{cov}}
+    \le \sigma^2`: NEVE is
     biased down when the subsets are a large fraction of the pool. Needs S ≥ 2 finite scores, else
     ``ValueError``.
 
@@ -180,15 +200,15 @@ def naive_empirical_variance_estimate(scores) -> float:
 
 
 def naive_foldwise_variance(fold_scores) -> float:
-    """Naive fold-wise variance model (NFW), Section 3 of Mendelson et al.
+    r"""Naive fold-wise variance model (NFW), Section 3 of Mendelson et al.
 
-    Treats the performance a_{s,1} … a_{s,K} in each of the K folds of subset s as independent
-    observations, so the variance of their mean is estimated by s²(a_s)/K; the paper takes "the mean
-    variance estimate across all subsets used":
+    .. math::
 
-        NFW = (1/S) Σ_s [ 1/(K(K-1)) Σ_k (a_{s,k} - ā_s)² ].
+       \mathrm{NFW} = \frac{1}{S}\sum_{s=1}^{S}\frac{1}{K(K-1)}\sum_{k=1}^{K}\bigl(a_{s,k}-\bar{a}_s\bigr)^2 .
 
-    The per-subset formula is our reading (the paper gives it in words only). For repeated K-fold
+    Treats the performance :math:`a_{s,1}, \dots, a_{s,K}` in each of the :math:`K` folds of subset :math:`s` as
+    independent observations, so the variance of their mean is estimated by :math:`s^2(a_s)/K`; the paper takes
+    "the mean variance estimate across all subsets used" (above). The per-subset formula is our reading (the paper gives it in words only). For repeated K-fold
     pass all M·K folds of a subset as one row (every fold treated as independent).
 
     ``fold_scores``: array (S, K) with K ≥ 2, or (K,) for one subset. Non-finite values raise
@@ -217,10 +237,18 @@ def naive_foldwise_variance(fold_scores) -> float:
 
 
 def naive_binomial_variance(performance, n_items) -> float | np.ndarray:
-    """Naive binomial variance model, Section 3.2 of Mendelson et al.
+    r"""Naive binomial variance model, Section 3.2 of Mendelson et al.
 
-    Assumes the results on the n items are independent Bernoulli trials with success probability p
-    (the mean performance):  Var = p(1 - p) / n.  For a balanced subset of n_c per class, n = 2 n_c.
+    Assumes the results on the :math:`n` items are independent Bernoulli trials with success probability
+    :math:`p` (the mean performance):
+
+    .. math::
+
+       \mathrm{Var}_{\mathrm{bin}} = \frac{p(1-p)}{n} .
+
+    For a balanced subset of :math:`n_c` per class, :math:`n = 2 n_c`. Its square root is the standard deviation
+    of a hold-out accuracy :math:`\hat p` on :math:`n` cases,
+    :math:`\operatorname{SD}(\hat p) = \sqrt{\frac{p\,(1-p)}{n}}`.
 
     ``performance`` must lie in [0, 1] and ``n_items`` be ≥ 1, else ``ValueError``. Vectorised over
     array inputs (returns an array then).
@@ -242,12 +270,21 @@ def naive_binomial_variance(performance, n_items) -> float | np.ndarray:
 
 
 def sample_variance_standard_error(values) -> float:
-    """Standard error of the sample variance s² of R i.i.d. values (no normality assumed).
+    r"""Standard error of the sample variance s² of R i.i.d. values (no normality assumed).
 
-        Var(s²) = (m4 - σ⁴ (R-3)/(R-1)) / R,
+    .. math::
 
-    with m4 the fourth central moment and σ² estimated by s² (plug-in). Used for the Monte Carlo
-    error of a "true" variance computed from fresh draws. Needs R ≥ 4, else ``ValueError``.
+       \operatorname{Var}(s^2) = \frac{1}{R}\Bigl(m_4 - \sigma^4\,\frac{R-3}{R-1}\Bigr)
+
+    with :math:`m_4` the fourth central moment and :math:`\sigma^2` estimated by :math:`s^2` (plug-in). Used for
+    the Monte Carlo error of a "true" variance computed from fresh draws, such as the chapter's
+
+    .. math::
+
+       \hat\sigma^2(n_c) = \frac{1}{D-1}\sum_{d=1}^{D}\bigl(x_d-\bar{x}\bigr)^2,\qquad
+       \text{relative bias} = \frac{\overline{\mathcal{V}}}{\hat\sigma^2(n_c)} - 1 .
+
+    Needs R ≥ 4, else ``ValueError``.
 
     Examples
     --------
@@ -265,7 +302,13 @@ def sample_variance_standard_error(values) -> float:
 
 
 def normal_confidence_interval(estimate: float, variance: float, level: float = 0.95) -> tuple[float, float]:
-    """Normal-theory interval  estimate ± z_{1-α/2} √variance  (α = 1 - level).
+    r"""Normal-theory interval :math:`\text{estimate} \pm z_{1-\alpha/2}\sqrt{\text{variance}}`,
+    :math:`\alpha = 1 - \text{level}`; with the EVE of the chapter:
+
+    .. math::
+
+       \bar{x} \pm z_{1-\alpha/2}\sqrt{\tfrac12\,\mathcal{V}},\qquad
+       \bar{x} = \frac{1}{2R}\sum_{r=1}^{R}\bigl(x_r^{(1)}+x_r^{(2)}\bigr)
 
     The paper argues that an unbiased variance "is able to provide statistically convincing
     comparison and confidence intervals" but writes no formula; this is the standard
@@ -292,16 +335,21 @@ def normal_confidence_interval(estimate: float, variance: float, level: float = 
 def eve_confidence_interval(
     scores_first, scores_second, *, level: float = 0.95, target: EveTarget = "mean_of_halves"
 ) -> tuple[float, float, float]:
-    """Confidence interval for the expected performance from R disjoint subset pairs.
+    r"""Confidence interval for the expected performance from R disjoint subset pairs.
 
-    Centre: the mean of all 2R scores. Variance (Section 2 of Mendelson et al.):
+    .. math::
 
-    * ``"mean_of_halves"`` (default, scheme 2): ½V — the centre is read as the mean of two half-size
+       \bar{x} \pm z_{1-\alpha/2}\sqrt{\tfrac12\,\mathcal{V}},\qquad
+       \bar{x} = \frac{1}{2R}\sum_{r=1}^{R}\bigl(x_r^{(1)}+x_r^{(2)}\bigr)
+
+    Centre: the mean :math:`\bar{x}` of all 2R scores. Variance (Section 2 of Mendelson et al.):
+
+    * ``"mean_of_halves"`` (default, scheme 2): :math:`\tfrac12\mathcal{V}`, as above — the centre is read as the mean of two half-size
       estimates; the interval is for the expected performance at the subset size;
-    * ``"half_size"``: V — interval for a single run at the subset size;
-    * ``"full_size"``: V — conservative interval for a run on the full N (scheme 1).
+    * ``"half_size"``: :math:`\mathcal{V}` — interval for a single run at the subset size;
+    * ``"full_size"``: :math:`\mathcal{V}` — conservative interval for a run on the full N (scheme 1).
 
-    Averaging over R overlapping pairs reduces the variance of the centre below ½V by an unknown
+    Averaging over R overlapping pairs reduces the variance of the centre below :math:`\tfrac12\mathcal{V}` by an unknown
     amount, so the interval is conservative in that respect. Returns (centre, low, high).
 
     Examples
@@ -322,7 +370,13 @@ def eve_confidence_interval(
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """Result of :func:`paired_comparison` (A minus B)."""
+    r"""Result of :func:`paired_comparison` (A minus B).
+
+    .. math::
+
+       \mathcal{V}_d = \frac{1}{2R}\sum_{r=1}^{R}\bigl(d_r^{(1)}-d_r^{(2)}\bigr)^2,\qquad
+       z = \frac{\bar{d}}{\sqrt{\mathcal{V}_d/2}},\qquad p = 2\bigl(1-\Phi(|z|)\bigr)
+    """
 
     mean_difference: float
     variance: float
@@ -342,9 +396,15 @@ def paired_comparison(
 ) -> PairedComparison:
     r"""Compare algorithms A and B evaluated on the *same* disjoint subset pairs (and same folds).
 
-    The paired difference d_r^(i) = x_{A,r}^(i) - x_{B,r}^(i) is itself a performance statistic, so
-    EVE (Eq. 1) applies to it: V_d = (1/(2R)) Σ_r (d_r^(1) - d_r^(2))². With d̄ the mean of the 2R
-    differences and Var = ½V_d (``target="mean_of_halves"``, scheme 2) or V_d (scheme 1, conservative)
+    .. math::
+
+       \mathcal{V}_d = \frac{1}{2R}\sum_{r=1}^{R}\bigl(d_r^{(1)}-d_r^{(2)}\bigr)^2,\qquad
+       z = \frac{\bar{d}}{\sqrt{\mathcal{V}_d/2}},\qquad p = 2\bigl(1-\Phi(|z|)\bigr)
+
+    The paired difference :math:`d_r^{(i)} = x_{A,r}^{(i)} - x_{B,r}^{(i)}` is itself a performance statistic, so
+    EVE (Eq. 1) applies to it (:math:`\mathcal{V}_d` above). With :math:`\bar d` the mean of the 2R differences and
+    :math:`\mathrm{Var} = \tfrac12\mathcal{V}_d` (``target="mean_of_halves"``, scheme 2, as above) or
+    :math:`\mathcal{V}_d` (scheme 1, conservative)
 
     .. math::
 
@@ -383,7 +443,14 @@ def paired_comparison(
 
 @dataclass(frozen=True)
 class StrategyErrors:
-    """Bias, variance and MSE of a strategy as an estimator of the expected reference performance."""
+    r"""Bias, variance and MSE of a strategy as an estimator of the expected reference performance.
+
+    .. math::
+
+       \frac{\sqrt{\mathcal{V}_s}}{\sqrt{\mathcal{V}_{\mathrm{LOO}}}},\qquad
+       \frac{\mathrm{bias}_s}{\sqrt{\mathcal{V}_{\mathrm{LOO}}}},\qquad
+       \frac{\mathrm{MSE}_s}{\mathcal{V}_{\mathrm{LOO}}} .
+    """
 
     mean: float
     bias: float
@@ -399,19 +466,28 @@ class StrategyErrors:
 
 
 def strategy_bias_variance_mse(first, second, reference_first, reference_second) -> StrategyErrors:
-    """Bias, variance and MSE of a validation strategy relative to leave-one-out (Sec. 3.3, Fig. 3).
+    r"""Bias, variance and MSE of a validation strategy relative to leave-one-out (Sec. 3.3, Fig. 3).
 
-    The strategy s and the reference (leave-one-out) are run on the same R disjoint subset pairs.
-    Under the paper's normality assumptions, as an estimator of θ = E[x_LOO]:
+    The strategy :math:`s` and the reference (leave-one-out) are run on the same R disjoint subset pairs.
+    Under the paper's normality assumptions, as an estimator of :math:`\theta = \mathrm{E}[x_{\mathrm{LOO}}]`
+    (means over the same 2R subsets; :math:`\mathcal{V}_s` is EVE, Eq. 1):
 
-        bias_s = mean(x_s) - mean(x_LOO)          (over the same 2R subsets)
-        var_s  = V_s                               (EVE, Eq. 1)
-        MSE_s  = var_s + bias_s²
+    .. math::
 
-    Fig. 3 normalises "by those of the leave one out validation itself": we report
-    sd_ratio = √(var_s / var_LOO), mse_ratio = MSE_s / var_LOO (LOO's own MSE is its variance) and,
-    because LOO has no bias of its own, bias_ratio = bias_s / √var_LOO (our reading). A zero
-    reference variance makes the ratios NaN.
+       \mathrm{bias}_s = \bar{x}_s - \bar{x}_{\mathrm{LOO}},\qquad
+       \mathrm{var}_s = \mathcal{V}_s,\qquad
+       \mathrm{MSE}_s = \mathrm{var}_s + \mathrm{bias}_s^2 ,
+
+    .. math::
+
+       \frac{\sqrt{\mathcal{V}_s}}{\sqrt{\mathcal{V}_{\mathrm{LOO}}}},\qquad
+       \frac{\mathrm{bias}_s}{\sqrt{\mathcal{V}_{\mathrm{LOO}}}},\qquad
+       \frac{\mathrm{MSE}_s}{\mathcal{V}_{\mathrm{LOO}}} .
+
+    Fig. 3 normalises "by those of the leave one out validation itself": we report ``sd_ratio``, ``bias_ratio`` and
+    ``mse_ratio``, the three ratios above (LOO's own MSE is its variance; because LOO has no bias of its own,
+    dividing the bias by :math:`\sqrt{\mathcal{V}_{\mathrm{LOO}}}` is our reading). A zero reference variance
+    makes the ratios NaN.
 
     Examples
     --------

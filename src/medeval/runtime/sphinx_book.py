@@ -17,11 +17,16 @@
   its own document uses its parent's.
 * The appendices are lettered: the figures, tables, equations and exercises of the n-th appendix page (with its
   sub-pages) are numbered ``A.1``, ``A.2``, ... ``B.1``, ... instead of continuing one count across the appendices.
+* Every API entry that implements a chapter's equation says so: "Used in Eq. 3.2 (chapter)", with a link to the
+  equation. The map is read from the staged chapters (:func:`equation_users`): an equation is used by the objects
+  the prose after it names with ``{func}``, ``{class}`` or ``{meth}`` ("Implemented by ..."), so the chapters stay
+  the one place where an object is tied to its equation.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 from pathlib import Path
@@ -168,8 +173,132 @@ def letter_appendices(app, env):
     return sorted(d for d in letters if d in env.toc_fignumbers)
 
 
+_HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
+_FENCE = re.compile(r"^ {0,3}(?P<marker>`{3,}|~{3,}|:{3,})\s*(?P<info>.*)$")
+_MATH_OPEN = re.compile(r"^\s*\$\$")
+_MATH_CLOSE = re.compile(r"\$\$\s*(?:\((?P<label>[^()\s]+)\))?\s*$")
+_OBJECT_REF = re.compile(r"\{(?:py:)?(?:func|class|meth)\}`(?P<target>[^`]+)`")
+
+
+def _ref_target(text: str) -> str:
+    """The object a role's text names: ``~medeval.a.b`` and ``title <medeval.a.b>`` both name ``medeval.a.b``."""
+    explicit = re.search(r"<([^<>]+)>\s*$", text)
+    return (explicit.group(1) if explicit else text).strip().lstrip("~!.")
+
+
+def equation_users(markdown: str) -> dict[str, list[str]]:
+    """``{object: [equation labels]}`` of one page's MyST markdown: which ``medeval`` objects implement which of its
+    labelled equations.
+
+    A labelled display equation (``$$ ... $$ (label)``) is used by every ``{func}``, ``{class}`` or ``{meth}``
+    reference to a ``medeval.`` object in the prose that follows it, up to the next labelled equation or heading.
+    Equations with no prose between them form one group (two equations, then "implemented by f and g"): the prose
+    after the last of them follows each of them. References before the first equation of a section, and references
+    inside code fences or display math, are attributed to nothing."""
+    users: dict[str, list[str]] = {}
+    group: list[str] = []  # the labelled equations the current prose follows
+    prose_since_equation = True
+    fences: list[tuple[str, bool]] = []  # the open fences, innermost last: (marker, holds code)
+    lines = iter(markdown.splitlines())
+    for line in lines:
+        fence = _FENCE.match(line)
+        if fence and fences and not fence["info"] and fence["marker"][0] == fences[-1][0][0] \
+                and len(fence["marker"]) >= len(fences[-1][0]):
+            fences.pop()  # closes the innermost fence
+            continue
+        if fences and fences[-1][1]:  # inside code
+            continue
+        if fence and (fence["marker"][0] != ":" or fence["info"].startswith("{")):
+            fences.append((fence["marker"], not fence["info"].startswith("{")))  # a MyST directive holds prose
+            if fence["info"].startswith("{dropdown}"):  # a folded "### " part of the book's Method: a new section
+                group, prose_since_equation = [], True
+            continue
+        if _HEADING.match(line):
+            group, prose_since_equation = [], True
+            continue
+        if _MATH_OPEN.match(line):
+            closing = _MATH_CLOSE.search(line.strip()[2:]) if line.strip() != "$$" else None
+            while closing is None:
+                following = next(lines, None)
+                if following is None:
+                    return users
+                closing = _MATH_CLOSE.search(following)
+            if label := closing.group("label"):
+                group = [*group, label] if not prose_since_equation else [label]
+                prose_since_equation = False
+            continue
+        if not line.strip():
+            continue
+        prose_since_equation = True
+        for ref in _OBJECT_REF.finditer(line):
+            target = _ref_target(ref.group("target"))
+            if target.startswith("medeval."):
+                labels = users.setdefault(target, [])
+                labels.extend(label for label in group if label not in labels)
+    return users
+
+
+#: the staged pages whose equations the API pages point back to: chapters, appendices and their sub-pages
+EQUATION_PAGES = ("chapters/*.ipynb", "chapters/*/*.ipynb", "appendix/*.ipynb", "appendix/*/*.ipynb")
+
+
+def notebook_markdown(path: Path) -> str:
+    """The markdown cells of a notebook, in order, as one text (code cells are left out)."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    return "\n\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                        for c in cells if c["cell_type"] == "markdown")
+
+
+def book_equation_users(srcdir: Path) -> dict[str, list[tuple[str, list[str]]]]:
+    """``{object: [(docname, [labels]), ...]}`` over the staged chapters and appendices of a book source folder."""
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    pages = {p.relative_to(srcdir).with_suffix("").as_posix(): p
+             for pattern in EQUATION_PAGES for p in Path(srcdir).glob(pattern)}
+    for docname, page in sorted(pages.items()):  # a chapter before its sub-pages
+        for name, labels in equation_users(notebook_markdown(page)).items():
+            if labels:
+                found.setdefault(name, []).append((docname, labels))
+    return found
+
+
+def used_in_line(uses: list[tuple[str, list[str]]]) -> str:
+    """The reST sentence an API entry gets: ``Used in :eq:`a`, :eq:`b` (:doc:`/chapters/x`).``"""
+    parts = [", ".join(f":eq:`{label}`" for label in labels) + f" (:doc:`/{docname}`)" for docname, labels in uses]
+    return "Used in " + "; ".join(parts) + "."
+
+
+def collect_equation_users(app) -> None:
+    app.medeval_equation_users = book_equation_users(Path(app.srcdir))
+
+
+def api_pages_to_reread(app, env, added, changed, removed) -> list[str]:
+    """Every API page, when the chapters tie objects to other equations than at the last build (an API page is
+    otherwise re-read only when its own source changes)."""
+    users = getattr(app, "medeval_equation_users", {})
+    previous = getattr(env, "medeval_equation_users", None)
+    env.medeval_equation_users = users
+    if previous is None or previous == users:
+        return []
+    return sorted(d for d in env.found_docs if d.startswith("api/"))
+
+
+def add_used_in(app, what, name, obj, options, lines) -> None:
+    """After an implementing object's summary paragraph (napoleon has already turned the docstring into reST):
+    the chapter equations that use it."""
+    uses = getattr(app, "medeval_equation_users", {}).get(name)
+    if not uses or not lines:
+        return
+    start = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    lines[end:end] = ["", used_in_line(uses)]  # the summary's own blank line, if any, follows
+
+
 def setup(app):
-    app.connect("env-get-updated", letter_appendices, priority=900)
+    app.setup_extension("sphinx.ext.autodoc")  # its event must exist before a handler is connected to it
+    app.connect("builder-inited", collect_equation_users)
+    app.connect("env-get-outdated", api_pages_to_reread)
+    app.connect("autodoc-process-docstring", add_used_in, priority=600)  # after napoleon (500)
+    app.connect("env-get-updated", letter_appendices, priority=900)  # after Sphinx numbered the figures
     app.connect("doctree-read", detach_nested_documents)
     app.connect("doctree-resolved", number_shared_ids)
     app.config.mathjax_path = "mathjax/tex-chtml.js"
