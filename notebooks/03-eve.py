@@ -129,12 +129,13 @@ METRICS = ("accuracy", "sensitivity", "specificity", "auc")
 METRIC_NAMES = {"accuracy": "accuracy", "sensitivity": "sensitivity", "specificity": "specificity", "auc": "AUC"}
 
 
-def strategy_color(name: str, i: int) -> str:
-    """The book-wide colour of a validation strategy; a strategy set with --set that has none gets the palette's."""
+def strategy_style(name: str, i: int) -> dict:
+    """The book-wide colour and line style of a validation strategy; a strategy set with --set that has no colour
+    gets the palette's."""
     try:
-        return plots.color("strategy", name)
+        return plots.style("strategy", name)
     except KeyError:
-        return plots.PALETTE[i % len(plots.PALETTE)]
+        return {**plots.FAMILY_STYLES["strategy"], "color": plots.PALETTE[i % len(plots.PALETTE)]}
 
 
 # %% tags=["remove-input"]
@@ -397,10 +398,10 @@ notebook.record("drawstring_omitted_parent_sizes", sorted(drawstring.loc[drawstr
 fig, axes = plots.new_axes(2, 2, width=4.0, height=2.6, sharex=True)
 for ax, m in zip(axes, METRICS, strict=True):
     s = eve.summarise_drawstring(drawstring, m)
-    ax.errorbar(s["parent_size"], s["eve"], yerr=2 * s["eve_se"], marker="o", capsize=3,
-                color=plots.color("estimator", "EVE"), label="EVE (disjoint pairs)")
-    ax.errorbar(s["parent_size"], s["neve"], yerr=2 * s["neve_se"], marker="s", capsize=3,
-                color=plots.color("estimator", "NEVE"), label="NEVE (overlapping subsets)")
+    ax.errorbar(s["parent_size"], s["eve"], yerr=2 * s["eve_se"], capsize=3,
+                **plots.style("estimator", "EVE"), label="EVE (disjoint pairs)")
+    ax.errorbar(s["parent_size"], s["neve"], yerr=2 * s["neve_se"], capsize=3,
+                **plots.style("estimator", "NEVE"), label="NEVE (overlapping subsets)")
     ax.axvline(2 * P.drawstring_subset_size, color=plots.NEUTRAL, ls=":", lw=1)
     ax.set_title(METRIC_NAMES[m])
     ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
@@ -462,10 +463,10 @@ a0.plot(ok["subset_size"], ok["mean_score"], marker="o", color="black")  # not a
 a0.set(xlabel="subjects per class", ylabel=f"mean {METRIC_NAMES[P.metric]}", title="performance")
 estimators = (("eve", "EVE"), ("neve", "NEVE"), ("nfw", "NFW"), ("binomial", "binomial"))
 for col, lab in estimators:
-    a1.plot(ok["subset_size"], np.sqrt(ok[col]), marker="o", color=plots.color("estimator", lab), label=lab)
+    a1.plot(ok["subset_size"], np.sqrt(ok[col]), **plots.style("estimator", lab), label=lab)
 a1.set(xlabel="subjects per class", ylabel="SD estimate", title="standard deviation")
 for col, lab in estimators[:3]:
-    a2.plot(ok["subset_size"], ok[f"{col}_to_binomial"], marker="o", color=plots.color("estimator", lab))
+    a2.plot(ok["subset_size"], ok[f"{col}_to_binomial"], **plots.style("estimator", lab))
 a2.axhline(1, color=plots.NEUTRAL, lw=1, ls=":")
 a2.set(xlabel="subjects per class", ylabel="variance / binomial", title="relative to binomial")
 fig.legend(*a1.get_legend_handles_labels(), loc="outside upper center", ncol=4, frameon=False)
@@ -517,7 +518,7 @@ fig, axes = plots.new_axes(3, 1, width=2.7, height=2.9, sharex=True)
 panels = (("sd_ratio", "SD / SD(LOO)", 1), ("bias_ratio", "bias / SD(LOO)", 0), ("mse_ratio", "MSE / MSE(LOO)", 1))
 for ax, (col, lab, ref) in zip(axes, panels, strict=True):
     for i, (name, g) in enumerate(strat.groupby("strategy", sort=False)):
-        ax.plot(g["subset_size"], g[col], marker="o", color=strategy_color(name, i), label=name)
+        ax.plot(g["subset_size"], g[col], **strategy_style(name, i), label=name)
     ax.axhline(ref, color=plots.NEUTRAL, lw=1, ls=":")
     ax.set(xlabel="subjects per class", title=lab)
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=5, frameon=False)
@@ -574,8 +575,8 @@ for ax, (col, se_col, title) in zip(axes, (("relative_bias", "relative_bias_se",
     for off, m in zip(offsets, METRICS, strict=True):
         t = truth[truth["metric"] == m].sort_values("subset_size")
         x = np.searchsorted(sizes, t["subset_size"]) + off
-        ax.errorbar(x, 100 * t[col], yerr=200 * t[se_col], marker="o", ls="none", capsize=3,
-                    color=plots.color("metric", m), label=METRIC_NAMES[m])
+        ax.errorbar(x, 100 * t[col], yerr=200 * t[se_col], capsize=3,
+                    **{**plots.style("metric", m), "linestyle": "none", "marker": "^"}, label=METRIC_NAMES[m])
     ax.set_xticks(range(len(sizes)), [str(s) for s in sizes])
     ax.set(xlabel="subjects per class", title=title)
 axes[0].set_ylabel("relative bias (%)")

@@ -436,13 +436,13 @@ notebook.show_table(ties, caption="Example 1 and the three tie cases of Fig. 5.7
 # %% tags=["hide-input"]
 fig, axes = plots.new_axes(2, 1, width=4.0, height=3.2)
 for name in ("Example 1, model 1", "Example 1, model 2"):
-    color = plots.color("model", name)
+    look = plots.style("model", name)
     curves = em.tie_case_curves(name, P.n_recall_points)
     roc, r, p, pr = curves["roc"], curves["recall"], curves["precision"], curves["pr"]
     short = name.replace("Example 1, ", "")
-    axes[0].plot(roc.fpr, roc.tpr, marker="o", color=color, label=short)
-    axes[1].plot(r, p, color=color, label=f"{short}, Alg. 3")
-    axes[1].plot(pr.recall, pr.precision, "o--", color=color, alpha=0.6, label=f"{short}, PR points")
+    axes[0].plot(roc.fpr, roc.tpr, marker="o", **look, label=short)
+    axes[1].plot(r, p, **look, label=f"{short}, Alg. 3")
+    axes[1].plot(pr.recall, pr.precision, "o", linestyle="--", color=look["color"], alpha=0.6, label=f"{short}, PR points")
 axes[0].set(xlabel="FPR", ylabel="TPR", title="ROC")
 axes[1].set(xlabel="recall", ylabel="precision", title="PR", ylim=(0, 1.05))
 axes[0].legend(loc="lower right")
@@ -532,10 +532,10 @@ def label_axes(axes, rows, titles):
 def mean_curves(axes, summary, models, label=lambda m: m):
     """Mean ROC, PR (Alg. 3), PR-T precision and PR-T recall with ±1 std bands, one colour per model."""
     for model in models:
-        s, color = summary[model], plots.color("distribution", label(model))
+        s, look = summary[model], plots.style("distribution", label(model))
         curves = (s["mean_roc"], s["mean_pr"], s["mean_prt"]["precision"], s["mean_prt"]["recall"])
         for ax, c in zip(axes, curves, strict=True):
-            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=label(model), color=color)
+            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=label(model), **look)
 
 
 def mean_sd_table(trials, columns, by=("model",)):
@@ -560,7 +560,7 @@ for j, (role, task) in enumerate(tasks.items()):
     for i, actual in enumerate(("negative", "positive")):
         for model in ("En", "Ep"):
             h = hist[(hist.model == model) & (hist.actual == actual)]
-            axes[i, j].step(h.bin_left, h.mean_count, where="post", color=plots.color("distribution", model),
+            axes[i, j].step(h.bin_left, h.mean_count, where="post", **plots.style("distribution", model),
                             label=model)
         axes[i, j].set_yscale("symlog", linthresh=1)
         axes[i, j].axvline(em.REPRESENTATIVE_THRESHOLD, color=plots.NEUTRAL, ls="--")
@@ -605,13 +605,13 @@ fig, axes = plots.new_axes(2, 4, width=4.0, height=2.3)
 axes = axes.reshape(4, 2)
 for j, summ in enumerate(summaries.values()):
     for model in ("En", "Ep"):
-        m, color = summ["summary"][model]["runs"][0], plots.color("distribution", model)
+        m, look = summ["summary"][model]["runs"][0], plots.style("distribution", model)
         roc, prt = m["roc"], m["prt"]
         pr_r, pr_p = em.algorithm3_pr_points(roc, P.n_recall_points)
-        axes[0, j].plot(roc.fpr, roc.tpr, color=color, label=f"{model} {m['roc_auc']:.3f}")
-        axes[1, j].plot(pr_r, pr_p, color=color, label=f"{model} {m['pr_auc']:.3f}")
-        axes[2, j].plot(prt.thresholds, prt.precision, color=color, label=f"{model} {m['precision_auc']:.3f}")
-        axes[3, j].plot(prt.thresholds, prt.recall, color=color, label=f"{model} {m['recall_auc']:.3f}")
+        axes[0, j].plot(roc.fpr, roc.tpr, **look, label=f"{model} {m['roc_auc']:.3f}")
+        axes[1, j].plot(pr_r, pr_p, **look, label=f"{model} {m['pr_auc']:.3f}")
+        axes[2, j].plot(prt.thresholds, prt.precision, **look, label=f"{model} {m['precision_auc']:.3f}")
+        axes[3, j].plot(prt.thresholds, prt.recall, **look, label=f"{model} {m['recall_auc']:.3f}")
     for ax, loc in zip(axes[:, j], ("lower right", "lower left", "upper left", "lower left"), strict=True):
         ax.legend(loc=loc, title="AUC", handlelength=1.2)
 label_axes(axes, ROWS, list(names.values()))
@@ -678,7 +678,7 @@ en_pr_auc = summ["trials"].loc[summ["trials"].model == "En", "PR-AUC (Alg. 4-5)"
 fig, axes = plots.new_axes(2, 1, width=4.0, height=3.0)
 p = s["mean_pr"]
 plots.curve_with_band(axes[0], p.grid, p.mean, p.mean - p.std, p.mean + p.std, limits=(0, 1), label="En mean PR",
-                      color=plots.color("distribution", "En"))
+                      **plots.style("distribution", "En"))
 low = p.grid <= em.LOW_RECALL
 axes[0].fill_between(p.grid[low], 0, p.mean[low], color=plots.NEUTRAL, alpha=0.3, label=f"recall ≤ {em.LOW_RECALL}")
 axes[0].set(xlabel="recall", ylabel="precision", title=f"{summ['name']}, En: PR-AUC {en_pr_auc:.3f}")
@@ -686,7 +686,7 @@ axes[0].legend(loc="lower left")
 for metric in ("precision", "recall"):
     c = s["mean_prt"][metric]
     plots.curve_with_band(axes[1], c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=metric,
-                          color=plots.color("metric", metric))
+                          **plots.style("metric", metric))
 axes[1].set(xlabel="threshold t", ylabel="PR-T", title=f"{summ['name']}, En: PR-T")
 axes[1].legend(loc="lower left")
 plots.glue_figure("fig-em-pr-vs-prt", fig)
@@ -765,10 +765,10 @@ for j, (role, summ) in enumerate(summaries.items()):
     en_ep = [r for r in tasks[role]["runs"] if r["distribution"] in ("En", "Ep")]
     corrected = em.prior_corrected_curves(en_ep, n_thresholds=P.n_thresholds)
     for model in ("En", "Ep"):
-        color = plots.color("distribution", model)
+        look = plots.style("distribution", model)
         curves = (summ["summary"][model]["mean_pr"], corrected[model]["precision"], corrected[model]["recall"])
         for ax, c in zip(axes[:, j], curves, strict=True):
-            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=model, color=color)
+            plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=model, **look)
     axes[0, j].axvline(r_star, color=plots.NEUTRAL, ls="--", lw=1)
     axes[0, j].text(r_star, 0.03, f" r* = {r_star:.2f}", color=plots.NEUTRAL, fontsize=plots.MIN_FONT_PT,
                     transform=axes[0, j].get_xaxis_transform())

@@ -156,6 +156,26 @@ DRAWN_TOGETHER: dict[str, list[tuple[str, ...]]] = {
                      ("E2.a", "En", "Ep")],
 }
 
+# The colours of one palette repeat across families (blue is EVE, the 10x10 strategy and accuracy in chapter 3).
+# Where a page draws several families, each family keeps its own line style and marker (:func:`style`), so a blue
+# dashed line with squares is a strategy wherever a blue solid line with circles is an estimator.
+FAMILY_STYLES: dict[str, dict[str, str]] = {
+    "estimator": {"linestyle": "-", "marker": "o"},
+    "strategy": {"linestyle": "--", "marker": "s"},
+    "metric": {"linestyle": ":"},  # often dense curves (PR-T over 101 thresholds): a line style, no marker
+    "distribution": {"linestyle": "-"},
+    "model": {"linestyle": "-."},
+    "splitter": {"linestyle": "-"},
+}
+
+
+def style(family: str, name: str) -> dict[str, str]:
+    """The colour (:func:`color`), line style and marker of ``name`` within ``family`` (:data:`FAMILY_STYLES`), as
+    keyword arguments of ``ax.plot``, ``ax.errorbar`` or :func:`curve_with_band`:
+    ``ax.plot(x, y, **style("metric", "accuracy"))``."""
+    return {"color": color(family, name), **FAMILY_STYLES.get(family, {})}
+
+
 def color(family: str, name: str) -> str:
     """The book-wide colour of ``name`` within ``family`` (e.g. ``color("operator", "max")``).
 
