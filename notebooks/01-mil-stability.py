@@ -134,8 +134,15 @@ SCORE_LABELS = {
     "positive_agreement_ratio": "PAR (Eq. 21)", "negative_agreement_ratio": "NAR (Eq. 22)",
     "pearson": "Pearson r", "spearman": "S_S, Spearman ρ", "kendall": "Kendall τ-b",
 }
-SHORT_SCORE = {"positive_jaccard": "S_J", "adjusted_positive_jaccard": "S_APJ", "adjusted_jaccard": "S_AJ",
-               "spearman": "S_S", "kendall": "Kendall τ"}
+SHORT_SCORE = {"positive_jaccard": "$S_J$", "adjusted_positive_jaccard": "$S_{APJ}$", "adjusted_jaccard": "$S_{AJ}$",
+               "spearman": "$S_S$", "kendall": "Kendall τ"}
+#: the scores as the figures typeset them (the tables' columns keep their names, S_APJ and S_S)
+SCORE_SYMBOL = {"S_APJ": "$S_{APJ}$", "S_S": "$S_S$"}
+
+
+def shown(dataset: str) -> str:
+    """A dataset as the figures name it: words, not the code name (digits_confounded: digits confounded)."""
+    return dataset.replace("_", " ")
 
 
 def as_is(columns) -> dict[str, str]:
@@ -482,7 +489,7 @@ for line, group in fig9.groupby("line", sort=False):
     ax.plot(group["step"], group["S_APJ"], marker="o", ms=3, label=line, ls="--" if "dotted" in line else "-",
             color=plots.color("apj simulation", line))
 ax.axhline(0, color=plots.NEUTRAL, lw=0.6)
-ax.set(xlabel="instances moved from the 50/50/50/50 start (N = 200)", ylabel="S_APJ")
+ax.set(xlabel="instances moved from the 50/50/50/50 start (N = 200)", ylabel="$S_{APJ}$")
 fig.legend(loc="outside lower center", ncols=2, frameon=False)
 plots.glue_figure("fig-mil-fig9", fig)
 
@@ -698,9 +705,9 @@ for ax, score in zip(axes, ("S_APJ", "S_S"), strict=True):
         x = np.array([main_names.index(d) for d in rows["dataset"]]) + (k - (len(ops_run) - 1) / 2) * width
         ax.bar(x, rows[score], width=width, yerr=rows[f"{score}_std"], capsize=2, error_kw={"lw": 0.8},
                color=plots.color("operator", op), label=ms.OPERATOR_LABELS[op])
-    ax.set_xticks(range(len(main_names)), main_names, rotation=20)
+    ax.set_xticks(range(len(main_names)), [shown(n) for n in main_names], rotation=20)
     ax.axhline(0, color=plots.NEUTRAL, lw=0.6)
-    ax.set(ylabel=f"mean {score} (± SD over bags)")
+    ax.set(ylabel=f"mean {SCORE_SYMBOL[score]} (± SD over bags)")
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=min(len(ops_run), 5),
            frameon=False)
 plots.glue_figure("fig-mil-operators", fig)
@@ -748,7 +755,7 @@ fig, axes = plots.new_axes(ncols=len(main_names), width=8.0 / len(main_names), h
 for ax, name in zip(axes, main_names, strict=True):
     for label, g in (votes[name].groupby("bag", sort=False) if len(votes[name]) else []):
         ax.plot(g["votes"], g["instances"], marker="o", ms=4, color=plots.color("example bag", label), label=label)
-    ax.set(title=name, xticks=range(P.n_models + 1))
+    ax.set(title=shown(name), xticks=range(P.n_models + 1))
     ax.set_xlabel("models voting positive")
 axes[0].set_ylabel("instances")
 handles = [Line2D([], [], color=plots.color("example bag", b), marker="o", label=b) for b in plots.COLORS["example bag"]]
@@ -796,9 +803,9 @@ for j, name in enumerate(main_names):
         ax.errorbar(t["dice_mean"], t[score], xerr=t["dice_std"], fmt="o", ms=3, alpha=0.7, elinewidth=0.5,
                     color=plots.color("operator", base_op))
         if i == 0:
-            ax.set_title(name)
+            ax.set_title(shown(name))
         if j == 0:
-            ax.set_ylabel(score)
+            ax.set_ylabel(SCORE_SYMBOL[score])
 fig.supxlabel("DICE of the bag (mean ± SD over the models)", fontsize=10)
 plots.glue_figure("fig-mil-dice-scatter", fig)
 
@@ -874,10 +881,10 @@ for (name, op), g in fig8.groupby(["dataset", "operator"]):
 for ax, score in zip(axes, ("S_APJ", "S_S"), strict=True):
     lv = inputs.fig8
     ax.plot(lv["bag_auc"], lv[score], color=plots.NEUTRAL, lw=0.8, zorder=0)
-    ax.set(xlabel="mean bag AUC of the subset models", ylabel=f"mean {score}")
+    ax.set(xlabel="mean bag AUC of the subset models", ylabel=f"mean {SCORE_SYMBOL[score]}")
 handles = [Line2D([], [], ls="", marker="o", color=plots.color("operator", op), label=ms.OPERATOR_LABELS[op])
            for op in dict.fromkeys(fig8["operator"])]
-handles += [Line2D([], [], ls="", marker=markers[k], color=plots.NEUTRAL, label=k) for k in kinds]
+handles += [Line2D([], [], ls="", marker=markers[k], color=plots.NEUTRAL, label=shown(k)) for k in kinds]
 fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5), frameon=False)
 plots.glue_figure("fig-mil-fig8", fig)
 

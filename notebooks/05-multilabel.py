@@ -846,7 +846,7 @@ ypos = np.arange(len(per_label))[::-1]
 vals = per_label["value"].to_numpy()
 axes[0].errorbar(vals, ypos, xerr=[vals - per_label["ci_low"], per_label["ci_high"] - vals], fmt="o",
                  color=plots.color("metric", "AUC"), ecolor=plots.color("metric", "AUC"), capsize=2)
-axes[0].set_yticks(ypos, [lab.replace("AUC ", "") for lab in per_label.index])
+axes[0].set_yticks(ypos, [lab.replace("AUC ", "").replace("_", " ") for lab in per_label.index])
 axes[0].axvline(0.5, color=plots.NEUTRAL, lw=1.0, ls="--")
 axes[0].set_xlabel("test AUC (95% patient-clustered bootstrap CI)")
 plots.glue_figure("fig-ml-per-label-auc", fig)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -258,7 +259,19 @@ def legibility_problems(fig) -> list[str]:
                 overlaps.append(f"{ti.get_text()[:25]!r} / {tj.get_text()[:25]!r}")
     if overlaps:
         problems.append("overlapping labels: " + "; ".join(overlaps[:6]) + (" ..." if len(overlaps) > 6 else ""))
+    names = sorted({m.group(0) for t in texts for m in _CODE_NAME.finditer(_MATH_TEXT.sub(" ", t.get_text()))}
+                   - set(PAPER_NAMES))
+    if names:
+        problems.append("code names where a reader expects words or math: " + ", ".join(names[:8])
+                        + " (write $S_{APJ}$ for a symbol, 'Pleural thickening' for a name)")
     return problems
+
+
+#: names with an underscore that a reproduced paper itself prints (the thesis's Table 4.3 sets): not code names
+PAPER_NAMES = ("Balanced_S", "Balanced_L")
+#: an identifier with an underscore (``S_APJ``, ``Pleural_Thickening``, ``bag_auc``) outside $...$ math
+_CODE_NAME = re.compile(r"(?<![\\\w$])[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9](?![\w$])")
+_MATH_TEXT = re.compile(r"\$[^$]*\$")
 
 
 def glue_figure(name: str, fig, *, check: bool = True) -> None:

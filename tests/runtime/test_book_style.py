@@ -67,6 +67,16 @@ def test_a_legible_figure_passes_and_each_problem_is_named():
     assert "12.0 in wide" in problems and "below 9 pt" in problems and "overlapping" in problems
     with pytest.raises(ValueError, match="not legible"):
         plots.glue_figure("fig-test", wide)
+    # a code name on an axis (issue #31: 'S_APJ' while the text typesets $S_{APJ}$); math and words pass
+    coded, (ax,) = plots.new_axes(width=6.0)
+    ax.set(xlabel="mean bag_auc", ylabel="S_APJ")
+    ax.set_yticks([0, 1], ["Pleural_Thickening", "Mass"])
+    assert "code names where a reader expects words or math: Pleural_Thickening, S_APJ, bag_auc" in " ".join(
+        plots.legibility_problems(coded))
+    ax.set(xlabel="mean bag AUC", ylabel="$S_{APJ}$")
+    ax.set_yticks([0, 1], ["Pleural thickening", "Mass"])
+    assert plots.legibility_problems(coded) == []
+    plt.close(coded)
 
 
 def test_new_axes_never_exceeds_the_content_column():
