@@ -198,7 +198,10 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
         body += [f"## {res.meta['title']}", "",
                  f"Chapter `{res.chapter}`, profile `{res.profile}`: "
                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", ""]
-        body += ["| verdict (across seeds) | claim | basis | scale | n | test and p / CI | reason |",
+        # the rows folded under their count: the page is the verdict matrix and one line per chapter until a
+        # reader opens a chapter's rows
+        body += [f":::{{dropdown}} The {len(rows)} rows of chapter `{res.chapter}`", "",
+                 "| verdict (across seeds) | claim | basis | scale | n | test and p / CI | reason |",
                  "|---|---|---|---|---|---|---|"]
         for row in rows:
             link = f'<a href="{part}/{res.chapter}.html#claim-{_html_cell(row["id"])}">{_html_cell(row["claim"])}</a>'
@@ -209,7 +212,7 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
             body.append("| " + " | ".join([verdict, link, basis,
                                            _html_cell(row["scale"]), _html_cell(row["n"]), test,
                                            _html_cell(row["reason"])]) + " |")
-        body.append("")
+        body += ["", ":::", ""]
     return "\n".join(lines + body)
 
 
