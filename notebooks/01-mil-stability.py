@@ -450,7 +450,7 @@ notebook.parameters_table()
 # scores of {func}`medeval.models.mil.bag_ranking_score`; "CV" columns average it over patient-grouped folds,
 # "split" columns over the subset models on the fixed test set.
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # ## Kappa paradoxes: Tables II and III, Table IX / Fig. 9 (exact)
 #
 # The printed 2 × 2 tables of Sec. III-C recomputed with {eq}`eq-mil-apj`, {eq}`eq-mil-aj` and the agreement

@@ -622,7 +622,7 @@ display(Markdown(
     f"{', '.join(dep['pairs_below_5'])}."
 ))
 
-# %% [markdown]
+# %% [markdown] tags=["further"]
 # (ml-toy)=
 # ## Evaluating multi-label classifiers: the toy example
 #
