@@ -429,7 +429,7 @@ def _unit_grid(n: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PRTCurve:
-    """Confusion counts and rates at fixed thresholds ``t`` (predicted positive iff ``s_n >= t``).
+    r"""Confusion counts and rates at fixed thresholds :math:`t` (predicted positive iff :math:`s^n_j \ge t`).
 
     ``precision`` and ``recall`` are the PR-T curves (Algorithm 1); ``precision`` and ``fpr`` are the
     thesis's Chapter 4 "precision curve" (Eq. 2.7) and "FPR curve" (Eq. 2.8).
