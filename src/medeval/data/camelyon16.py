@@ -111,11 +111,15 @@ class PatchGeometry:
 
 
 def otsu_threshold(histogram) -> int:
-    """Otsu's threshold (Otsu 1979) of a grey-level histogram; foreground is ``value > threshold``.
+    r"""Otsu's threshold (Otsu 1979) of a grey-level histogram; foreground is ``value > threshold``.
 
-    With ``p_i = h_i / N``, ``omega(k) = sum_{i<=k} p_i``, ``mu(k) = sum_{i<=k} i p_i`` and ``mu_T = mu(L-1)``,
-    the between-class variance is ``sigma_B^2(k) = (mu_T omega(k) - mu(k))^2 / (omega(k) (1 - omega(k)))``
-    (Otsu 1979, Eq. 18); the threshold is the first ``k`` maximising it. A histogram with a single occupied
+    .. math::
+
+       k^* = \arg\max_k \sigma_B^2(k), \qquad
+       \sigma_B^2(k) = \frac{\bigl(\mu_T\,\omega(k) - \mu(k)\bigr)^2}{\omega(k)\,\bigl(1 - \omega(k)\bigr)}
+
+    with :math:`p_i = h_i / N`, :math:`\omega(k) = \sum_{i \le k} p_i`, :math:`\mu(k) = \sum_{i \le k} i\,p_i` and
+    :math:`\mu_T = \mu(L-1)` (Otsu 1979, Eq. 18); the threshold is the first :math:`k` maximising it. A histogram with a single occupied
     level returns that level (nothing is foreground), as scikit-image's ``threshold_otsu`` does.
     """
     h = np.asarray(histogram, dtype=np.float64)

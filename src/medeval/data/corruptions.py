@@ -115,9 +115,13 @@ def _with(
 
 
 def position_noise(boxes: ImageBoxes, sigma: float, rng) -> ImageBoxes:
-    """Eq. 7: move each centre by Gaussian noise with std ``sigma`` box widths / heights.
+    r"""Eq. 7: move each centre by Gaussian noise with std ``sigma`` box widths / heights.
 
-    For one box, RoDeO's expected localisation is ``1 / (1 + 2 ln2 σ²)``.
+    .. math::
+
+       \hat x \sim \mathcal N\bigl(x, (w\,\sigma_{pos})^2\bigr),\quad \hat y \sim \mathcal N\bigl(y, (h\,\sigma_{pos})^2\bigr)
+
+    For one box, RoDeO's expected localisation is :math:`1 / (1 + 2 \ln 2\, \sigma_{pos}^2)`.
     """
     boxes, sigma, g = _check_boxes(boxes), _nonneg(sigma, "sigma"), _rng(rng)
     c = _centre(boxes).copy()
@@ -148,7 +152,12 @@ def position_bias(boxes: ImageBoxes, magnitude: float, rng, *, literal_eq8: bool
 
 
 def shape_noise(boxes: ImageBoxes, sigma: float, rng) -> ImageBoxes:
-    """Eq. 9: log-normal width and height, ``ln ŵ ~ N(ln w, σ²)``, ``ln ĥ ~ N(ln h, σ²)``; centre kept."""
+    r"""Eq. 9: log-normal width and height; centre kept.
+
+    .. math::
+
+       \ln \hat w \sim \mathcal N(\ln w, \sigma_{shape}^2),\quad \ln \hat h \sim \mathcal N(\ln h, \sigma_{shape}^2)
+"""
     boxes, sigma, g = _check_boxes(boxes), _nonneg(sigma, "sigma"), _rng(rng)
     c = _centre(boxes).copy()
     if sigma > 0 and len(boxes):

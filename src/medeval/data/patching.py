@@ -113,7 +113,20 @@ def _class_counts(mask_patches) -> tuple[np.ndarray, np.ndarray, np.ndarray, int
 
 
 def categorize_patches(mask_patches, *, threshold: float = CATEGORY_THRESHOLD, rule: str = "partition") -> np.ndarray:
-    """Category of each multi-class mask patch: an array of str in ``PATCH_CATEGORIES``.
+    r"""Category of each multi-class mask patch: an array of str in ``PATCH_CATEGORIES``.
+
+    .. math::
+
+       \operatorname{cat} =
+       \begin{cases}
+       \mathbb{O} & n_{\mathbb{O}} > (1-t)\,N,\\
+       \mathbb{C} & n_{\mathbb{C}} > tN \text{ and } n_{\neg\mathbb{C}} \le tN,\\
+       \neg\mathbb{C} & n_{\neg\mathbb{C}} > tN \text{ and } n_{\mathbb{C}} \le tN,\\
+       \mathbb{C}\&\neg\mathbb{C} & n_{\mathbb{C}} > tN \text{ and } n_{\neg\mathbb{C}} > tN.
+       \end{cases}
+
+    (the ``"partition"`` rule, with :math:`n_{\cdot}` the pixel counts of the patch's :math:`N` pixels and
+    :math:`t` = ``threshold``).
 
     mask_patches: (K, h, w) (or one (h, w)) integer mask with 0 = O, 1 = ¬C, 2 = C (the convention of
     ``medeval.data.phantoms.slide``). ``threshold`` is the 0.001 % of Table 4.1. ``rule="partition"``
@@ -154,7 +167,11 @@ def category_counts(categories) -> dict[str, int]:
 
 
 def central_region_labels(mask_patches, center_size: int, *, positive_class: int = _C) -> np.ndarray:
-    """(K,) bool binary patch labels (Table 4.1, binary data sets; PCam): C iff a C pixel lies in the centre.
+    r"""(K,) bool binary patch labels (Table 4.1, binary data sets; PCam): C iff a C pixel lies in the centre.
+
+    .. math::
+
+       y_{ij} = \mathbb{1}\bigl[\exists p \in R_{ij} : m(p) = \mathbb{C}\bigr]
 
     The central region is the ``center_size`` x ``center_size`` square in the middle of the patch (PCam:
     32 x 32 in a 96 x 96 patch); ``(h - center_size)`` must be even so the region is centred exactly.

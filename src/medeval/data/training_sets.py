@@ -149,7 +149,8 @@ def category_counts(categories) -> dict[str, int]:
 
 
 def unit_size(counts: Mapping[str, int], *, largest_weight: int = 3, round_down_to: int | None = None) -> int:
-    """``U = floor(min(#C, #notC) / largest_weight)``, optionally rounded down to a multiple of ``round_down_to``.
+    r""":math:`\mathbb{U} = \lfloor \min(\#\mathbb{C}, \#\neg\mathbb{C}) / \max_k w_k \rfloor`, optionally rounded down
+    to a multiple of ``round_down_to``.
 
     Thesis §4.5.1.1 / §5.5.1: "U = n/3, where n is the size of the smallest class ... and 3 is its largest
     presence in the considered training subset's class ratios". MLNTO: ``unit_size({"C": 15328, "notC": 17274},
@@ -172,8 +173,12 @@ def unit_size(counts: Mapping[str, int], *, largest_weight: int = 3, round_down_
 
 
 def distribution_counts(distribution: Distribution, unit: int | None = None, available=None) -> dict[str, int]:
-    """Requested patches per category: ``w_k * U`` (exact integers summing to ``sum(w) U``, see module docs),
-    or every available patch for ``ALL`` weights (then ``available`` counts are required)."""
+    r"""Requested patches per category (exact integers summing to :math:`\sum_k w_k\,\mathbb{U}`, see module docs),
+    or every available patch for ``ALL`` weights (then ``available`` counts are required).
+
+    .. math::
+
+       n_k = w_k\,\mathbb{U}, \qquad \pi_k = \frac{n_k}{\sum_j n_j} = \frac{w_k}{\sum_j w_j}"""
     requested: dict[str, int] = {}
     if distribution.uses_unit:
         if unit is None or int(unit) != unit or unit < 1:

@@ -406,7 +406,14 @@ def decide_paired(
     differences: Sequence[float], *, direction: str, alpha: float = DEFAULT_ALPHA, unit: str = "pairs",
     effect_of_interest: float = SMALLEST_EFFECT_D,
 ) -> Decision:
-    """Is the mean of paired differences > 0 (``"greater"``) or < 0 (``"less"``)? One-sample t-test on them.
+    r"""Is the mean of paired differences > 0 (``"greater"``) or < 0 (``"less"``)? One-sample t-test on them.
+
+    .. math::
+
+       T = \frac{\bar d}{s_d / \sqrt{n}}
+
+    with :math:`\bar d`, :math:`s_d` and :math:`n` the mean, standard deviation and number of the differences
+    (:math:`n - 1` degrees of freedom).
 
     Same verdict logic as :func:`decide_difference`; differences with no spread (all zero, or all equal) give
     [~]: no test, so no direction.
@@ -507,15 +514,15 @@ def decide_blocked_trend(
     x: Sequence[float], y: Sequence[float], blocks: Sequence, *, direction: str, alpha: float = DEFAULT_ALPHA,
     unit: str = "points", block_unit: str = "runs", effect_of_interest: float = SMALLEST_EFFECT_R,
 ) -> Decision:
-    """Does ``y`` rise (``"greater"``) or fall (``"less"``) with ``x`` within every block? The stratified (blocked)
+    r"""Does ``y`` rise (``"greater"``) or fall (``"less"``) with ``x`` within every block? The stratified (blocked)
     Mann–Kendall test (Hirsch, Slack & Smith 1982, Water Resources Research 18(1), eq. 6–7): Kendall's S is
     computed within each block b (a run, so that a run's level does not pass for a trend), and
 
-    .. math:: Z = \\frac{S - \\operatorname{sgn}(S)}{\\sqrt{\\sum_b \\operatorname{Var} S_b}}, \\qquad S = \\sum_b S_b,
+    .. math:: Z = \frac{S - \operatorname{sgn}(S)}{\sqrt{\sum_b \operatorname{Var} S_b}}, \qquad S = \sum_b S_b,
 
     with the continuity correction, is referred to the standard normal, one-sided. The effect is the pooled
-    τ = S / Σ_b n_b(n_b − 1)/2. [Re] when the p-value in the claimed direction is below α, [¬Re] when the one in
-    the opposite direction is, else [~] with the way it leans."""
+    :math:`\tau = S / \sum_b n_b(n_b - 1)/2`. [Re] when the p-value in the claimed direction is below α, [¬Re]
+    when the one in the opposite direction is, else [~] with the way it leans."""
     _check_direction(direction)
     _check_alpha(alpha)
     xa, ya = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()

@@ -108,10 +108,17 @@ def local_status_table() -> pd.DataFrame:
 
 
 def label_comparison(params: Params) -> dict[str, object]:
-    """Real label table vs ``n_label_samples`` phantom label sets.
+    r"""Real label table vs ``n_label_samples`` phantom label sets.
 
-    Returns a dict: ``frequency`` (finding, real, phantom, abs_diff, z = diff / binomial SE of the phantom
-    estimate), ``labels_per_image`` (n_labels, real, phantom), ``top_pairs`` (the ``top_pairs`` most frequent
+    .. math::
+
+       z_f = \frac{\hat\pi_f - \pi_f}{\sqrt{\pi_f\,(1 - \pi_f)/n}}
+
+    with :math:`\pi_f` the real prevalence of finding :math:`f`, :math:`\hat\pi_f` the phantom one and :math:`n`
+    = ``n_label_samples``.
+
+    Returns a dict: ``frequency`` (finding, real, phantom, abs_diff, z: :math:`z_f` above), ``labels_per_image``
+    (n_labels, real, phantom), ``top_pairs`` (the ``top_pairs`` most frequent
     real co-occurring pairs with their phantom frequency), ``cooccurrence_real`` / ``cooccurrence_phantom``
     (14 x 14 P(both)), and the summary numbers ``max_abs_frequency_difference``, ``max_abs_z``,
     ``frequency_correlation`` (Pearson over the 14 findings), ``cooccurrence_correlation`` (Pearson over the

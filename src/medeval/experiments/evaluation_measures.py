@@ -425,8 +425,14 @@ def ordering_share(counts: pd.DataFrame, a: str = "En", b: str = "Ep") -> float:
 
 
 def prior_corrected(score, train_prior: float, target_prior: float = 0.5) -> np.ndarray:
-    """Scores moved from the training prior to ``target_prior`` (Saerens, Latinne & Decaestecker 2002):
-    ``odds' = odds · [π_t / (1 − π_t)] / [π_s / (1 − π_s)]``. A monotone map: ROC and PR do not change, a fixed
+    r"""Scores moved from the training prior to ``target_prior`` (Saerens, Latinne & Decaestecker 2002):
+    the odds of each score :math:`s` are multiplied by the ratio of the priors' odds,
+
+    .. math::
+
+       \frac{s'}{1 - s'} = \frac{s}{1 - s} \cdot \frac{\pi_t / (1 - \pi_t)}{\pi_s / (1 - \pi_s)}.
+
+    A monotone map: ROC and PR do not change, a fixed
     threshold does. Scores of exactly 0 or 1 stay where they are."""
     if not (0 < train_prior < 1 and 0 < target_prior < 1):
         raise ValueError(f"priors must lie in (0, 1), got {train_prior} and {target_prior}")
@@ -438,11 +444,15 @@ def prior_corrected(score, train_prior: float, target_prior: float = 0.5) -> np.
 
 
 def precision_at_recall(roc: C.RocCurve, recall: float) -> float:
-    """Precision at a given recall, read off the ROC curve (Eq. 5.2: linear interpolation in ROC space).
+    r"""Precision at a given recall, read off the ROC curve (Eq. 5.2: linear interpolation in ROC space).
 
     The operating point is the first one (highest threshold) that reaches ``recall``: if a ROC vertex has exactly
     that TP count its FP count is used (the fewest false positives at that recall), else FP is interpolated
-    between the neighbouring vertices. Precision = ``tp / (tp + fp)``; NaN at recall 0.
+    between the neighbouring vertices. NaN at recall 0. With :math:`r^*` = ``recall``:
+
+    .. math::
+
+       prec(r^*) = \frac{r^* \cdot pos}{r^* \cdot pos + fpr(r^*) \cdot neg}
     """
     if not 0 <= recall <= 1:
         raise ValueError(f"recall must lie in [0, 1], got {recall}")
@@ -587,8 +597,12 @@ def prior_corrected_curves(runs: list[dict], key: str = "imbalanced", n_threshol
 
 
 def separability(trials: pd.DataFrame, a: str = "En", b: str = "Ep") -> pd.DataFrame:
-    """Per metric: the means of ``a`` and ``b``, ``|Δ|``, the mean across-trial std and the standardised separation
-    ``|Δ| / pooled std`` (Cohen's d): how well each measure separates the two models."""
+    r"""Per metric: the means of ``a`` and ``b``, ``|Δ|``, the mean across-trial std and the standardised separation
+    (Cohen's d): how well each measure separates the two models.
+
+    .. math::
+
+       d = \frac{\lvert \bar M_{En} - \bar M_{Ep} \rvert}{\sqrt{(sd_{En}^2 + sd_{Ep}^2) / 2}}"""
     metrics = [c for c in ("ROC-AUC", "PR-AUC (Alg. 4-5)", "average precision", "linear PR-AUC",
                            "precision-AUC (PR-T)", "recall-AUC (PR-T)", "precision at matched recall",
                            "precision-AUC (prior-corrected)", "recall-AUC (prior-corrected)") if c in trials]

@@ -178,12 +178,12 @@ def _interval_decision(est: float, lo: float, hi: float, share: float, *, bound:
 
 
 def recalibrated_comparison(trials: pd.DataFrame, model: str = "Ep") -> pd.DataFrame:
-    """The trial table with ``model``'s calibration-dependent columns (:data:`RECALIBRATED_COLUMNS`: PR-T areas, FP
+    r"""The trial table with ``model``'s calibration-dependent columns (:data:`RECALIBRATED_COLUMNS`: PR-T areas, FP
     and FN at the representative threshold) replaced by their values after moving its scores to
     :data:`RECALIBRATION_PRIOR`, En's training prior (Saerens, Latinne & Decaestecker 2002: the odds multiplied by
-    ``[π'/(1 − π')] / [π/(1 − π)]``, i.e. the logit shifted by the difference of the priors' log-odds). "En vs
-    recalibrated Ep": the two models on one calibration, so what remains between them is the model. ROC and PR
-    figures are unchanged (a monotone map)."""
+    :math:`\frac{\pi_t / (1 - \pi_t)}{\pi_s / (1 - \pi_s)}`, i.e. the logit shifted by the difference of the
+    priors' log-odds). "En vs recalibrated Ep": the two models on one calibration, so what remains between them is
+    the model. ROC and PR figures are unchanged (a monotone map)."""
     out = trials.copy()
     rows = out["model"] == model
     for raw, recal in RECALIBRATED_COLUMNS.items():

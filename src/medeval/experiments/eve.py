@@ -632,13 +632,18 @@ def truth_pools_unit(config: dict, subset_size: int, n_pools: int, pairs_per_poo
 
 
 def truth_summary(draws: np.ndarray, pool_scores: np.ndarray, subset_size: int) -> dict:
-    """EVE on finite pools against the truth at one size, for one metric.
+    r"""EVE on finite pools against the truth at one size, for one metric.
 
-    ``draws``: (D,) fresh-draw scores; ``pool_scores``: (n_pools, R, 2). σ² = var(draws) with its SE
+    .. math::
+
+       \hat\sigma^2(n_c) = \frac{1}{D-1}\sum_{d=1}^{D}\bigl(x_d-\bar{x}\bigr)^2,\qquad
+       \text{relative bias} = \frac{\overline{\mathcal{V}}}{\hat\sigma^2(n_c)} - 1 .
+
+    ``draws``: (D,) fresh-draw scores; ``pool_scores``: (n_pools, R, 2). :math:`\hat\sigma^2` = var(draws) with its SE
     (:func:`sample_variance_standard_error`); the true variance of the mean of two half-size estimates comes
-    from pairing consecutive draws. EVE is the mean of the per-pool EVEs and its SE their spread / √n_pools
-    (it includes the pool-to-pool variation). ``relative_bias`` = EVE/σ² − 1 with a delta-method SE;
-    ``z`` = (EVE − σ²)/√(SE_EVE² + SE_σ²) (a ``|z|`` below 3 reads as no bias detectable at this precision).
+    from pairing consecutive draws. EVE is the mean of the per-pool EVEs and its SE their spread / :math:`\sqrt{n_{pools}}`
+    (it includes the pool-to-pool variation). ``relative_bias`` as above with a delta-method SE;
+    ``z`` :math:`= (\overline{\mathcal{V}} - \hat\sigma^2)/\sqrt{SE_{EVE}^2 + SE_{\sigma^2}^2}` (a ``|z|`` below 3 reads as no bias detectable at this precision).
     """
     draws = np.asarray(draws, dtype=float)
     pool_scores = np.asarray(pool_scores, dtype=float)

@@ -397,7 +397,10 @@ def _segmentation_evaluate(setup: dict, history: list[float], *, data: dict, til
 
 
 def argmax_precision(y_true, predicted_positive) -> float:
-    """Precision of the argmax decision (NaN when nothing is predicted positive)."""
+    r"""Precision of the argmax decision (NaN when nothing is predicted positive).
+
+    A patch is predicted :math:`\mathbb{C}` when :math:`s^{\mathbb{C}}_{ij}` is its largest class score, and
+    :math:`\mathrm{Precision} = \frac{TP}{TP + FP}` over the patches."""
     y = np.asarray(y_true, dtype=bool)
     p = np.asarray(predicted_positive, dtype=bool)
     return float(confusion_rates(np.sum(y & p), np.sum(~y & p), np.sum(y & ~p), np.sum(~y & ~p)).precision)

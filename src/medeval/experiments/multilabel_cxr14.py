@@ -466,7 +466,13 @@ def _headline_statistics(y, p, thresholds, labels):
 def evaluate_scores(
     Y, P, patient_id, *, labels, thresholds=0.5, n_bootstrap: int, seed, level: float = 0.95
 ) -> pd.DataFrame:
-    """Point estimates with patient-clustered percentile bootstrap CIs.
+    r"""Point estimates with patient-clustered percentile bootstrap CIs.
+
+    .. math::
+
+       \bigl[\hat\theta^{*}_{(\alpha/2)},\ \hat\theta^{*}_{(1-\alpha/2)}\bigr],\qquad \alpha=0.05,
+
+    the percentiles of the replicates :math:`\hat\theta^{*}` of :func:`patient_bootstrap`.
 
     Rows: per-label AUC (the chapter's AUC, ties counted as correct), AUC macro, F1 micro, F1 macro
     (both conventions), mAP. Columns: value, ci_low, ci_high, n_positives (per-label rows), and

@@ -139,7 +139,16 @@ def oracle_predictions(
     p_confuse: float = 0.0,
     random_box_size: float | None = None,
 ) -> ImageBoxes:
-    """An oracle model (paper Sec. 4, App. A): corrupted copies of ``targets`` (normalised coordinates).
+    r"""An oracle model (paper Sec. 4, App. A): corrupted copies of ``targets`` (normalised coordinates).
+
+    Position and shape noise (:func:`medeval.data.corruptions.position_noise`, ``shape_noise``):
+
+    .. math::
+
+       \begin{gathered}
+       \hat x \sim \mathcal N\bigl(x, (w\,\sigma_{pos})^2\bigr),\quad \hat y \sim \mathcal N\bigl(y, (h\,\sigma_{pos})^2\bigr),
+       \\ \ln \hat w \sim \mathcal N(\ln w, \sigma_{shape}^2),\quad \ln \hat h \sim \mathcal N(\ln h, \sigma_{shape}^2) .
+       \end{gathered}
 
     Order: [random boxes of size s replace the oracle boxes] → class under-prediction → box
     duplication → class confusion → position bias → position noise → shape, size, aspect-ratio noise →
@@ -507,9 +516,16 @@ def shift_probe(maps: dict[str, np.ndarray]) -> dict[str, float]:
 
 
 def hausdorff_distance_centred(wt, ht, wp, hp) -> np.ndarray:
-    """Hausdorff distance between two solid axis-aligned boxes with the same centre (sizes ``wt × ht`` and
-    ``wp × hp``): the larger of the two directed distances, each the distance from a corner of one box to
-    the other box, ``sqrt(max(0, (wa − wb)/2)² + max(0, (ha − hb)/2)²)``."""
+    r"""Hausdorff distance between two solid axis-aligned boxes with the same centre (sizes :math:`w_t \times h_t`
+    and :math:`w_p \times h_p`): the larger of the two directed distances, each the distance from a corner of
+    one box :math:`a` to the other box :math:`b`,
+    :math:`\sqrt{\max(0, (w_a - w_b)/2)^2 + \max(0, (h_a - h_b)/2)^2}`. It is the :math:`d_H` of the
+    chapter's Hausdorff similarity,
+
+    .. math::
+
+       \mathrm{HS}(\mathcal B^t, \mathcal B^p) = 1 - \frac{d_H(\mathcal B^t, \mathcal B^p)}{\ell},
+       \qquad \ell = \tfrac12 \sqrt{(\mathcal B^t_w)^2 + (\mathcal B^t_h)^2}"""
     wt, ht, wp, hp = (np.asarray(v, dtype=np.float64) for v in (wt, ht, wp, hp))
 
     def directed(wa, ha, wb, hb):
@@ -815,7 +831,8 @@ def bootstrap_table(
 
 
 def bootstrap_intervals(samples: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Percentile intervals (long format: class, metric, low, high) of the Table-1 metrics in
+    r"""Percentile intervals :math:`\bigl[\hat\theta^{*}_{(\alpha/2)},\ \hat\theta^{*}_{(1-\alpha/2)}\bigr]` (long
+    format: class, metric, low, high) of the Table-1 metrics in
     :func:`bootstrap_samples`' output."""
     long = samples.melt(id_vars=["class"], value_vars=list(TABLE1_METRICS), var_name="metric")
     a = (1 - level) / 2

@@ -146,8 +146,13 @@ def endpoint_change(frame: pd.DataFrame, x: str, metric: str, by: str | None = N
 
 
 def steepness(x, y, min_drop: float = MIN_DROP) -> float:
-    """Steepness ratio of a falling curve: the largest drop per unit of ``x`` between neighbouring grid points
-    over the mean drop per unit across the whole sweep. 1 for a straight line; NaN when the curve falls by
+    r"""Steepness ratio of a falling curve: the largest drop per unit of ``x`` between neighbouring grid points
+    over the mean drop per unit across the whole sweep,
+
+    .. math::
+
+       S = \frac{\max_i\,(y_i - y_{i+1})/(x_{i+1} - x_i)}{(y_0 - y_n)/(x_n - x_0)}.
+ 1 for a straight line; NaN when the curve falls by
     less than ``min_drop`` in total (nothing to shape)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     order = np.argsort(x)
@@ -215,7 +220,15 @@ def fit_rss(x, y, form: str) -> float:
 
 
 def decay_form_statistic(frame: pd.DataFrame, x: str, metric: str, by: Sequence[str] = ("run",)) -> pd.Series:
-    """Per curve, ``ln(RSS_linear / RSS_exponential)``: positive where the exponential form fits better."""
+    r"""Per curve, the log-ratio of the residual sums of squares: positive where the exponential form fits better.
+
+    .. math::
+
+       \begin{gathered}
+       L = \ln \frac{\mathrm{RSS}_{lin}}{\mathrm{RSS}_{exp}},
+       \\ \mathrm{RSS}_{lin} = \min_{a, b} \sum_i (y_i - a - b x_i)^2,
+       \quad \mathrm{RSS}_{exp} = \min_{a, k} \sum_i \bigl(y_i - a e^{-k x_i}\bigr)^2,
+       \end{gathered}"""
     out = {}
     by = list(by)
     for key, g in frame.groupby(by if len(by) > 1 else by[0]):

@@ -67,7 +67,8 @@ def tie_group_stats(y: np.ndarray, p: np.ndarray, mask: np.ndarray | None = None
 
 
 def auc_from_stats(stats: dict[str, np.ndarray], ties: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per row ``sum_{positives u} c_u / (n_pos n_neg)`` and the rows where it is undefined (``n_pos n_neg = 0``).
+    r"""Per row :math:`\sum_{u \in \text{positives}} c_u / (n_{pos} n_{neg})` and the rows where it is undefined
+    (:math:`n_{pos} n_{neg} = 0`).
 
     ``c_u`` counts the negatives below ``s_u``, plus those tied with it: all (``ties="correct"``), half
     (``"half"``) or none (``"incorrect"``)."""

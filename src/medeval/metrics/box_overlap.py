@@ -1,12 +1,16 @@
-"""Overlap measures between axis-aligned boxes: IoU, generalized IoU and centred IoU.
+r"""Overlap measures between axis-aligned boxes: IoU, generalized IoU and centred IoU.
 
 Definitions follow Meissen, Müller et al., "Robust Detection Outcome", MIDL 2023, App. E:
 
-* IoU (Eq. 15-16): ``|Bt ∩ Bp| / (wt·ht + wp·hp − |Bt ∩ Bp|)``.
-* gIoU (Eq. 17, Rezatofighi et al. 2019): ``IoU − (|C| − |Bt ∪ Bp|) / |C|`` where ``C`` is the
-  smallest axis-aligned box enclosing both (the paper's "convex hull").
+* IoU (Eq. 15-16): :math:`|\mathcal B^t \cap \mathcal B^p| / (\mathcal B^t_w \mathcal B^t_h + \mathcal B^p_w
+  \mathcal B^p_h - |\mathcal B^t \cap \mathcal B^p|)`.
+* gIoU (Eq. 17, Rezatofighi et al. 2019): :math:`\mathrm{IoU} - (|\mathcal C| - |\mathcal B^t \cup \mathcal
+  B^p|) / |\mathcal C|` where :math:`\mathcal C` is the smallest axis-aligned box enclosing both (the paper's
+  "convex hull").
 * cIoU ("centred IoU"): the IoU after moving both boxes to the same centre, i.e.
-  ``min(wt, wp)·min(ht, hp) / (wt·ht + wp·hp − min(wt, wp)·min(ht, hp))``.
+  :math:`\min(\mathcal B^t_w, \mathcal B^p_w) \min(\mathcal B^t_h, \mathcal B^p_h) / (\mathcal B^t_w \mathcal
+  B^t_h + \mathcal B^p_w \mathcal B^p_h - \min(\mathcal B^t_w, \mathcal B^p_w) \min(\mathcal B^t_h, \mathcal
+  B^p_h))`.
 
 Every public function names the box format explicitly (``box_format`` is one of
 :data:`medeval.metrics.boxes.BOX_FORMATS`; there is no default) and validates its input with
@@ -180,9 +184,8 @@ def paired_centered_iou(boxes1, boxes2, *, box_format: str) -> np.ndarray:
                 {\mathcal B^t_w \mathcal B^t_h + \mathcal B^p_w \mathcal B^p_h
                  - \min(\mathcal B^t_w, \mathcal B^p_w)\,\min(\mathcal B^t_h, \mathcal B^p_h)} .
 
-    ``min(w1, w2)·min(h1, h2) / (w1·h1 + w2·h2 − min(w1, w2)·min(h1, h2))``: independent of the
-    positions, symmetric. For a uniform scale ``s`` it is ``min(s, 1/s)²``; for an aspect change
-    ``(w·r, h/r)`` at constant area (r ≥ 1) it is ``1 / (2r − 1)``.
+    Independent of the positions, symmetric. For a uniform scale :math:`s` it is :math:`\min(s, 1/s)^2`; for an
+    aspect change :math:`(w r, h/r)` at constant area (:math:`r \ge 1`) it is :math:`1 / (2r - 1)`.
 
     Examples
     --------

@@ -126,13 +126,19 @@ def _safe_ratio(num, den) -> np.ndarray:
 
 
 def confusion_rates(tp, fp, fn, tn) -> ConfusionRates:
-    """Single-threshold metrics from confusion counts (thesis Eqs. 2.1-2.4).
+    r"""Single-threshold metrics from confusion counts (thesis Eqs. 2.1-2.4).
 
-    ``recall = TP / (TP + FN)`` (2.1), ``precision = TP / (TP + FP)`` (2.2),
-    ``F = 2 P R / (P + R)`` (2.3), ``FPR = FP / (FP + TN)`` (2.4).
+    .. math::
 
-    Edge cases: a zero denominator gives ``NaN`` (never a silent 0 or 1); ``F = 0`` when ``P = R = 0``;
-    ``F`` is ``NaN`` when ``P`` or ``R`` is ``NaN``. Counts may be scalars or arrays (broadcast).
+       \begin{aligned}
+       \mathrm{Recall} &= \frac{TP}{TP + FN}, &
+       \mathrm{Precision} &= \frac{TP}{TP + FP},\\
+       F &= \frac{2\,\mathrm{Precision}\cdot\mathrm{Recall}}{\mathrm{Precision} + \mathrm{Recall}}, &
+       FPR &= \frac{FP}{FP + TN}.
+       \end{aligned}
+
+    Edge cases: a zero denominator gives ``NaN`` (never a silent 0 or 1); :math:`F = 0` when
+    :math:`\mathrm{Precision} = \mathrm{Recall} = 0`; :math:`F` is ``NaN`` when either is ``NaN``. Counts may be scalars or arrays (broadcast).
 
     Examples
     --------
@@ -164,7 +170,7 @@ def confusion_rates(tp, fp, fn, tn) -> ConfusionRates:
 class RocCurve:
     """ROC points in order of decreasing threshold, starting at ``(0, 0)`` (threshold ``+inf``).
 
-    ``tp``/``fp`` are the cumulative counts; ``tpr = tp / pos``, ``fpr = fp / neg``.
+    ``tp``/``fp`` are the cumulative counts; :math:`tpr = tp / pos`, :math:`fpr = fp / neg`.
     """
 
     fpr: np.ndarray
@@ -177,7 +183,11 @@ class RocCurve:
 
 
 def roc_curve(y_true, y_score) -> RocCurve:
-    """ROC curve ``{(fpr(t), tpr(t))}`` (thesis Eq. 2.5), one point per distinct score plus ``(0, 0)``.
+    r"""ROC curve (thesis Eq. 2.5), one point per distinct score plus ``(0, 0)``.
+
+    .. math::
+
+       ROC_{curve} = \{(fpr(t), tpr(t)) : -\infty < t < \infty\}
 
     Examples are ranked by decreasing score (Saito & Rehmsmeier 2015); all examples with the same score
     enter together, so the curve does not depend on the order of tied examples. Identical to
@@ -218,7 +228,11 @@ def roc_curve(y_true, y_score) -> RocCurve:
 
 
 def trapezoid_auc(x, y) -> float:
-    """Area under a curve by the trapezoid rule (thesis Eq. 2.10): ``sum (x_{k+1} - x_k)(y_k + y_{k+1}) / 2``.
+    r"""Area under a curve by the trapezoid rule (thesis Eq. 2.10).
+
+    .. math::
+
+       \int_a^b f(x)\,dx \approx \sum_{k=1}^{N} (x_{k+1} - x_k)\,\frac{f(x_k) + f(x_{k+1})}{2}
 
     ``x`` must be monotone (non-decreasing); NaN values raise ``ValueError``.
 
@@ -243,12 +257,17 @@ AUC_TIES = ("half", "correct", "incorrect")
 
 
 def roc_auc(y_true, y_score, *, ties: str = "half", undefined="raise", sample_mask=None):
-    """ROC-AUC: the probability that a positive outscores a negative (thesis Eqs. 2.5 and 2.10).
+    r"""ROC-AUC: the probability that a positive outscores a negative (thesis Eqs. 2.5 and 2.10).
 
-    ``AUC = (1 / (pos neg)) sum_{u: y_u = 1} sum_{v: y_v = 0} c(s_u, s_v)`` with ``c = 1`` when ``s_u > s_v`` and,
-    for a tie ``s_u = s_v``, ``c = 1/2`` (``ties="half"``, the default: the trapezoid area under
-    :func:`roc_curve`, the Mann-Whitney statistic and ``sklearn.metrics.roc_auc_score``), ``c = 1``
-    (``"correct"``: the indicator ``I(p_u >= p_v)`` of the multi-label chapter) or ``c = 0`` (``"incorrect"``).
+    .. math::
+
+       \text{ROC-AUC} = \int_0^1 tpr \; d(fpr)
+       = \frac{1}{pos \cdot neg} \sum_{i:\,y_i = 1} \; \sum_{j:\,y_j = 0}
+         \Bigl[\mathbb{1}(s_i > s_j) + \tfrac{1}{2}\,\mathbb{1}(s_i = s_j)\Bigr]
+
+    A tie :math:`s_i = s_j` counts :math:`\tfrac{1}{2}` as written (``ties="half"``, the default: the trapezoid
+    area under :func:`roc_curve`, the Mann-Whitney statistic and ``sklearn.metrics.roc_auc_score``), 1
+    (``"correct"``: the indicator :math:`I(p_u \ge p_v)` of the multi-label chapter) or 0 (``"incorrect"``).
     This is the one AUC of the package: :mod:`medeval.metrics.multilabel`, the EVE scores and every experiment
     call it.
 
@@ -322,9 +341,13 @@ class PRCurve:
 
 
 def pr_curve(y_true, y_score) -> PRCurve:
-    """PR curve ``{(recall(t), prec(t))}`` (thesis Eq. 2.6, after Boyd et al. 2013).
+    r"""PR curve (thesis Eq. 2.6, after Boyd et al. 2013).
 
-    One point per distinct score threshold, so precision is always defined (``TP + FP >= 1``). No artificial
+    .. math::
+
+       PR_{curve} = \{(recall(t), prec(t)) : -\infty < t < \infty\}
+
+    One point per distinct score threshold, so precision is always defined (:math:`TP + FP \ge 1`). No artificial
     point at recall 0 is added (scikit-learn appends ``(0, 1)``); otherwise this equals
     ``sklearn.metrics.precision_recall_curve`` reversed. Raises ``ValueError`` when a class is absent.
 
@@ -347,10 +370,14 @@ def pr_curve(y_true, y_score) -> PRCurve:
 
 
 def min_max_normalize(y_score) -> np.ndarray:
-    """``s_n = (s - min s) / (max s - min s)`` (thesis Algorithm 1, line 1; §4.5.2.3).
+    r"""Min-max normalisation of the scores (thesis Algorithm 1, line 1; §4.5.2.3).
+
+    .. math::
+
+       s^n_j = \frac{s_j - \min_k s_k}{\max_k s_k - \min_k s_k}
 
     The maximum maps exactly to 1.0 and the minimum to 0.0. Constant scores raise ``ValueError``
-    (the normalisation is undefined), and so do NaN and inf. Where ``max s - min s`` overflows (finite
+    (the normalisation is undefined), and so do NaN and inf. Where :math:`\max_k s_k - \min_k s_k` overflows (finite
     scores spanning more than about 1.8e308) both differences are taken of the halved scores, which is
     the same ratio.
 
@@ -374,11 +401,11 @@ def min_max_normalize(y_score) -> np.ndarray:
 
 
 def fixed_threshold_grid(n_thresholds: int = 101) -> np.ndarray:
-    """The thesis's equally spaced thresholds ``T = {0, 1/(N-1), ..., 1}`` (101 points = step 0.01).
+    r"""The thesis's equally spaced thresholds :math:`T = \{0, \frac{1}{N-1}, \dots, 1\}` (101 points = step 0.01).
 
-    Each threshold is the double nearest to ``i / (N - 1)``, computed as that one division: ``np.linspace``
-    puts 10 of the 101 thresholds one ulp above ``i / 100`` (0.35, 0.41, ... 0.95), so a score equal to such a
-    threshold would be predicted negative by ``s >= t``.
+    Each threshold is the double nearest to :math:`i / (N - 1)`, computed as that one division: ``np.linspace``
+    puts 10 of the 101 thresholds one ulp above :math:`i / 100` (0.35, 0.41, ... 0.95), so a score equal to such a
+    threshold would be predicted negative by :math:`s \ge t`.
 
     Examples
     --------
@@ -402,7 +429,7 @@ def _unit_grid(n: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PRTCurve:
-    """Confusion counts and rates at fixed thresholds ``t`` (predicted positive iff ``s_n >= t``).
+    r"""Confusion counts and rates at fixed thresholds :math:`t` (predicted positive iff :math:`s^n_j \ge t`).
 
     ``precision`` and ``recall`` are the PR-T curves (Algorithm 1); ``precision`` and ``fpr`` are the
     thesis's Chapter 4 "precision curve" (Eq. 2.7) and "FPR curve" (Eq. 2.8).
@@ -421,20 +448,26 @@ class PRTCurve:
 
 
 def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, normalize: bool = True) -> PRTCurve:
-    """PR-T points (thesis Algorithm 1) and the Chapter 4 precision/FPR curves (Eqs. 2.7, 2.8).
+    r"""PR-T points (thesis Algorithm 1) and the Chapter 4 precision/FPR curves (Eqs. 2.7, 2.8).
 
-    Scores are min-max normalised (``normalize=True``, the thesis's procedure); then for each threshold
-    ``t_i`` in ``T`` (default 101 points 0.00, 0.01, ..., 1.00) an example is predicted positive iff
-    ``s_n >= t_i`` and ``prec(t_i) = TP_i / (TP_i + FP_i)``, ``recall(t_i) = TP_i / (TP_i + FN_i)``,
-    ``fpr(t_i) = FP_i / (FP_i + TN_i)``.
+    .. math::
+
+       \begin{aligned}
+       s^n_j &= \frac{s_j - \min_k s_k}{\max_k s_k - \min_k s_k}, \\
+       prec(t_i) &= \frac{TP_i}{TP_i + FP_i}, \qquad recall(t_i) = \frac{TP_i}{TP_i + FN_i},
+       \end{aligned}
+
+    and :math:`fpr(t_i) = \frac{FP_i}{FP_i + TN_i}`. Scores are min-max normalised (``normalize=True``, the
+    thesis's procedure); then for each threshold :math:`t_i` in :math:`T` (default 101 points 0.00, 0.01, ...,
+    1.00) an example is predicted positive iff :math:`s^n_j \ge t_i`.
 
     Implementation: positives' and negatives' scores are sorted once and counted with ``searchsorted``
     (``O(n log n)``), so the result is independent of the order of examples and of how ties are ordered.
     Given ``thresholds`` (one or more, strictly increasing) and ``normalize=False``, it is the confusion counts
     of the raw scores at exactly those thresholds.
 
-    Edge cases: ``ValueError`` if a class is absent (Algorithm 1 requires pos > 0, neg > 0) or the scores are
-    constant. With normalisation every ``t <= 1`` has at least one predicted positive (the maximum), so
+    Edge cases: ``ValueError`` if a class is absent (Algorithm 1 requires :math:`pos > 0`, :math:`neg > 0`) or the scores
+    are constant. With normalisation every :math:`t \le 1` has at least one predicted positive (the maximum), so
     precision is always defined. Without normalisation, thresholds above the maximum score give
     ``precision = NaN`` (no predicted positive).
 
@@ -488,11 +521,24 @@ class PRTAUC:
 
 
 def pr_t_auc(curve: PRTCurve, *, min_thresholds: int = 101) -> PRTAUC:
-    """PR-T AUCs (thesis Algorithm 2): ``precision-AUC = sum_i dt (prec(t_i) + prec(t_{i+1})) / 2``, likewise
-    recall-AUC and the Chapter 4 FPR-curve AUC.
+    r"""PR-T AUCs (thesis Algorithm 2) and the Chapter 4 FPR-curve AUC.
 
-    Algorithm 2 requires ``|T| >= 101`` (``min_thresholds``); fewer thresholds raise ``ValueError``. NaN
-    precision (only possible with un-normalised scores) raises ``ValueError``. As ``dt -> 0`` the recall-AUC
+    .. math::
+
+       \begin{aligned}
+       \text{precision-AUC} &= \sum_{i=1}^{|T|-1} \Delta t \, \frac{prec(t_i) + prec(t_{i+1})}{2}, \\
+       \text{recall-AUC} &= \sum_{i=1}^{|T|-1} \Delta t \, \frac{recall(t_i) + recall(t_{i+1})}{2}.
+       \end{aligned}
+
+    The FPR-curve AUC is the same sum over :math:`fpr(t_i)`; with the 101 thresholds of Chapter 4
+    (:math:`\Delta t = 1/100`)
+
+    .. math::
+
+       A_{\mathrm{fpr}} = \sum_{i=0}^{99} \frac{\mathrm{fpr}(t_i) + \mathrm{fpr}(t_{i+1})}{200}.
+
+    Algorithm 2 requires :math:`|T| \ge 101` (``min_thresholds``); fewer thresholds raise ``ValueError``. NaN
+    precision (only possible with un-normalised scores) raises ``ValueError``. As :math:`\Delta t \to 0` the recall-AUC
     tends to the mean normalised score of the positives and the FPR-AUC to that of the negatives
     (layer-cake identity).
 
@@ -537,7 +583,13 @@ def _mean_std(rows: np.ndarray, grid: np.ndarray, ddof: int) -> MeanCurve:
 
 
 def vertical_average(xs: Sequence, ys: Sequence, grid, *, ddof: int = 0) -> MeanCurve:
-    """Vertical averaging of curves ``y = f_i(x)`` on a common ``grid`` (Fawcett 2006, thesis §5.2.2).
+    r"""Vertical averaging of curves :math:`y = f_i(x)` on a common ``grid`` (Fawcett 2006, thesis §5.2.2).
+
+    For ROC curves (:func:`mean_roc_curve`) this is
+
+    .. math::
+
+       \overline{ROC}(fpr) = \frac{1}{nT} \sum_{i=1}^{nT} ROC_i(fpr)
 
     For each grid value the curve's value is the *maximum* ``y`` among its points with exactly that ``x``;
     otherwise it is linearly interpolated between the neighbouring points. Each ``x`` must be
@@ -589,7 +641,11 @@ def vertical_average(xs: Sequence, ys: Sequence, grid, *, ddof: int = 0) -> Mean
 
 
 def mean_roc_curve(rocs: Sequence[RocCurve], *, n_points: int = 1001, ddof: int = 0) -> MeanCurve:
-    """Mean ROC curve by vertical averaging over an FPR grid (Fawcett 2006; thesis §4.5.2.3 used 1,001 points).
+    r"""Mean ROC curve by vertical averaging over an FPR grid (Fawcett 2006; thesis §4.5.2.3 used 1,001 points).
+
+    .. math::
+
+       \overline{ROC}(fpr) = \frac{1}{nT} \sum_{i=1}^{nT} ROC_i(fpr)
 
     Examples
     --------
@@ -607,7 +663,14 @@ def mean_roc_curve(rocs: Sequence[RocCurve], *, n_points: int = 1001, ddof: int 
 
 
 def mean_prt_curves(curves: Sequence[PRTCurve], *, ddof: int = 0) -> dict[str, MeanCurve]:
-    """Threshold-wise mean and std of PR-T / precision / FPR curves (thesis §5.4.4: no interpolation needed).
+    r"""Threshold-wise mean and std of PR-T / precision / FPR curves (thesis §5.4.4: no interpolation needed).
+
+    .. math::
+
+       \overline{prec}(t_i) = \frac{1}{nT} \sum_{k=1}^{nT} prec_k(t_i), \qquad
+       \overline{recall}(t_i) = \frac{1}{nT} \sum_{k=1}^{nT} recall_k(t_i)
+
+    and likewise :math:`\overline{fpr}(t_i)`.
 
     All curves must share the same thresholds. Returns ``{"precision", "recall", "fpr"}`` -> :class:`MeanCurve`.
 
@@ -670,22 +733,38 @@ def _fp_for_tp(roc: RocCurve, tp_m: float, lo: int, hi: int, mode: str) -> np.nd
 def interpolated_pr_points(
     roc: RocCurve, *, n_points: int = 101, mode: str = "curve"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Recall/precision points of one trial-model on a recall grid (thesis Algorithms 3 and 5, Eq. 5.2).
+    r"""Recall/precision points of one trial-model on a recall grid (thesis Algorithms 3 and 5, Eq. 5.2).
 
-    For each ``tpr_m`` in ``{0, 1/(n_points-1), ..., 1}``:
+    For each :math:`tpr_m` in :math:`\{0, \frac{1}{n_{points}-1}, \dots, 1\}` strictly between ROC points
+    :math:`j-1` and :math:`j`, interpolate in ROC space (Eq. 5.2, which is Davis & Goadrich's
+    :math:`FP_x = FP_A + skew \cdot x`, Eq. 5.1) and take the precision there (Alg. 3 line 5 / Alg. 5 line 24):
 
-    * if ``tpr_m`` falls strictly between ROC points ``j-1`` and ``j``, interpolate in ROC space
-      ``fpr_m = fpr_{j-1} + (fpr_j - fpr_{j-1}) (tpr_m - tpr_{j-1}) / (tpr_j - tpr_{j-1})`` (Eq. 5.2), which is
-      Davis & Goadrich's ``FP_x = FP_A + skew * x`` (Eq. 5.1);
-    * if it equals a single ROC point, use its FPR;
-    * tied TPR: at the start (group contains ``(0, 0)``) the maximum FPR, at the end (``TPR = 1``) the minimum
-      FPR, in between the median (``mode="curve"``, Algorithm 3) or all tied FPRs in increasing order
-      (``mode="auc"``, Algorithm 5: the minimum bounds the left interval, the maximum the right one).
+    .. math::
 
-    Precision is ``tpr_m pos / (tpr_m pos + fpr neg)`` (Alg. 3 line 5 / Alg. 5 line 24). The undefined start
-    precision ``0/0`` (the thesis tests ``== inf``) is replaced by the next point's (Alg. 3 line 6, Alg. 4 line
-    9). "End" is read as the tie group at ``TPR = 1`` (the thesis's literal ``j == |ROC|`` would classify it as
-    intermediate and contradict its own Example 1).
+       \begin{aligned}
+       fpr_m &= fpr_{j-1} + (fpr_j - fpr_{j-1}) \, \frac{tpr_m - tpr_{j-1}}{tpr_j - tpr_{j-1}}, \\
+       prec_m &= \frac{tpr_m \cdot pos}{tpr_m \cdot pos + fpr_m \cdot neg}.
+       \end{aligned}
+
+    If :math:`tpr_m` equals a single ROC point, its FPR is used; a group :math:`FPR_j` of ROC points tied at
+    :math:`tpr_m` gives
+
+    .. math::
+
+       fpr(tpr_m) =
+       \begin{cases}
+         \max FPR_j & \text{start tie (the cost of negatives ranked first),} \\
+         \operatorname{median} FPR_j & \text{intermediate tie (Boyd et al. 2013),} \\
+         \min FPR_j & \text{end tie at } tpr_m = 1 \text{ (a reward).}
+       \end{cases}
+
+    The start tie is the group containing :math:`(0, 0)`. The median is ``mode="curve"`` (Algorithm 3);
+    ``mode="auc"`` (Algorithm 5) keeps all tied FPRs of an intermediate tie in increasing order (the minimum
+    bounds the left interval, the maximum the right one).
+
+    The undefined start precision :math:`0/0` (the thesis tests ``== inf``) is replaced by the next point's
+    (Alg. 3 line 6, Alg. 4 line 9). "End" is read as the tie group at :math:`TPR = 1` (the thesis's literal
+    :math:`j = |ROC|` would classify it as intermediate and contradict its own Example 1).
 
     Returns ``(recall, precision)``; in ``mode="curve"`` both have ``n_points`` entries.
 
@@ -721,8 +800,12 @@ def interpolated_pr_points(
 
 
 def mean_pr_curve(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 0) -> MeanCurve:
-    """Mean PR curve over trial-models (thesis Algorithm 3): ROC-space interpolation with the tie rules of
-    :func:`interpolated_pr_points` (``mode="curve"``), then vertical averaging (mean +- std) per recall.
+    r"""Mean PR curve over trial-models (thesis Algorithm 3): ROC-space interpolation with the tie rules of
+    :func:`interpolated_pr_points` (``mode="curve"``), then vertical averaging (mean ± std) per recall.
+
+    .. math::
+
+       PREC_{mean}[m] = \frac{1}{nT} \sum_{i=1}^{nT} PREC_s[i][m] \;\pm\; \operatorname{std}_i PREC_s[i][m].
 
     Examples
     --------
@@ -740,8 +823,15 @@ def mean_pr_curve(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 
 
 
 def pr_auc_roc_interpolated(roc: RocCurve, *, n_points: int = 101) -> float:
-    """PR-AUC of one trial-model (thesis Algorithm 4 body with Algorithm 5): trapezoid over the recall grid,
+    r"""PR-AUC of one trial-model (thesis Algorithm 4 body with Algorithm 5): trapezoid over the recall grid,
     keeping every tied FPR at intermediate ties (zero-width steps).
+
+    .. math::
+
+       \begin{aligned}
+       AUCs[i] &= \sum_{k=1}^{j-1} \frac{PREC_i[k] + PREC_i[k+1]}{2} \\
+       &\qquad \times \bigl(RECALL_i[k+1] - RECALL_i[k]\bigr)
+       \end{aligned}
 
     Examples
     --------
@@ -756,7 +846,15 @@ def pr_auc_roc_interpolated(roc: RocCurve, *, n_points: int = 101) -> float:
 
 
 def mean_pr_auc(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 0) -> tuple[float, float, np.ndarray]:
-    """Mean PR-AUC over trial-models (thesis Algorithm 4): ``(mean, std, per_trial_aucs)``.
+    r"""Mean PR-AUC over trial-models (thesis Algorithm 4): ``(mean, std, per_trial_aucs)``.
+
+    .. math::
+
+       \begin{aligned}
+       AUCs[i] &= \sum_{k=1}^{j-1} \frac{PREC_i[k] + PREC_i[k+1]}{2} \\
+       &\qquad \times \bigl(RECALL_i[k+1] - RECALL_i[k]\bigr), \\
+       \text{PR-AUC}_{mean} &= \operatorname{mean}_i AUCs[i] \pm \operatorname{std}_i AUCs[i].
+       \end{aligned}
 
     Examples
     --------
@@ -775,7 +873,13 @@ def mean_pr_auc(rocs: Sequence[RocCurve], *, n_points: int = 101, ddof: int = 0)
 
 
 def linear_pr_auc(pr: PRCurve, *, n_points: int = 101) -> float:
-    """PR-AUC after *naive linear* interpolation in PR space on a recall grid (for comparison only).
+    r"""PR-AUC after *naive linear* interpolation in PR space on a recall grid (for comparison only).
+
+    .. math::
+
+       prec(r) = prec_{j-1} + (prec_j - prec_{j-1}) \, \frac{r - recall_{j-1}}{recall_j - recall_{j-1}}
+
+    The area is the trapezoid rule (:func:`trapezoid_auc`) over the grid.
 
     This is the interpolation the thesis's Chapter 4 used for mean PR curves and that Chapter 5 (after Davis &
     Goadrich 2006) calls incorrect. The curve is extended to recall 0 with its first precision; ties in recall
@@ -801,11 +905,18 @@ def linear_pr_auc(pr: PRCurve, *, n_points: int = 101) -> float:
 
 
 def argmax_precision_ttest(precision_a, precision_b, *, equal_var: bool = False, alternative: str = "two-sided"):
-    """t-test comparing the argmax-decision precision of two groups of trial-models (thesis §4.5.2.3).
+    r"""t-test comparing the argmax-decision precision of two groups of trial-models (thesis §4.5.2.3).
 
     The thesis does not state the test; we default to Welch's unpaired two-sided t-test
     (``scipy.stats.ttest_ind(equal_var=False)``) because the runs of two training distributions are
-    independent. Returns scipy's result (``statistic``, ``pvalue``). NaN precisions raise ``ValueError``;
+    independent:
+
+    .. math::
+
+       t = \frac{\bar x_a - \bar x_b}{\sqrt{s_a^2 / n_a + s_b^2 / n_b}}
+
+    with the Welch-Satterthwaite degrees of freedom. (The chapter's run-matched comparison, the paired
+    :math:`T = \bar d / (s_d / \sqrt{n})`, is :func:`medeval.experiments.claims.decide_paired`.) Returns scipy's result (``statistic``, ``pvalue``). NaN precisions raise ``ValueError``;
     each group needs at least two runs.
 
     Examples

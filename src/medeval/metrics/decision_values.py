@@ -35,11 +35,19 @@ DECISION_VALUE_SCORES: tuple[str, ...] = ("accuracy", "sensitivity", "specificit
 
 
 def decision_value_scores(decision, labels, mask, metric: str) -> np.ndarray:
-    """A metric of each row (last axis = points) over the points where ``mask`` is true.
+    r"""A metric of each row (last axis = points) over the points where ``mask`` is true.
 
-    With f the decision values, y the labels and the sums over the masked points of a row:
-    accuracy = mean(1[f > 0] == y); sensitivity = TP/P; specificity = TN/N; AUC =
-    :func:`medeval.metrics.curves.roc_auc` (ties count 1/2, as in ``sklearn.metrics.roc_auc_score``).
+    With :math:`f` the decision values, :math:`y` the labels, a point predicted positive when :math:`f > 0`,
+    and the counts taken over the masked points of a row (:math:`n_{+}`, :math:`n_{-}` its positives and
+    negatives):
+
+    .. math::
+
+       \mathrm{accuracy} = \frac{TP+TN}{n_{+}+n_{-}},\qquad \mathrm{sensitivity} = \frac{TP}{n_{+}},\qquad
+       \mathrm{specificity} = \frac{TN}{n_{-}};
+
+    AUC is :func:`medeval.metrics.curves.roc_auc` (ties count :math:`\tfrac{1}{2}`, as in
+    ``sklearn.metrics.roc_auc_score``).
     ``metric`` is one of :data:`DECISION_VALUE_SCORES`. ``labels`` and ``mask`` broadcast to the shape of
     ``decision``; points outside the mask may hold anything (NaN where no decision was made). A row without
     points (or, for sensitivity/specificity/AUC, without the class it needs) gives NaN. Labels outside

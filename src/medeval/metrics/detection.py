@@ -24,19 +24,21 @@ IoU and RoDeO's localisation 0/0), non-integer or unknown class ids, mismatched 
 RoDeO (Sec. 3)
 --------------
 1. **Matching (Eq. 1).** Per image, the Hungarian method (``scipy.optimize.linear_sum_assignment``)
-   on the cost ``C = −gIoU(Bp, Bt)·ω_shape − ω_cls·1[yp = yt]`` with ``ω_shape = 1``; it pairs
-   ``min(M_p, M_t)`` boxes per image, with no IoU gate. ``ω_cls`` defaults to the data-driven
-   ``max(0, MCC)`` of the image-level multi-hot class matrices of the whole dataset (see
+   on the cost :math:`C = -\mathrm{gIoU}(\mathcal B^p, \mathcal B^t)\,\omega_{shape} - \omega_{cls}\,
+   \mathbb 1[y^p = y^t]` with :math:`\omega_{shape} = 1`; it pairs :math:`\min(M_p, M_t)` boxes per image, with
+   no IoU gate. :math:`\omega_{cls}` defaults to the data-driven :math:`\max(0, \mathrm{MCC})` of the image-level multi-hot class matrices of the whole dataset (see
    :func:`class_weight_for_matching`) and can be overridden with ``class_weight_matching``.
-2. **Localisation (Eq. 2).** ``2^(−d²)`` per matched pair with
-   ``d² = ((cx_t − cx_p)/w_t)² + ((cy_t − cy_p)/h_t)²`` (``1/C = ln 2``), averaged over pairs.
+2. **Localisation (Eq. 2).** :math:`2^{-d^2}` per matched pair with
+   :math:`d^2 = \bigl((c^t_x - c^p_x)/w_t\bigr)^2 + \bigl((c^t_y - c^p_y)/h_t\bigr)^2` (:math:`1/C = \ln 2`),
+   averaged over pairs.
 3. **Shape (Eq. 3).** centred IoU (cIoU) averaged over pairs.
-4. **Classification (Eq. 4).** ``max(0, MCC)`` with MCC (Eq. 14) counted on the one-hot class
-   matrices of the matched pairs (``n × K`` entries; the reading used by the reference code). With
-   ``a`` correct pairs out of ``n`` it equals ``max(0, (K·a/n − 1)/(K − 1))``.
+4. **Classification (Eq. 4).** :math:`\max(0, \mathrm{MCC})` with MCC (Eq. 14) counted on the one-hot class
+   matrices of the matched pairs (:math:`n \times K` entries; the reading used by the reference code). With
+   :math:`a` correct pairs out of :math:`n` it equals :math:`\max\bigl(0, (K a/n - 1)/(K - 1)\bigr)`.
 5. **Counts (Eq. 5, generalised as in the reference code).** each sub-score is multiplied by
-   ``w_m|M| / (w_m|M| + w_o|U^p| + w_u|U^t|)`` (all weights 1 in the paper).
-6. **Total (Eq. 6).** harmonic mean ``3 / Σ 1/(s + eps)`` of the three sub-scores; ``eps`` (default
+   :math:`w_m|\mathcal M| / (w_m|\mathcal M| + w_o|\mathcal U^p| + w_u|\mathcal U^t|)` (all weights 1 in the
+   paper).
+6. **Total (Eq. 6).** harmonic mean :math:`3 / \sum_s 1/(s + \epsilon)` of the three sub-scores; ``eps`` (default
    1e-6, as in the reference code, so a perfect prediction scores 1.000001) is a parameter;
    ``eps=0`` gives the paper's formula (a zero sub-score gives a total of exactly 0).
 7. **Per class (Sec. 3.1).** pairs whose *target* has class ``c``; unmatched predictions with
@@ -381,8 +383,7 @@ def binary_mcc_from_counts(tp, fp, fn, tn):
        \mathrm{MCC} = \frac{\mathrm{TP}\cdot\mathrm{TN} - \mathrm{FP}\cdot\mathrm{FN}}
          {\sqrt{(\mathrm{TP} + \mathrm{FP})(\mathrm{TP} + \mathrm{FN})(\mathrm{TN} + \mathrm{FP})(\mathrm{TN} + \mathrm{FN})}},
 
-    ``(TP·TN − FP·FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))``; where the denominator is 0 the
-    value is defined as 0 (as in scikit-learn; the caller documents when this can happen).
+    where the denominator is 0 the value is defined as 0 (as in scikit-learn; the caller documents when this can happen).
 
     Examples
     --------
@@ -398,7 +399,7 @@ def binary_mcc_from_counts(tp, fp, fn, tn):
 
 
 def localization_similarity(pred_boxes, target_boxes, *, box_format: str) -> np.ndarray:
-    r"""RoDeO's per-pair localisation score (Eq. 2): ``2^(−d²)``, element-wise over pairs.
+    r"""RoDeO's per-pair localisation score (Eq. 2): :math:`2^{-d^2}`, element-wise over pairs.
 
     .. math::
 
@@ -407,8 +408,9 @@ def localization_similarity(pred_boxes, target_boxes, *, box_format: str) -> np.
                          + \left(\frac{\mathcal B^t_y - \mathcal B^p_y}{\mathcal B^t_h}\right)^2}{C}\right],
        \qquad \frac{1}{C} = \ln 2,
 
-    ``d² = ((cx_t − cx_p)/w_t)² + ((cy_t − cy_p)/h_t)²``: centre offsets in units of the *target*
-    size, so the score is 0.5 at a relative distance of 1 and isotropic in that relative space.
+    with :math:`d^2 = \bigl((\mathcal B^t_x - \mathcal B^p_x)/\mathcal B^t_w\bigr)^2
+    + \bigl((\mathcal B^t_y - \mathcal B^p_y)/\mathcal B^t_h\bigr)^2` the term in the brackets: centre offsets
+    in units of the *target* size, so the score is 0.5 at a relative distance of 1 and isotropic in that relative space.
 
     Examples
     --------
@@ -430,14 +432,15 @@ def _localization_xywh(p: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def rodeo_harmonic_mean(localization, shape_matching, classification, *, eps: float = 1e-6):
-    r"""RoDeO total (Eq. 6): ``3 / (1/(loc+eps) + 1/(shape+eps) + 1/(cls+eps))`` (broadcasting).
+    r"""RoDeO total (Eq. 6), harmonic mean of the three sub-scores (broadcasting).
 
     .. math::
 
        \mathrm{RoDeO} = 3 \left( \frac{1}{\mathrm{RoDeO}^{loc}} + \frac{1}{\mathrm{RoDeO}^{shape}}
          + \frac{1}{\mathrm{RoDeO}^{cls}} \right)^{-1} .
 
-    ``eps`` (≥ 0) reproduces the reference code's regularisation (default 1e-6: a perfect
+    With ``eps`` (:math:`\epsilon \ge 0`) each sub-score :math:`s` enters as :math:`1/(s + \epsilon)`,
+    the reference code's regularisation (default 1e-6: a perfect
     prediction scores 1.000001 and a zero sub-score gives ≈ 3e-6); ``eps=0`` is the paper's formula,
     for which a zero sub-score gives exactly 0. NaN sub-scores give NaN.
 
@@ -638,7 +641,7 @@ def hungarian_box_matching(
     class_names,
     class_weight_matching: float | None = None,
 ):
-    r"""RoDeO's matching (Eq. 1): per image, Hungarian method on ``−gIoU − ω_cls·1[same class]``.
+    r"""RoDeO's matching (Eq. 1): per image, Hungarian method on the cost below.
 
     .. math::
 
@@ -766,9 +769,9 @@ def robust_detection_outcome(
        \mathrm{RoDeO} = 3 \left( \frac{1}{\mathrm{RoDeO}^{loc}} + \frac{1}{\mathrm{RoDeO}^{shape}}
          + \frac{1}{\mathrm{RoDeO}^{cls}} \right)^{-1} .
 
-    ``RoDeO^sub = w_m|M| / (w_m|M| + w_o|U^p| + w_u|U^t|) · RoDeO_matched^sub`` for
-    sub ∈ {loc (Eq. 2, ``2^(−d²)``), shape (Eq. 3, cIoU), cls (Eq. 4, ``max(0, MCC)``)} and
-    ``RoDeO = 3 (1/loc + 1/shape + 1/cls)^(−1)`` (Eq. 6, with ``eps``). See the module docstring
+    with :math:`\mathrm{RoDeO}^{sub} = \frac{w_m|\mathcal M|}{w_m|\mathcal M| + w_o|\mathcal U^p| + w_u|\mathcal
+    U^t|}\,\mathrm{RoDeO}^{sub}_{matched}` for the sub-scores loc (Eq. 2, :math:`2^{-d^2}`), shape (Eq. 3,
+    cIoU) and cls (Eq. 4, :math:`\max(0, \mathrm{MCC})`), and ``eps`` added to each sub-score in Eq. 6. See the module docstring
     for the matching, the per-class rules and the edge-case policy.
 
     Parameters

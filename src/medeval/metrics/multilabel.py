@@ -1,28 +1,29 @@
-"""Multi-label dataset indicators and evaluation measures (chapter 5).
+r"""Multi-label dataset indicators and evaluation measures (chapter 5).
 
 The definitions follow the thesis chapter "Data and Evaluation" on ChestX-ray14
 (``papers/05-multilabel-chestxray14-evaluation.txt``; its equations are unnumbered, so
 docstrings cite them by section: "Label Distribution", "Metrics", "Splitting Multi-Label
-Data"). Notation: ``Y`` is the (N, K) 0/1 matrix of true labels y_ik, ``Y_pred`` the (N, K)
-0/1 matrix of predicted labels and ``P`` the (N, K) matrix of real-valued scores p_ik.
+Data"). Notation: ``Y`` is the (N, K) 0/1 matrix of true labels :math:`y_{ik}`, ``Y_pred`` the (N, K)
+0/1 matrix of predicted labels and ``P`` the (N, K) matrix of real-valued scores :math:`p_{ik}`.
 
 Conventions fixed here (the chapter leaves them open; see the chapter-5 notebook):
 
-* **Threshold.** ``binarize`` implements the chapter's t(a) = 1 if a > 0.5 (strict);
-  mldr, which produced the chapter's toy table, uses ``>=`` (``inclusive=True``).
+* **Threshold.** ``binarize`` implements the chapter's :math:`t(a) = 1` if :math:`a > 0.5` (strict);
+  mldr, which produced the chapter's toy table, uses :math:`\ge` (``inclusive=True``).
 * **AUC ties.** The chapter's AUC counts a tied positive/negative pair as *correctly*
-  ordered, I(p_u >= p_v) (``ties="correct"``, the default). The Mann-Whitney / scikit-learn
+  ordered, :math:`I(p_u \ge p_v)` (``ties="correct"``, the default). The Mann-Whitney / scikit-learn
   convention counts it as one half (``ties="half"``); the two differ by exactly
-  0.5 * #tied pairs / (n+ n-).
-* **AP rank ties.** The chapter's AP uses rank(p_i) without saying how ties are ranked. The
-  default ``ties="max"`` gives every member of a tie group the group's largest rank, which is the
-  only choice for which the chapter's numerator sum_j I(p_j >= p_i) never exceeds rank(p_i); it
+  :math:`\tfrac{1}{2} \#\{\text{tied pairs}\} / (n_+ n_-)`.
+* **AP rank ties.** The chapter's AP uses :math:`\operatorname{rank}(p_i)` without saying how ties are ranked.
+  The default ``ties="max"`` gives every member of a tie group the group's largest rank, which is the
+  only choice for which the chapter's numerator :math:`\sum_j I(p_j \ge p_i)` never exceeds
+  :math:`\operatorname{rank}(p_i)`; it
   equals scikit-learn's ``label_ranking_average_precision_score`` (rows) and
   ``average_precision_score`` (columns). ``"min"`` gives the group's smallest rank with the
   same numerator (R ``ties.method="min"``; optimistic, and it can exceed 1 when positives are
   tied, so it is not a precision then). ``"last"`` is mldr >= 0.4 / MULAN: ordinal ranks from
   R ``rank(-p, ties.method="last")`` (later columns rank higher inside a tie) and numerator
-  #{positives ranked at or above}; ``"first"`` is its mirror.
+  :math:`\#\{\text{positives ranked at or above}\}`; ``"first"`` is its mirror.
 * **Undefined values.** Every quantity that can be 0/0 (a label with no positives, a row with
   no labels, F1 when nothing is true and nothing predicted) is NaN by default, is *excluded*
   from averages, and the number of undefined items is reported: every averaged metric accepts
@@ -30,7 +31,7 @@ Conventions fixed here (the chapter leaves them open; see the chapter-5 notebook
   ``UndefinedMetricWarning`` names the count. A number may be substituted instead, explicitly
   (``undefined=1.0`` reproduces scikit-learn's LRAP on empty rows, ``zero_division=0`` its
   F1); the count is still reported. ``zero_division="diagnose"`` is mldr's rule (1 if
-  tp + fp + fn = 0, else 0). Nothing is silently replaced.
+  :math:`tp + fp + fn = 0`, else 0). Nothing is silently replaced.
 
 Torch tensors are accepted (also on the GPU or requiring grad; converted by
 ``medeval.metrics._arrays.to_numpy``). This module imports only numpy and ``medeval.metrics``;
@@ -226,10 +227,14 @@ def _scalar_with_policy(value, undefined: bool, what: str, return_count: bool):
 # thresholding
 # --------------------------------------------------------------------------------------------
 def binarize(P, threshold=0.5, *, inclusive: bool = False) -> np.ndarray:
-    """Thresholding function t(.) of h(x) = t(f(x)) (section "Classification vs Ranking").
+    r"""Thresholding function :math:`t(\cdot)` of :math:`h(x) = t(f(x))` (section "Classification vs Ranking").
 
-    t(a) = 1 if a > threshold else 0 (the chapter's rule; ``inclusive=True`` gives mldr's
-    a >= threshold). ``threshold`` is a scalar or one value per label (shape (K,)). Scores must be
+    .. math::
+
+       t(a)=\begin{cases}1 & \text{if } a>0.5\\ 0 & \text{otherwise.}\end{cases}
+
+    The chapter's rule, with ``threshold`` in place of 0.5 (its default); ``inclusive=True`` gives mldr's
+    :math:`a \ge` ``threshold``. ``threshold`` is a scalar or one value per label (shape (K,)). Scores must be
     finite: a NaN score has no side of the threshold, so NaN or inf in ``P`` raises ``ValueError``
     (as every scoring function of this module does).
 
@@ -258,7 +263,7 @@ def binarize(P, threshold=0.5, *, inclusive: bool = False) -> np.ndarray:
 # dataset indicators (section "Label Distribution")
 # --------------------------------------------------------------------------------------------
 def label_counts(Y) -> np.ndarray:
-    """Number of examples carrying each label, sum_i y_ik (shape (K,)).
+    r"""Number of examples carrying each label, :math:`\sum_i y_{ik}` (shape (K,)).
 
     Examples
     --------
@@ -272,7 +277,12 @@ def label_counts(Y) -> np.ndarray:
 
 
 def label_cardinality(Y) -> float:
-    """LCard(D) = (1/N) sum_i sum_k y_ik [Tsoumakas2007]: mean number of labels per example.
+    r"""Label cardinality [Tsoumakas2007]: mean number of labels per example.
+
+    .. math::
+
+       \operatorname{LCard}(D)=\frac{1}{N}\sum_{i=1}^{N}\sum_{k=1}^{K}y_{ik}
+
 
     Examples
     --------
@@ -286,7 +296,12 @@ def label_cardinality(Y) -> float:
 
 
 def label_density(Y) -> float:
-    """LDens(D) = LCard(D) / K = (1/(NK)) sum_i sum_k y_ik [Tsoumakas2007].
+    r"""Label density [Tsoumakas2007].
+
+    .. math::
+
+       \operatorname{LDens}(D)=\frac{1}{K}\operatorname{LCard}(D)=\frac{1}{NK}\sum_{i=1}^{N}\sum_{k=1}^{K}y_{ik}
+
 
     Examples
     --------
@@ -322,7 +337,12 @@ def labelset_counts(Y) -> tuple[np.ndarray, np.ndarray]:
 
 
 def label_diversity(Y) -> int:
-    r"""LDiv(D) = :math:`|\{Y \mid \exists x: (x, Y) \in D\}|` [Zhang2014]: the number of distinct label sets.
+    r"""Label diversity [Zhang2014]: the number of distinct label sets.
+
+    .. math::
+
+       \operatorname{LDiv}(D)=\bigl|\{Y \mid \exists\,\boldsymbol x:(\boldsymbol x,Y)\in D\}\bigr|
+
 
     Examples
     --------
@@ -335,7 +355,12 @@ def label_diversity(Y) -> int:
 
 
 def proportion_distinct_labelsets(Y) -> float:
-    """PLDiv(D) = LDiv(D) / N [Read2011].
+    r"""Proportion of distinct label sets [Read2011].
+
+    .. math::
+
+       \operatorname{PLDiv}(D)=\frac{1}{N}\operatorname{LDiv}(D)
+
 
     Examples
     --------
@@ -349,7 +374,14 @@ def proportion_distinct_labelsets(Y) -> float:
 
 
 def proportion_most_frequent_labelset(Y) -> float:
-    """PMax(D) = max_Y count(Y, D) / N [Read2011].
+    r"""Proportion of the most frequent label set [Read2011].
+
+    .. math::
+
+       \operatorname{PMax}(D)=\max_{Y}\frac{\operatorname{count}(Y,D)}{N}
+
+    with :math:`\operatorname{count}(Y,D)` the number of examples whose label set is :math:`Y`.
+
 
     Examples
     --------
@@ -401,7 +433,7 @@ def multilabel_indicators(Y) -> dict[str, float]:
 
 
 def label_pair_counts(Y) -> np.ndarray:
-    """Joint counts C = Y^T Y: C[u, v] = sum_i y_iu y_iv (diagonal: label counts), int64.
+    r"""Joint counts :math:`C = Y^\top Y`, :math:`C_{uv} = \sum_i y_{iu} y_{iv}` (diagonal: label counts), int64.
 
     Examples
     --------
@@ -427,10 +459,14 @@ def _two_by_two(y: np.ndarray):
 
 
 def label_correlation(Y) -> np.ndarray:
-    """Pearson correlation phi between every pair of binary labels (section "Label Distribution").
+    r"""Pearson correlation :math:`\phi` between every pair of binary labels (section "Label Distribution").
 
-    phi_uv = (ad - bc) / sqrt((a+b)(c+d)(a+c)(b+d)) from the 2x2 table of labels u and v (equal
-    to the sample Pearson correlation of the 0/1 columns, R's ``cor(Y)``). A label that is
+    .. math::
+
+       \phi_{uv}=\frac{ad-bc}{\sqrt{(a+b)(c+d)(a+c)(b+d)}}
+
+    from the :math:`2\times2` table :math:`a, b, c, d` of labels :math:`u` and :math:`v` (both present; only
+    :math:`u`; only :math:`v`; neither), equal to the sample Pearson correlation of the 0/1 columns, R's ``cor(Y)``). A label that is
     constant (never or always present) has no correlation: its row and column are NaN and an
     ``UndefinedMetricWarning`` gives the count.
 
@@ -452,10 +488,14 @@ def label_correlation(Y) -> np.ndarray:
 
 
 def pairwise_chi2(Y) -> np.ndarray:
-    """Pearson chi-squared statistic of the 2x2 table of every label pair, without continuity correction.
+    r"""Pearson :math:`\chi^2` statistic of the :math:`2\times2` table of every label pair, without continuity
+    correction.
 
-    chi2_uv = N (ad - bc)^2 / ((a+b)(c+d)(a+c)(b+d)), so that phi^2 = chi2 / N (the identity the
-    chapter quotes from [Chekina2011]). NaN for constant labels (0/0).
+    .. math::
+
+       \chi^{2}_{uv} = \frac{N\,(ad-bc)^2}{(a+b)(c+d)(a+c)(b+d)}, \qquad \phi_{uv}^{2}=\frac{\chi^{2}_{uv}}{N}
+
+    (the identity the chapter quotes from [Chekina2011]; :math:`a, b, c, d` as in :func:`label_correlation`). NaN for constant labels (0/0).
 
     Examples
     --------
@@ -471,7 +511,7 @@ def pairwise_chi2(Y) -> np.ndarray:
 
 
 def mean_pairwise_chi2(Y) -> float:
-    """Mean chi-squared over the K(K-1)/2 label pairs, the meta-feature of [Chekina2011].
+    r"""Mean :math:`\chi^2` over the :math:`K(K-1)/2` label pairs, the meta-feature of [Chekina2011].
 
     Examples
     --------
@@ -486,9 +526,13 @@ def mean_pairwise_chi2(Y) -> float:
 
 
 def conditional_cooccurrence(Y) -> np.ndarray:
-    """Asymmetric co-occurrence M[u, v] = sum_i y_iu y_iv / sum_i y_iu, an estimate of P(Y_v | Y_u).
+    r"""Asymmetric co-occurrence, an estimate of :math:`P(Y_v \mid Y_u)`.
 
-    Section "Label Distribution", Fig. corrs (b): u is the row (the chapter's y-axis), v the
+    .. math::
+
+       M_{uv}=\frac{\sum_{i=1}^{N}y_{iu}\,y_{iv}}{\sum_{i=1}^{N}y_{iu}}\approx P(Y_v\mid Y_u)
+
+    Section "Label Distribution", Fig. corrs (b): :math:`u` is the row (the chapter's y-axis), :math:`v` the
     column. Diagonal = 1. Rows of labels with no positives are NaN (0/0) with a warning.
 
     Examples
@@ -545,7 +589,12 @@ def _average_precision_last_axis(y, p, ties: str):
 # binary building blocks on n-vectors (section "Metrics")
 # --------------------------------------------------------------------------------------------
 def binary_error_rate(y, y_pred) -> float:
-    """err(y, y_hat) = (1/n) sum_i I(y_i != y_hat_i).
+    r"""Binary error rate (section "Metrics").
+
+    .. math::
+
+       \operatorname{err}(\boldsymbol y,\hat{\boldsymbol y})=\frac{1}{n}\sum_{i=1}^{n}I(y_i\neq\hat y_i)
+
 
     Examples
     --------
@@ -558,7 +607,12 @@ def binary_error_rate(y, y_pred) -> float:
 
 
 def binary_f1(y, y_pred, *, zero_division: ZeroDivision = np.nan) -> float:
-    """F1(y, y_hat) = 2 sum_i y_i y_hat_i / (sum_i y_i + sum_i y_hat_i).
+    r"""Binary :math:`F_1` (section "Metrics").
+
+    .. math::
+
+       F_1(\boldsymbol y,\hat{\boldsymbol y})=\frac{2\sum_{i=1}^{n}y_i\hat y_i}{\sum_{i=1}^{n}y_i+\sum_{i=1}^{n}\hat y_i}
+
 
     Undefined when nothing is true and nothing is predicted: returns ``zero_division``
     (default NaN; ``"diagnose"`` = mldr's 1).
@@ -578,9 +632,14 @@ def binary_f1(y, y_pred, *, zero_division: ZeroDivision = np.nan) -> float:
 
 
 def binary_average_precision(y, p, *, ties: ApTies = "max") -> float:
-    """AP(y, p) = (1/sum_i y_i) sum_{i: y_i=1} [sum_{j: y_j=1} I(p_j >= p_i)] / rank(p_i).
+    r"""Binary average precision (section "Metrics").
 
-    rank sorts p from highest to lowest (values 1..n). ``ties`` chooses how tied scores are
+    .. math::
+
+       \operatorname{AP}(\boldsymbol y,\boldsymbol p)=\frac{1}{\sum_{i=1}^{n}y_i}\sum_{i;\,y_i=1}
+       \frac{\sum_{j;\,y_j=1}I(p_j\ge p_i)}{\operatorname{rank}(p_i)}
+
+    :math:`\operatorname{rank}` sorts :math:`\boldsymbol p` from highest to lowest (values 1..n). ``ties`` chooses how tied scores are
     ranked (module docstring); with ``"max"`` this equals scikit-learn's
     ``average_precision_score``. Undefined (NaN) when y has no positives.
 
@@ -597,11 +656,17 @@ def binary_average_precision(y, p, *, ties: ApTies = "max") -> float:
 
 
 def binary_auc(y, p, *, ties: AucTies = "correct") -> float:
-    """AUC(y, p) = sum_{u: y_u=1} sum_{v: y_v=0} I(p_u >= p_v) / (sum_i y_i sum_i (1 - y_i)).
+    r"""Binary AUC (section "Metrics").
+
+    .. math::
+
+       \operatorname{AUC}(\boldsymbol y,\boldsymbol p)=\frac{\sum_{u;\,y_u=1}\sum_{v;\,y_v=0}I(p_u\ge p_v)}
+       {\sum_{i=1}^{n}y_i\,\sum_{i=1}^{n}(1-y_i)}
+
 
     The chapter counts tied pairs as correctly ordered (``ties="correct"``); ``"half"`` is the
     Mann-Whitney / scikit-learn convention, ``"incorrect"`` counts them as errors. Undefined
-    (NaN) when y has no positives or no negatives.
+    (NaN) when :math:`\boldsymbol y` has no positives or no negatives.
 
     Examples
     --------
@@ -618,7 +683,13 @@ def binary_auc(y, p, *, ties: AucTies = "correct") -> float:
 # generic aggregation (section "Metrics": example-based, macro, micro)
 # --------------------------------------------------------------------------------------------
 def example_average(metric: Callable[..., float], Y, Z, *, return_count: bool = False, **kwargs):
-    """Example-based aggregation (1/N) sum_i B(y_i, z_i), z_i = y_hat_i or p_i.
+    r"""Example-based aggregation of a binary measure :math:`B` (section "Metrics").
+
+    .. math::
+
+       B^{\text{example}}=\frac{1}{N}\sum_{i=1}^{N}B(\boldsymbol y_i,\hat{\boldsymbol y}_i)
+
+    with the scores :math:`\boldsymbol p_i` in place of :math:`\hat{\boldsymbol y}_i` for ranking measures.
 
     ``metric`` is a binary building block (e.g. ``binary_f1``). Rows where it is NaN are
     excluded and counted. Loops over rows: for large N use the dedicated functions
@@ -641,7 +712,14 @@ def example_average(metric: Callable[..., float], Y, Z, *, return_count: bool = 
 
 
 def macro_average(metric: Callable[..., float], Y, Z, *, return_count: bool = False, **kwargs):
-    """Macro aggregation (1/K) sum_k B(y_(k), z_(k)); NaN labels are excluded and counted.
+    r"""Macro aggregation of a binary measure :math:`B`; NaN labels are excluded and counted.
+
+    .. math::
+
+       B^{\text{macro}}=\frac{1}{K}\sum_{k=1}^{K}B(\boldsymbol y_{(k)},\hat{\boldsymbol y}_{(k)})
+
+    with the scores :math:`\boldsymbol p_{(k)}` in place of :math:`\hat{\boldsymbol y}_{(k)}` for ranking measures.
+
 
     Examples
     --------
@@ -660,7 +738,13 @@ def macro_average(metric: Callable[..., float], Y, Z, *, return_count: bool = Fa
 
 
 def micro_average(metric: Callable[..., float], Y, Z, **kwargs) -> float:
-    """Micro aggregation B(y*, z*) on the NK-vectors stacked row by row (y_11, ..., y_1K, y_21, ...).
+    r"""Micro aggregation of a binary measure :math:`B` on the :math:`NK`-vectors stacked row by row.
+
+    .. math::
+
+       B^{\text{micro}}=B(\boldsymbol y^{*},\hat{\boldsymbol y}^{*}),\qquad
+       \boldsymbol y^{*}=(y_{11},\dots,y_{1K},y_{21},\dots,y_{NK})^{\top}
+
 
     Examples
     --------
@@ -681,7 +765,16 @@ def micro_average(metric: Callable[..., float], Y, Z, **kwargs) -> float:
 # bipartition measures
 # --------------------------------------------------------------------------------------------
 def hamming_loss(Y, Y_pred) -> float:
-    """hloss = (1/N) sum_i (1/K) sum_k I(y_ik != y_hat_ik) = err^example = err^macro = err^micro.
+    r"""Hamming loss (section "Metrics").
+
+    .. math::
+
+       \operatorname{hloss}(\hat h)=\frac{1}{N}\sum_{i=1}^{N}\operatorname{err}(\boldsymbol y_i,\hat{\boldsymbol y}_i)
+       =\frac{1}{N}\sum_{i=1}^{N}\frac{1}{K}\sum_{k=1}^{K}I(y_{ik}\neq\hat y_{ik})
+
+    It equals :math:`\operatorname{err}^{\text{example}} = \operatorname{err}^{\text{macro}} =
+    \operatorname{err}^{\text{micro}}`.
+
 
     Examples
     --------
@@ -696,7 +789,12 @@ def hamming_loss(Y, Y_pred) -> float:
 
 
 def subset_accuracy(Y, Y_pred) -> float:
-    """subsetacc = (1/N) sum_i I(y_i = y_hat_i): the fraction of exactly predicted label sets.
+    r"""Subset accuracy: the fraction of exactly predicted label sets.
+
+    .. math::
+
+       \operatorname{subsetacc}(\hat h)=\frac{1}{N}\sum_{i=1}^{N}I(\boldsymbol y_i=\hat{\boldsymbol y}_i)
+
 
     Examples
     --------
@@ -718,7 +816,8 @@ def _confusion(y, yp, axis):
 
 
 def per_label_precision(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> np.ndarray:
-    """Precision tp_k / (tp_k + fp_k) of every label; 0/0 (label never predicted) -> ``zero_division``.
+    r"""Precision :math:`\mathrm{tp}_k / (\mathrm{tp}_k + \mathrm{fp}_k)` of every label; :math:`0/0` (label never
+    predicted) gives ``zero_division``.
 
     Examples
     --------
@@ -735,7 +834,8 @@ def per_label_precision(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> n
 
 
 def per_label_recall(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> np.ndarray:
-    """Recall tp_k / (tp_k + fn_k) of every label; 0/0 (label never true) -> ``zero_division``.
+    r"""Recall :math:`\mathrm{tp}_k / (\mathrm{tp}_k + \mathrm{fn}_k)` of every label; :math:`0/0` (label never
+    true) gives ``zero_division``.
 
     Examples
     --------
@@ -752,7 +852,8 @@ def per_label_recall(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> np.n
 
 
 def per_label_f1(Y, Y_pred, *, zero_division: ZeroDivision = np.nan) -> np.ndarray:
-    """F1(y_(k), y_hat_(k)) = 2 tp_k / (2 tp_k + fp_k + fn_k); 0/0 -> ``zero_division``.
+    r""":math:`F_1(\boldsymbol y_{(k)}, \hat{\boldsymbol y}_{(k)}) = 2\,\mathrm{tp}_k / (2\,\mathrm{tp}_k + \mathrm{fp}_k
+    + \mathrm{fn}_k)` of every label; :math:`0/0` gives ``zero_division``.
 
     Examples
     --------
@@ -778,7 +879,7 @@ def _micro(Y, Y_pred, kind, zero_division, return_count):
 
 
 def precision_micro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Micro precision sum_k tp_k / sum_k (tp_k + fp_k).
+    r"""Micro precision :math:`\sum_k \mathrm{tp}_k / \sum_k (\mathrm{tp}_k + \mathrm{fp}_k)`.
 
     Examples
     --------
@@ -792,7 +893,7 @@ def precision_micro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_c
 
 
 def recall_micro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Micro recall sum_k tp_k / sum_k (tp_k + fn_k).
+    r"""Micro recall :math:`\sum_k \mathrm{tp}_k / \sum_k (\mathrm{tp}_k + \mathrm{fn}_k)`.
 
     Examples
     --------
@@ -806,7 +907,12 @@ def recall_micro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_coun
 
 
 def f1_micro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """F1^micro = F1(y*, y_hat*) = 2 sum tp / (2 sum tp + sum fp + sum fn) (section "Metrics").
+    r"""Micro :math:`F_1`, :math:`F_1(\boldsymbol y^{*},\hat{\boldsymbol y}^{*})` (section "Metrics").
+
+    .. math::
+
+       F_1^{\text{micro}}=\frac{2\sum_k\mathrm{tp}_k}{2\sum_k\mathrm{tp}_k+\sum_k\mathrm{fp}_k+\sum_k\mathrm{fn}_k}
+
 
     Examples
     --------
@@ -820,7 +926,8 @@ def f1_micro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: b
 
 
 def precision_macro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Macro precision (1/K) sum_k precision_k; labels never predicted are undefined (``zero_division``).
+    r"""Macro precision :math:`\frac{1}{K}\sum_k \mathrm{precision}_k`; labels never predicted are undefined
+    (``zero_division``).
 
     Examples
     --------
@@ -837,7 +944,8 @@ def precision_macro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_c
 
 
 def recall_macro(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    """Macro recall (1/K) sum_k recall_k; labels without positives are undefined (``zero_division``).
+    r"""Macro recall :math:`\frac{1}{K}\sum_k \mathrm{recall}_k`; labels without positives are undefined
+    (``zero_division``).
 
     Examples
     --------
@@ -861,15 +969,28 @@ def f1_macro(
     zero_division: ZeroDivision = np.nan,
     return_count: bool = False,
 ):
-    """Macro F1, in the two conventions found in the chapter's sources.
+    r"""Macro F1, in the two conventions found in the chapter's sources.
 
-    * ``"mean_of_f1"`` (default; the chapter's definition (1/K) sum_k F1(y_(k), y_hat_(k)),
-      = scikit-learn ``f1_score(average="macro")``, = mldr >= 0.4.2). A label with
-      tp + fp + fn = 0 is undefined (``zero_division``).
-    * ``"f_of_macro_pr"``: 2 P R / (P + R) with P, R the macro precision and recall, as
-      mldr 0.4.0/0.4.1 computed ``macro_fmeasure`` (the version that produced the chapter's toy
-      table; use ``zero_division="diagnose"`` to match mldr's handling of labels never
-      predicted / never true). Undefined if P + R = 0.
+    * ``"mean_of_f1"`` (default; the chapter's definition, = scikit-learn ``f1_score(average="macro")``,
+      = mldr >= 0.4.2). A label with :math:`\mathrm{tp}_k + \mathrm{fp}_k + \mathrm{fn}_k = 0` is undefined
+      (``zero_division``):
+
+      .. math::
+
+         F_1^{\text{macro}}=\frac{1}{K}\sum_{k=1}^{K}\frac{2\,\mathrm{tp}_k}{2\,\mathrm{tp}_k+\mathrm{fp}_k+\mathrm{fn}_k}
+
+    * ``"f_of_macro_pr"``: the F of the macro precision and recall, as mldr 0.4.0/0.4.1 computed
+      ``macro_fmeasure`` (the version that produced the chapter's toy table; use ``zero_division="diagnose"``
+      to match mldr's handling of labels never predicted / never true). Undefined if
+      :math:`P^{\text{macro}} + R^{\text{macro}} = 0`:
+
+      .. math::
+
+         \begin{aligned}
+         \tilde F_1^{\text{macro}}&=\frac{2\,P^{\text{macro}}R^{\text{macro}}}{P^{\text{macro}}+R^{\text{macro}}},\\
+         P^{\text{macro}}&=\frac{1}{K}\sum_{k=1}^{K}\frac{\mathrm{tp}_k}{\mathrm{tp}_k+\mathrm{fp}_k},\qquad
+         R^{\text{macro}}=\frac{1}{K}\sum_{k=1}^{K}\frac{\mathrm{tp}_k}{\mathrm{tp}_k+\mathrm{fn}_k}.
+         \end{aligned}
 
     The count returned with ``return_count=True`` is the number of undefined per-label values
     (F1 for ``mean_of_f1``; precisions plus recalls for ``f_of_macro_pr``).
@@ -917,7 +1038,12 @@ def _example_ratio(Y, Y_pred, kind, zero_division, return_count):
 
 
 def example_precision(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    r"""Example-based precision :math:`\frac{1}{N} \sum_i |Y_i \cap \hat Y_i| / |\hat Y_i|`.
+    r"""Example-based precision (section "Metrics").
+
+    .. math::
+
+       P^{\text{example}}=\frac{1}{N}\sum_{i=1}^{N}\frac{|Y_i\cap\hat Y_i|}{|\hat Y_i|}
+
 
     Rows with nothing predicted are undefined.
 
@@ -933,7 +1059,12 @@ def example_precision(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return
 
 
 def example_recall(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    r"""Example-based recall :math:`\frac{1}{N} \sum_i |Y_i \cap \hat Y_i| / |Y_i|`.
+    r"""Example-based recall (section "Metrics").
+
+    .. math::
+
+       R^{\text{example}}=\frac{1}{N}\sum_{i=1}^{N}\frac{|Y_i\cap\hat Y_i|}{|Y_i|}
+
 
     Rows with no labels are undefined.
 
@@ -949,7 +1080,12 @@ def example_recall(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_co
 
 
 def example_f1(Y, Y_pred, *, zero_division: ZeroDivision = np.nan, return_count: bool = False):
-    r""":math:`F_1^{\text{example}} = \frac{1}{N} \sum_i F_1(y_i, \hat y_i)`.
+    r"""Example-based :math:`F_1`, the mean of the rows' :math:`F_1(\boldsymbol y_i, \hat{\boldsymbol y}_i)`.
+
+    .. math::
+
+       F_1^{\text{example}}=\frac{1}{N}\sum_{i=1}^{N}\frac{2\,|Y_i\cap\hat Y_i|}{|Y_i|+|\hat Y_i|}
+
 
     Rows with :math:`|Y_i| = |\hat Y_i| = 0` are undefined.
 
@@ -992,9 +1128,13 @@ def _apply_undefined(values, undefined_mask, undefined):
 
 
 def per_label_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan) -> np.ndarray:
-    """AUC(y_(k), p_(k)) of every label (shape (K,)), the chapter's binary AUC per column.
+    r"""The chapter's binary AUC of every label (shape (K,)).
 
-    ``ties="correct"`` is the chapter's I(p_u >= p_v); ``"half"`` equals scikit-learn's
+    .. math::
+
+       \operatorname{AUC}_k=\operatorname{AUC}(\boldsymbol y_{(k)},\boldsymbol p_{(k)})
+
+    ``ties="correct"`` is the chapter's :math:`I(p_u \ge p_v)`; ``"half"`` equals scikit-learn's
     ``roc_auc_score(average=None)``. Labels with no positives or no negatives are
     ``undefined`` (NaN by default).
 
@@ -1014,7 +1154,13 @@ def per_label_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan)
 
 
 def macro_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan, return_count: bool = False):
-    """AUC^macro = (1/K) sum_k AUC(y_(k), p_(k)); undefined labels excluded (NaN) or substituted.
+    r"""Macro AUC; undefined labels excluded (NaN) or substituted.
+
+    .. math::
+
+       \operatorname{AUC}_k=\operatorname{AUC}(\boldsymbol y_{(k)},\boldsymbol p_{(k)}),\qquad
+       \operatorname{AUC}^{\text{macro}}=\frac{1}{K}\sum_{k=1}^{K}\operatorname{AUC}_k.
+
 
     Examples
     --------
@@ -1032,7 +1178,9 @@ def macro_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan, ret
 
 
 def per_label_average_precision(Y, P, *, ties: ApTies = "max", undefined: float = np.nan) -> np.ndarray:
-    """AP(y_(k), p_(k)) of every label; labels with no positives are ``undefined`` (NaN).
+    r""":math:`\operatorname{AP}(\boldsymbol y_{(k)},\boldsymbol p_{(k)})` of every label, the terms of
+    :math:`\operatorname{mAP}` (:func:`mean_average_precision`); labels with no positives are ``undefined``
+    (NaN).
 
     Examples
     --------
@@ -1049,7 +1197,12 @@ def per_label_average_precision(Y, P, *, ties: ApTies = "max", undefined: float 
 
 
 def mean_average_precision(Y, P, *, ties: ApTies = "max", undefined: float = np.nan, return_count: bool = False):
-    """mAP = AP^macro = (1/K) sum_k AP(y_(k), p_(k)) [Zhu2017].
+    r"""Mean average precision, :math:`\operatorname{AP}^{\text{macro}}` [Zhu2017].
+
+    .. math::
+
+       \operatorname{mAP}=\frac{1}{K}\sum_{k=1}^{K}\operatorname{AP}(\boldsymbol y_{(k)},\boldsymbol p_{(k)})
+
 
     With ``ties="max"`` equals scikit-learn ``average_precision_score(average="macro")`` when
     every label has a positive. Labels without positives: NaN, excluded and counted.
@@ -1069,7 +1222,12 @@ def mean_average_precision(Y, P, *, ties: ApTies = "max", undefined: float = np.
 
 
 def example_average_precision(Y, P, *, ties: ApTies = "max", undefined: float = np.nan, return_count: bool = False):
-    """AP^example = (1/N) sum_i AP(y_i, p_i) (section "Metrics", with p_i for ranking measures).
+    r"""Example-based average precision (section "Metrics", with :math:`\boldsymbol p_i` for ranking measures).
+
+    .. math::
+
+       \operatorname{AP}^{\text{example}}=\frac{1}{N}\sum_{i=1}^{N}\operatorname{AP}(\boldsymbol y_i,\boldsymbol p_i)
+
 
     ``ties="max"`` with ``undefined=1.0`` is scikit-learn's
     ``label_ranking_average_precision_score``; ``ties="last"`` with ``undefined=1.0`` is mldr's
@@ -1091,7 +1249,8 @@ def example_average_precision(Y, P, *, ties: ApTies = "max", undefined: float = 
 
 
 def example_auc(Y, P, *, ties: AucTies = "correct", undefined: float = np.nan, return_count: bool = False):
-    """AUC^example = (1/N) sum_i AUC(y_i, p_i); rows with no positive or no negative label undefined.
+    r""":math:`\operatorname{AUC}^{\text{example}} = \frac{1}{N} \sum_i \operatorname{AUC}(\boldsymbol y_i,
+    \boldsymbol p_i)`; rows with no positive or no negative label undefined.
 
     mldr's ``example_auc`` substitutes 0.5 (``undefined=0.5``) and uses pROC (``ties="half"``).
 
@@ -1142,7 +1301,12 @@ def one_error(
 
 
 def coverage_error(Y, P, *, undefined: float = np.nan, return_count: bool = False):
-    """Coverage: (1/N) sum_i max_{k in Y_i} rank(p_ik), ranks with max-rank ties.
+    r"""Coverage (section "Metrics"), ranks with max-rank ties.
+
+    .. math::
+
+       \operatorname{coverage}=\frac{1}{N}\sum_{i=1}^{N}\max_{\lambda_k\in Y_i}\operatorname{rank}(\boldsymbol p_i)_k
+
 
     How far down the ranking one must go to cover every true label, as in scikit-learn
     ``coverage_error`` (Zhang and Zhou's coverage, used by mldr, is this minus one, with
@@ -1166,16 +1330,15 @@ def coverage_error(Y, P, *, undefined: float = np.nan, return_count: bool = Fals
 
 
 def ranking_loss(Y, P, *, undefined: float = np.nan, return_count: bool = False):
-    r"""Ranking loss:
+    r"""Ranking loss (section "Metrics").
 
     .. math::
 
-        \mathrm{RL} = \frac{1}{N} \sum_i
-        \frac{|\{(u, v) : u \in Y_i,\ v \notin Y_i,\ p_{iu} \le p_{iv}\}|}{|Y_i|\,|\bar Y_i|}
-
+       \operatorname{rloss}=\frac{1}{N}\sum_{i=1}^{N}
+       \frac{\bigl|\{(u,v):\lambda_u\in Y_i,\ \lambda_v\in\bar Y_i,\ p_{iu}\le p_{iv}\}\bigr|}{|Y_i|\,|\bar Y_i|}.
 
     Tied pairs count as mis-ordered (scikit-learn ``label_ranking_loss``, mldr); it equals
-    1 - AUC^example with ``ties="correct"`` minus the tie fraction. Rows with no positive or no
+    :math:`1 - \operatorname{AUC}^{\text{example}}` with ``ties="correct"`` minus the tie fraction. Rows with no positive or no
     negative label are undefined (scikit-learn: 0, ``undefined=0.0``).
 
     Examples
@@ -1207,13 +1370,18 @@ def _cut_between(upper: float, lower: float | None) -> float:
 
 
 def f1_optimal_thresholds(Y, P, *, undefined: float = np.nan) -> np.ndarray:
-    """Per-label thresholds t_k maximising F1(y_(k), I(p_(k) > t_k)) on the given (validation) data.
+    r"""Per-label thresholds maximising :math:`F_1` on the given (validation) data.
 
-    Every distinct cut of the sorted scores is tried; t_k is the midpoint between the lowest
-    score predicted positive, a, and the next lower score, b (so the strict rule a > t of ``binarize``
-    reproduces the cut), computed as ``a/2 + b/2`` so that it cannot overflow. Where the midpoint
-    rounds onto a (a and b adjacent doubles) t_k is the largest double below a, i.e. b; with no lower
-    score (every example predicted positive) it is the largest double below a. So ``binarize(P, t)``
+    .. math::
+
+       t_k=\arg\max_{t}\,F_1\bigl(\boldsymbol y^{\text{val}}_{(k)},\,I(\boldsymbol p^{\text{val}}_{(k)}>t)\bigr)
+
+    Every distinct cut of the sorted scores is tried; :math:`t_k` is the midpoint between the lowest
+    score predicted positive, :math:`a`, and the next lower score, :math:`b` (so the strict rule :math:`a > t` of
+    ``binarize`` reproduces the cut), computed as :math:`a/2 + b/2` so that it cannot overflow. Where the
+    midpoint rounds onto :math:`a` (:math:`a` and :math:`b` adjacent doubles) :math:`t_k` is the largest double
+    below :math:`a`, i.e. :math:`b`; with no lower score (every example predicted positive) it is the largest
+    double below :math:`a`. So ``binarize(P, t)``
     always reproduces the chosen cut. Labels without positives have no optimum: ``undefined`` (NaN by
     default; the caller substitutes explicitly, e.g. 0.5, and reports it).
 

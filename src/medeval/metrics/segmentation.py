@@ -90,10 +90,18 @@ def tile_presence(binary_mask, tile_size: int) -> np.ndarray:
 
 
 def tile_confusion_counts(pred_mask, true_mask, tile_size: int, positive_class: int) -> np.ndarray:
-    """Method-1 confusion counts ``[TP, FP, FN, TN]`` of one image for class ``positive_class``.
+    r"""Method-1 confusion counts ``[TP, FP, FN, TN]`` of one image for class ``positive_class``.
 
-    ``pred_mask`` and ``true_mask`` are ``(H, W)`` integer label maps; the counts sum to the number of tiles
-    ``ceil(H/e) * ceil(W/e)``. With ``e = 1`` they are the pixel-level confusion matrix.
+    A tile :math:`\tau` of side :math:`e` is predicted and truly positive for the class :math:`c` when
+
+    .. math::
+
+       \hat y_\tau = \mathbb{1}\bigl[\exists p \in \tau : \hat m(p) = c\bigr], \qquad
+       y_\tau = \mathbb{1}\bigl[\exists p \in \tau : m(p) = c\bigr]
+
+    and TP, FP, FN, TN count the tiles by :math:`(\hat y_\tau, y_\tau)`. ``pred_mask`` (:math:`\hat m`) and
+    ``true_mask`` (:math:`m`) are ``(H, W)`` integer label maps; the counts sum to the number of tiles
+    :math:`\lceil H/e \rceil \lceil W/e \rceil`. With :math:`e = 1` they are the pixel-level confusion matrix.
 
     Examples
     --------
@@ -151,10 +159,18 @@ def _nanmean_count(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def patch_based_evaluation(pred_masks, true_masks, tile_size: int, classes=(0, 1, 2)) -> PatchEvaluation:
-    """Patch-based evaluation method 1 (thesis §3.3) over a list/array of images.
+    r"""Patch-based evaluation method 1 (thesis §3.3) over a list/array of images.
 
     Per image and class: tile confusion counts (:func:`tile_confusion_counts`), then recall, precision and F
-    (Eqs. 2.1-2.3 via :func:`medeval.metrics.curves.confusion_rates`); then the mean over images skipping NaN,
+    (Eqs. 2.1-2.3 via :func:`medeval.metrics.curves.confusion_rates`),
+
+    .. math::
+
+       \mathrm{Recall} = \frac{TP}{TP + FN}, \qquad
+       \mathrm{Precision} = \frac{TP}{TP + FP}, \qquad
+       F = \frac{2\,\mathrm{Precision}\cdot\mathrm{Recall}}{\mathrm{Precision} + \mathrm{Recall}};
+
+    then the mean over images skipping NaN,
     with the number of undefined images reported (module docstring). Images may differ in size.
 
     Examples
@@ -201,12 +217,18 @@ def patch_based_evaluation(pred_masks, true_masks, tile_size: int, classes=(0, 1
 
 
 def central_region_class_max(probabilities, central_size: int, *, channel_axis: int = 1) -> np.ndarray:
-    """Patch-based evaluation method 2 (thesis §3.3): class-wise maximum over the central ``r x r`` region.
+    r"""Patch-based evaluation method 2 (thesis §3.3): class-wise maximum over the central ``r x r`` region.
 
-    ``probabilities`` is a batch of per-pixel class-probability maps ``(N, C, l, l)`` (``channel_axis=1``) or
-    ``(N, l, l, C)`` (``channel_axis=-1``). Returns the ``(N, C)`` score vectors ``s_ij``; they are not
-    re-normalised (as in the thesis). The patch label is ``argmax`` over classes and the class-``k`` column is
-    the score for the multi-threshold curves. ``central_size`` must not exceed ``l``; when ``l - r`` is odd the
+    .. math::
+
+       s^{\mathbb{C}}_{ij} = \max_{p \in R_{ij}} \hat g^{\mathbb{C}}_{ij}(p)
+
+    with :math:`R_{ij}` the central :math:`r \times r` region of patch :math:`I_{ij}` and
+    :math:`\hat g^{\mathbb{C}}_{ij}` its class-:math:`\mathbb{C}` probability map. ``probabilities`` is a batch of
+    per-pixel class-probability maps ``(N, C, l, l)`` (``channel_axis=1``) or ``(N, l, l, C)``
+    (``channel_axis=-1``). Returns the ``(N, C)`` score vectors :math:`s_{ij}`; they are not re-normalised (as
+    in the thesis). The patch label is ``argmax`` over classes and the class-``k`` column is the score for the
+    multi-threshold curves. ``central_size`` (:math:`r`) must not exceed :math:`l`; when :math:`l - r` is odd the
     extra pixel goes to the bottom/right border.
 
     Examples

@@ -1,20 +1,20 @@
-"""Quality statistics of multi-label data splits (chapter 5, section "Splitting Multi-Label Data").
+r"""Quality statistics of multi-label data splits (chapter 5, section "Splitting Multi-Label Data").
 
 The statistics of [Sechidis2011] and [Szymanski2017] as the thesis chapter defines them
 (``papers/05-multilabel-chestxray14-evaluation.txt``; equations unnumbered). ``Y`` is the (N, K)
-0/1 label matrix and ``folds`` the J evaluation subsets F_1..F_J, given either as a sequence of
+0/1 label matrix and ``folds`` the :math:`J` evaluation subsets :math:`F_1, \dots, F_J`, given either as a sequence of
 integer index arrays or as a length-N integer array of fold numbers (0..J-1; every example in
 exactly one fold). For all statistics, close to zero is better.
 
 Text versus the thesis code (R chunk of Tab. LDprop); the text is the default, the code's
 variants are options:
 
-* **LPD normalisation.** The text averages over the K* = K(K-1)/2 label pairs; the code divides
-  the same sum by K (``length(L)``), 6.5 times larger for K = 14 (``normalisation="labels"``).
+* **LPD normalisation.** The text averages over the :math:`K^* = K(K-1)/2` label pairs; the code divides
+  the same sum by :math:`K` (``length(L)``), 6.5 times larger for :math:`K = 14` (``normalisation="labels"``).
 * **FLPZ.** The text counts the (fold, label pair) combinations without positives, not counting
   label pairs with fewer positives in the whole data set than the number of folds. The code
-  computes ``(sum_j #zero pairs in fold j - #pairs with fewer than 5 positives) / (C(K,2) * J)``:
-  a proportion, with the rare pairs subtracted once rather than once per fold, and the
+  computes :math:`\bigl(\sum_j \#\{\text{zero pairs in fold } j\} - \#\{\text{pairs with fewer than 5
+  positives}\}\bigr) / \bigl(\binom{K}{2} J\bigr)`: a proportion, with the rare pairs subtracted once rather than once per fold, and the
   threshold fixed at 5 (``variant="code"``).
 
 Undefined values: a fold in which a label (pair) is present in every example has an infinite
@@ -86,7 +86,7 @@ def fold_indices(folds, n_samples: int) -> list[np.ndarray]:
 
 
 def fold_label_counts(Y, folds) -> tuple[np.ndarray, np.ndarray]:
-    """S_jk = sum_{i in F_j} y_ik (shape (J, K)) and the fold sizes N_j (shape (J,)).
+    r""":math:`S_{jk} = \sum_{i \in F_j} y_{ik}` (shape (J, K)) and the fold sizes :math:`N_j` (shape (J,)).
 
     Examples
     --------
@@ -110,7 +110,8 @@ def _pair_counts(y: np.ndarray) -> np.ndarray:
 
 
 def fold_label_pair_counts(Y, folds) -> tuple[np.ndarray, np.ndarray]:
-    """S*_jk = sum_{i in F_j} y*_ik for the K* = K(K-1)/2 label pairs (u < v, row-major), and N_j.
+    r""":math:`S^*_{jk} = \sum_{i \in F_j} y^*_{ik}` for the :math:`K^* = K(K-1)/2` label pairs (:math:`u < v`,
+    row-major), and :math:`N_j`.
 
     Examples
     --------
@@ -127,7 +128,7 @@ def fold_label_pair_counts(Y, folds) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _ratio_deviation(s: np.ndarray, n_j: np.ndarray, d: np.ndarray, n: int):
-    """|S_jk / (N_j - S_jk) - D_k / (N - D_k)| with NaN where a ratio is infinite (or 0/0)."""
+    r""":math:`|S_{jk} / (N_j - S_{jk}) - D_k / (N - D_k)|` with NaN where a ratio is infinite (or 0/0)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         fold_ratio = s / (n_j[:, None] - s)
         total_ratio = d / (n - d)
@@ -147,11 +148,11 @@ def label_distribution(Y, folds, *, return_count: bool = False):
 
     .. math::
 
-        \mathrm{LD} = \frac{1}{K} \sum_k \frac{1}{J} \sum_j
-        \left| \frac{S_{jk}}{N_j - S_{jk}} - \frac{D_k}{N - D_k} \right|
+       \mathrm{LD}=\frac{1}{K}\sum_{k=1}^{K}\left(\frac{1}{J}\sum_{j=1}^{J}\left|\frac{S_{jk}}{N_j-S_{jk}}
+       -\frac{D_k}{N-D_k}\right|\right)
 
-
-    S_jk = positives of label k in fold j, D_k = positives of label k in the data set. Compares
+    :math:`S_{jk}` = positives of label :math:`k` in fold :math:`j`, :math:`D_k` = positives of label :math:`k`
+    in the data set. Compares
     positive/negative *ratios* (odds), as the chapter writes it.
 
     Examples
@@ -172,15 +173,15 @@ def label_distribution(Y, folds, *, return_count: bool = False):
 def label_pair_distribution(
     Y, folds, *, normalisation: Literal["pairs", "labels"] = "pairs", return_count: bool = False
 ):
-    r"""LPD: LD applied to the K* label-pair indicators y*_ik [Szymanski2017].
+    r"""LPD: LD applied to the :math:`K^*` label-pair indicators :math:`y^*_{ik}` [Szymanski2017].
 
     .. math::
 
-        \mathrm{LPD} = \frac{1}{K^*} \sum_k \frac{1}{J} \sum_j
-        \left| \frac{S^*_{jk}}{N_j - S^*_{jk}} - \frac{D^*_k}{N - D^*_k} \right|
+       \mathrm{LPD}=\frac{1}{K^{*}}\sum_{k=1}^{K^{*}}\left(\frac{1}{J}\sum_{j=1}^{J}\left|\frac{S^{*}_{jk}}{N_j-S^{*}_{jk}}
+       -\frac{D^{*}_k}{N-D^{*}_k}\right|\right)
 
-    The text divides
-    by K* (``normalisation="pairs"``, default); the thesis code by K (``"labels"``). With one label
+    The text divides by :math:`K^*` (``normalisation="pairs"``, default); the thesis code by :math:`K`
+    (``"labels"``). With one label
     there is no label pair: the mean over no pairs is NaN.
 
     Examples
@@ -204,10 +205,14 @@ def label_pair_distribution(
 
 
 def example_distribution(folds, n_samples: int, desired_sizes=None) -> float:
-    r""":math:`\mathrm{ED} = \frac{1}{J} \sum_j |N_j - c_j|`, :math:`c_j` the desired fold size (default
-    :math:`N/J`) [Szymanski2017].
+    r"""ED, the example distribution [Szymanski2017]:
 
-    The chapter does not compute it: with N divisible by 5 random 5-fold CV gives ED = 0.
+    .. math::
+
+       \mathrm{ED}=\frac{1}{J}\sum_{j=1}^{J}\bigl|N_j-c_j\bigr|
+
+    with :math:`c_j` the desired fold size (default :math:`N/J`). The chapter does not compute it: with
+    :math:`N` divisible by 5 random 5-fold CV gives :math:`\mathrm{ED} = 0`.
 
     Examples
     --------
@@ -227,7 +232,11 @@ def example_distribution(folds, n_samples: int, desired_sizes=None) -> float:
 
 
 def folds_missing_a_label(Y, folds) -> int:
-    """FZ: the number of folds containing at least one label with no positive examples.
+    r"""FZ: the number of folds containing at least one label with no positive examples.
+
+    .. math::
+
+       \mathrm{FZ}=\sum_{j=1}^{J}I\bigl(\exists k:S_{jk}=0\bigr)
 
     Examples
     --------
@@ -242,7 +251,11 @@ def folds_missing_a_label(Y, folds) -> int:
 
 
 def fold_label_zeros(Y, folds) -> int:
-    """FLZ: the number of (fold, label) combinations with no positive examples.
+    r"""FLZ: the number of (fold, label) combinations with no positive examples.
+
+    .. math::
+
+       \mathrm{FLZ}=\sum_{j=1}^{J}\sum_{k=1}^{K}I(S_{jk}=0)
 
     Examples
     --------
@@ -259,14 +272,19 @@ def fold_label_zeros(Y, folds) -> int:
 def fold_label_pair_zeros(
     Y, folds, *, variant: Literal["text", "code"] = "text", min_pair_count: int | None = None
 ) -> float:
-    """FLPZ: (fold, label pair) combinations with no positive examples.
+    r"""FLPZ: (fold, label pair) combinations with no positive examples.
+
+    .. math::
+
+       \mathrm{FLPZ}=\sum_{j=1}^{J}\sum_{k:\,D^{*}_k\ge J}I(S^{*}_{jk}=0)
 
     ``variant="text"`` (default): the count, over label pairs with at least ``min_pair_count``
-    positives in the whole data set (default: the number of folds J; "the convention is to not
-    count the label-pairs with a number of positive examples less than the number of splits").
-    ``variant="code"``: the thesis code, ``(sum_j #zero pairs in fold j - #pairs with fewer than
-    min_pair_count positives) / (K* J)`` with ``min_pair_count`` default 5; an int count for
-    "text", a float proportion for "code" (NaN with one label: there is no label pair).
+    positives in the whole data set (default: the number of folds :math:`J`, as written; "the convention is
+    to not count the label-pairs with a number of positive examples less than the number of splits").
+    ``variant="code"``: the thesis code, :math:`\bigl(\sum_j \#\{\text{zero pairs in fold } j\} -
+    \#\{\text{pairs with fewer than } m \text{ positives}\}\bigr) / (K^* J)` with :math:`m` =
+    ``min_pair_count``, default 5; an int count for "text", a float proportion for "code" (NaN with one
+    label: there is no label pair).
 
     Examples
     --------

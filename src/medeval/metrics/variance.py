@@ -270,7 +270,7 @@ def naive_binomial_variance(performance, n_items) -> float | np.ndarray:
 
 
 def sample_variance_standard_error(values) -> float:
-    r"""Standard error of the sample variance s² of R i.i.d. values (no normality assumed).
+    r"""Standard error of the sample variance :math:`s^2` of :math:`R` i.i.d. values (no normality assumed).
 
     .. math::
 

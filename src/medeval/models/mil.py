@@ -87,7 +87,14 @@ def _noisy_or_log_negative(probs: torch.Tensor, pooling: str) -> torch.Tensor:
 
 
 def pool_instances(probs: torch.Tensor, pooling: str, r: float | None = None) -> torch.Tensor:
-    """Bag probabilities ``(batch,)`` from instance probabilities ``(batch, N)`` (Eqs. 1-5; see module doc)."""
+    r"""Bag probabilities ``(batch,)`` from instance probabilities ``(batch, N)`` (Eqs. 1-5; see module doc).
+
+    ``pooling="noisy_or"`` is the Li et al. form of noisy-OR (the authors' code):
+
+    .. math::
+
+       \hat Y_i = 1 - \prod_j \bigl(0.98 + 0.02\,(1 - \hat y_{ij})\bigr) = 1 - \prod_j (1 - 0.02\, \hat y_{ij})
+    """
     pooling, r = check_pooling(pooling, r)
     probs = _check_probs(probs)
     if pooling == "max":
@@ -102,8 +109,9 @@ def pool_instances(probs: torch.Tensor, pooling: str, r: float | None = None) ->
 
 
 def bag_ranking_score(probs: torch.Tensor, pooling: str, r: float | None = None) -> torch.Tensor:
-    """A bag score for ranking (AUC): the pooled probability, except for noisy-OR, where the monotone
-    equivalent ``-log(1 - Y)`` is returned so that saturated bags (Y = 1.0 in floating point) do not tie."""
+    r"""A bag score for ranking (AUC): the pooled probability :math:`\hat Y_i`, except for noisy-OR, where the
+    monotone equivalent :math:`-\log(1 - \hat Y_i)` is returned so that saturated bags (:math:`\hat Y_i = 1.0` in
+    floating point) do not tie."""
     pooling, r = check_pooling(pooling, r)
     if pooling in ("noisy_or", "noisy_or_log"):
         return -_noisy_or_log_negative(_check_probs(probs), pooling)
@@ -113,7 +121,20 @@ def bag_ranking_score(probs: torch.Tensor, pooling: str, r: float | None = None)
 def supervised_pool(
     probs: torch.Tensor, instance_labels: torch.Tensor, pooling: str, r: float | None = None
 ) -> torch.Tensor:
-    """Supervised bag probability of annotated bags (Sec. III-D, corrected Eq. 23); target 1.
+    r"""Supervised bag probability of annotated bags (Sec. III-D, corrected Eq. 23); target 1.
+
+    .. math::
+
+       \begin{aligned}
+       \text{NOR:}\quad \hat Y_i &= \prod_{j \in S_i} \hat y_{ij} \prod_{j \in N_i \setminus S_i} (1 - \hat y_{ij}),
+       \qquad \text{Max:}\quad \hat Y_i = \max_{j \in S_i} \hat y_{ij}, \\
+       \text{Mean:}\quad \hat Y_i &= \frac{1}{N_i} \Bigl( \sum_{j \in S_i} \hat y_{ij}
+       + \sum_{j \in N_i \setminus S_i} (1 - \hat y_{ij}) \Bigr), \\
+       \text{LSE:}\quad \hat Y_i &= \frac{1}{r} \log \Bigl[ \frac{1}{N_i} \Bigl( \sum_{j \in S_i} e^{r \hat y_{ij}}
+       + \sum_{j \in N_i \setminus S_i} e^{r (1 - \hat y_{ij})} \Bigr) \Bigr].
+       \end{aligned}
+
+    with :math:`S_i` the annotated (positive) instances of bag :math:`i` and :math:`N_i` all its instances.
 
     ``instance_labels`` is 0/1 of the same shape as ``probs``. Noisy-OR values can be tiny (a product of N
     factors); :func:`mil_bag_loss` therefore uses their logarithm directly.

@@ -168,11 +168,17 @@ def _default_boxes() -> dict[str, np.ndarray]:
 
 
 def label_statistics(labels) -> dict[str, object]:
-    """Summary statistics of a (N, 14) binary label matrix (real or phantom), for side-by-side comparisons.
+    r"""Summary statistics of a (N, 14) binary label matrix (real or phantom), for side-by-side comparisons.
+
+    .. math::
+
+       \pi_f = \frac{1}{N}\sum_{i=1}^{N} y_{if}, \qquad
+       \pi_{fg} = \frac{1}{N}\sum_{i=1}^{N} y_{if}\, y_{ig}, \qquad
+       h_k = \frac{1}{N}\sum_{i=1}^{N} \mathbb 1\Bigl[\textstyle\sum_{f} y_{if} = k\Bigr].
 
     Returns a dict with ``frequency`` (Series: prevalence of each finding), ``labels_per_image`` (Series:
-    fraction of images with 0, 1, 2, ... findings) and ``cooccurrence`` (DataFrame: P(both) for every pair
-    of findings, the diagonal being the prevalence). Raises ValueError for an empty or non-binary matrix.
+    fraction of images with 0, 1, 2, ... findings) and ``cooccurrence`` (DataFrame: :math:`\pi_{fg}` for every
+    pair of findings, the diagonal being the prevalence). Raises ValueError for an empty or non-binary matrix.
     """
     y = np.asarray(labels)
     if y.ndim != 2 or y.shape[1] != len(LABELS) or y.shape[0] == 0:
@@ -225,11 +231,18 @@ def _check_prevalence(prevalence, findings: tuple[str, ...]) -> dict[str, float]
 
 
 def raked_row_weights(labels, prevalence: dict[str, float], *, max_iter: int = 1000, tol: float = 1e-12):
-    """Row weights of a label table re-weighted so that each named finding has its target prevalence.
+    r"""Row weights of a label table re-weighted so that each named finding has its target prevalence.
 
     Iterative proportional fitting (raking, Deming & Stephan 1940) on the binary margins: starting from
-    uniform weights ``w_r``, each finding ``f`` in turn scales the rows with ``y_rf = 1`` by ``p_f / q_f`` and
-    the others by ``(1 - p_f) / (1 - q_f)``, where ``q_f`` is the current weighted prevalence. At convergence
+    uniform weights :math:`w_r`, each finding :math:`f` in turn rescales the rows,
+
+    .. math::
+
+       w_r \leftarrow w_r \times
+       \begin{cases} p_f / q_f & \text{if } y_{rf} = 1,\\ (1 - p_f) / (1 - q_f) & \text{if } y_{rf} = 0,\end{cases}
+       \qquad q_f = \sum_{r=1}^{R} w_r\, y_{rf},
+
+    where :math:`q_f` is the current weighted prevalence. At convergence
     the weights are the minimum Kullback-Leibler re-weighting of the empirical distribution with the target
     margins, so co-occurrences with unnamed findings are kept as far as the targets allow.
 
@@ -288,7 +301,12 @@ def _make_sampler(findings, prevalence, label_table) -> _LabelSampler:
 
 
 def sample_label_sets(n: int, seed: int = 0, *, findings=None, prevalence=None, label_table=None) -> np.ndarray:
-    """The (n, 14) uint8 label matrix that ``generate_chest_phantoms(n, seed=seed, ...)`` would produce.
+    r"""The (n, 14) uint8 label matrix that ``generate_chest_phantoms(n, seed=seed, ...)`` would produce.
+
+    .. math::
+
+       \boldsymbol y^{(i)} = \boldsymbol y_{r_i}, \qquad P(r_i = r) = w_r, \qquad w_r = \frac{1}{R}
+       \quad\text{unless a prevalence is imposed.}
 
     Cheap (no rendering): for statistics and tests. Rows of the real label table are drawn with replacement
     (uniformly, or with raked weights when ``prevalence`` is given, see :func:`raked_row_weights`); findings
