@@ -181,3 +181,18 @@ def test_a_folded_method_part_starts_a_new_section_like_its_heading():
                           "### B\n\nThe counts of {func}`medeval.m.g` first.\n\n$$\nb\n$$ (eq-b)\n\n"
                           "Implemented by {func}`medeval.m.h`.\n")
     assert {k: v for k, v in equation_users(md).items() if v} == {"medeval.m.f": ["eq-a"], "medeval.m.h": ["eq-b"]}
+
+
+def test_a_function_named_after_a_group_of_equations_is_tied_to_the_ones_its_docstring_writes():
+    from medeval.runtime.sphinx_book import equation_latex, equations_shown, shows_equation
+
+    md = ("$$\n\\mathrm{err} = \\frac{FP + FN}{n}\n$$ (eq-err)\n\n$$\nF_1 = \\frac{2\\,TP}{2TP + FP + FN}\n$$ "
+          "(eq-f1)\n\nImplemented by {func}`medeval.m.err` and {func}`medeval.m.f1`.\n")
+    latex = equation_latex(md)
+    assert set(latex) == {"eq-err", "eq-f1"} and equation_users(md)["medeval.m.f1"] == ["eq-err", "eq-f1"]
+    f1_doc = "F1 score.\n\n.. math::\n\n   F_1 = \\frac{2 TP}{2TP + FP + FN}."
+    assert shows_equation(latex["eq-f1"], f1_doc) and not shows_equation(latex["eq-err"], f1_doc)
+    uses = [("chapters/05", ["eq-err", "eq-f1"]), ("chapters/01", ["eq-bag"])]
+    # the group narrowed to what the docstring writes; another chapter's use in its own notation is kept
+    assert equations_shown(uses, latex, f1_doc) == [("chapters/05", ["eq-f1"]), ("chapters/01", ["eq-bag"])]
+    assert equations_shown(uses, latex, "No formula here.") == uses

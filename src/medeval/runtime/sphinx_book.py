@@ -249,6 +249,34 @@ def notebook_markdown(path: Path) -> str:
                         for c in cells if c["cell_type"] == "markdown")
 
 
+_DISPLAY_MATH = re.compile(r"\$\$(?P<body>.*?)\$\$\s*\((?P<label>[^()\s]+)\)", re.S)
+_LATEX_NOISE = re.compile(r"\s+|&|\\[,;:!]|\\q?quad|\\(?:begin|end)\{[a-z*]+\}|[.,;]+$")
+
+
+def _latex_key(text: str) -> str:
+    return _LATEX_NOISE.sub("", text)
+
+
+def equation_latex(markdown: str) -> dict[str, str]:
+    """``{label: LaTeX}`` of the labelled display equations of a page's markdown."""
+    return {m["label"]: m["body"] for m in _DISPLAY_MATH.finditer(markdown)}
+
+
+def shows_equation(latex: str, docstring: str) -> bool:
+    """Whether ``docstring`` writes (a row of) the equation ``latex``: a row of it (rows split at ``\\\\``) of
+    at least 8 characters appears in the docstring once spaces, alignment marks, spacing commands and trailing
+    punctuation are dropped on both sides."""
+    doc = _latex_key(docstring.replace("\\\\", ""))
+    rows = [_latex_key(row) for row in re.split(r"\\\\", latex)]
+    return any(len(row) >= 8 and row in doc for row in rows)
+
+
+def book_equation_latex(srcdir: Path) -> dict[str, str]:
+    """``{label: LaTeX}`` over the staged chapters and appendices of a book source folder."""
+    return {label: body for pattern in EQUATION_PAGES for page in sorted(Path(srcdir).glob(pattern))
+            for label, body in equation_latex(notebook_markdown(page)).items()}
+
+
 def book_equation_users(srcdir: Path) -> dict[str, list[tuple[str, list[str]]]]:
     """``{object: [(docname, [labels]), ...]}`` over the staged chapters and appendices of a book source folder."""
     found: dict[str, list[tuple[str, list[str]]]] = {}
@@ -269,6 +297,19 @@ def used_in_line(uses: list[tuple[str, list[str]]]) -> str:
 
 def collect_equation_users(app) -> None:
     app.medeval_equation_users = book_equation_users(Path(app.srcdir))
+    app.medeval_equation_latex = book_equation_latex(Path(app.srcdir))
+
+
+def equations_shown(uses: list[tuple[str, list[str]]], latex: dict[str, str], docstring: str):
+    """``uses`` with each page's equations narrowed to those the docstring writes (:func:`shows_equation`): prose
+    that names several functions after a group of equations ties each function to all of them, its docstring says
+    which it computes. A page none of whose equations the docstring writes keeps them all (that chapter uses the
+    object in its own notation, e.g. a bag AUC)."""
+    out = []
+    for doc, labels in uses:
+        shown = [lab for lab in labels if lab in latex and shows_equation(latex[lab], docstring)]
+        out.append((doc, shown or labels))
+    return out
 
 
 def api_pages_to_reread(app, env, added, changed, removed) -> list[str]:
@@ -288,6 +329,7 @@ def add_used_in(app, what, name, obj, options, lines) -> None:
     uses = getattr(app, "medeval_equation_users", {}).get(name)
     if not uses or not lines:
         return
+    uses = equations_shown(uses, getattr(app, "medeval_equation_latex", {}), "\n".join(lines))
     start = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
     end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
     lines[end:end] = ["", used_in_line(uses)]  # the summary's own blank line, if any, follows
