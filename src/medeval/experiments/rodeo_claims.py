@@ -152,8 +152,8 @@ def steepness(x, y, min_drop: float = MIN_DROP) -> float:
     .. math::
 
        S = \frac{\max_i\,(y_i - y_{i+1})/(x_{i+1} - x_i)}{(y_0 - y_n)/(x_n - x_0)}.
- 1 for a straight line; NaN when the curve falls by
-    less than ``min_drop`` in total (nothing to shape)."""
+
+    1 for a straight line; NaN when the curve falls by less than ``min_drop`` in total (nothing to shape)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     order = np.argsort(x)
     x, y = x[order], y[order]
