@@ -16,14 +16,14 @@
 # (ch-mil)=
 # # Localization stability of weakly supervised MIL models
 #
-# {cite:t}`romanova2023stability` ask whether deep multiple-instance-learning (MIL) models localize
+# {cite:t}`romanova2023stability` ask whether deep multiple-instance-learning ({term}`MIL`) models localize
 # *consistently*: five near-identical models, each trained on a random 95 % subset of the same training set,
-# are compared instance by instance on a fixed test set. Stability needs no instance labels, so it can flag
-# unreliable localization when none are available. The paper criticises the positive Jaccard score of
+# are compared {term}`instance` by instance on a fixed test set. Stability needs no instance labels, so it can flag
+# unreliable localization when none are available. The paper criticises the {term}`positive Jaccard <S_J>` score of
 # {cite:t}`cheplygina2015label` (not corrected for chance, threshold-dependent), analyses five binary and three
-# continuous alternatives, keeps the **adjusted positive Jaccard** $S_{APJ}$ and **Spearman's ρ** ($S_S$), and
-# reports that stability is only low to moderate even at high bag AUC, rises with bag AUC, goes with good
-# localization (but can be "stable and wrong"), and depends strongly on the MIL pooling operator.
+# continuous alternatives, keeps the **{term}`adjusted positive Jaccard <S_APJ>`** $S_{APJ}$ and **{term}`Spearman's ρ <S_S>`** ($S_S$), and
+# reports that stability is only low to moderate even at high {term}`bag AUC`, rises with bag AUC, goes with good
+# localization (but can be "stable and wrong"), and depends strongly on the MIL {term}`pooling operator`.
 #
 # ## Key findings
 #
@@ -38,12 +38,12 @@
 # * Build the 2 × 2 agreement table of two binary localization maps and compute the chance-corrected stability
 #   scores $S_{APJ}$ and $S_{AJ}$ from it, and explain why the uncorrected positive Jaccard scores 1/3 on random
 #   maps.
-# * Measure the stability of probability maps with Spearman's ρ and Kendall's τ, and aggregate any pairwise score
-#   over all model pairs of a bag.
-# * Write down the MIL pooling operators (max, mean, LSE with its r, noisy-OR and its Li et al. form) and say
+# * Measure the stability of probability maps with Spearman's ρ and {term}`Kendall's τ`, and aggregate any pairwise score
+#   over all model pairs of a {term}`bag`.
+# * Write down the MIL pooling operators (max, mean, {term}`LSE` with its r, {term}`noisy-OR <NOR>` and its Li et al. form) and say
 #   how each turns instance probabilities into a bag probability.
-# * Run the subset-model protocol and relate stability to bag AUC and to localization quality (DICE).
-# * Recognise the kappa paradoxes of chance-corrected scores and "stable but wrong" localization.
+# * Run the subset-model protocol and relate stability to bag AUC and to localization quality ({term}`DICE`).
+# * Recognise the {term}`kappa paradoxes <kappa paradox>` of chance-corrected scores and "stable but wrong" localization.
 #
 # ## What we reproduce
 #
@@ -54,7 +54,7 @@
 # 2. The score-choice correlations (APJ vs AJ, an identity; Kendall vs Spearman, equally high on random maps) and the
 #    chance level.
 # 3. The threshold sweep 0.1–0.9 (Sec. IV-G), with NaN counts and a per-bag trend test.
-# 4. Table V/VI/VII analogues on two datasets (X-Ray analogue: chest phantoms with an enlarged heart;
+# 4. Table V/VI/VII analogues on two datasets (X-Ray analogue: chest {term}`phantoms <phantom>` with an enlarged heart;
 #    PASCAL analogue: bags of digit tiles), Fig. 5 vote histograms, Fig. 6/7 scatters, Fig. 8 over lesion contrast.
 # 5. "Stable but wrong": a confounded digit variant against its clean control.
 #
@@ -63,7 +63,7 @@
 # * Multiple-instance learning: a *bag* (here an image) carries a label, its *instances* (grid cells) do not; the
 #   model predicts instances and pools them into a bag prediction (see the Method below).
 # * Binary classification and the ROC curve with its area, the AUC ({ref}`em-method`).
-# * The Jaccard index, which object detection calls intersection over union ({eq}`eq-rodeo-iou` in
+# * The Jaccard index, which object detection calls {term}`intersection over union <IoU>` ({eq}`eq-rodeo-iou` in
 #   {ref}`rodeo-method`), and the DICE coefficient.
 # * Cohen's kappa (agreement corrected for chance) and rank correlation (Spearman, Kendall).
 #
@@ -192,7 +192,7 @@ notebook.parameters_table()
 # Notation of the paper: bag $B_i$ has instances $x_{ij}$, $j = 1, \dots, N_i$; an instance classifier $f$ gives
 # instance probabilities $\hat y_{ij} = f(x_{ij})$, a pooling operator turns them into a bag prediction
 # $\hat Y_i$. Two similarly trained classifiers $f'$ and $f''$ give the prediction maps
-# $W'_i = \{f'(x_{ij})\}$ and $W''_i = \{f''(x_{ij})\}$ of the same bag; a *stability score* compares the two
+# $W'_i = \{f'(x_{ij})\}$ and $W''_i = \{f''(x_{ij})\}$ of the same bag; a *{term}`stability score`* compares the two
 # maps without any instance label.
 #
 # ### From probabilities to an agreement table
@@ -241,7 +241,7 @@ notebook.parameters_table()
 # {func}`medeval.metrics.stability.adjusted_positive_jaccard`, through the closed form of Appendix A,
 # $S_{APJ} = (n_{11} n_{00} - n_{01} n_{10}) / (n_{11} n_{00} - n_{01} n_{10} + (n_{10} + n_{01}) N)$.
 #
-# The **adjusted Jaccard** corrects the agreement on positives *and* negatives (Eq. 19); it is Cohen's kappa {cite:p}`cohen1960kappa`:
+# The **{term}`adjusted Jaccard <S_AJ>`** corrects the agreement on positives *and* negatives (Eq. 19); it is Cohen's kappa {cite:p}`cohen1960kappa`:
 #
 # $$
 # S_{AJ}(W'_i, W''_i) = \frac{n_{11} + n_{00} - \mathbb{E}(n_{11}) - \mathbb{E}(n_{00})}
@@ -259,7 +259,7 @@ notebook.parameters_table()
 # (the Jaccard–Dice relation), so $S_{APJ}$ is symmetric in positives and negatives too; the identity is verified
 # under *Checks*.
 #
-# The paper analyses and discards three more binary scores (Sec. III-A, Eqs. 15–17): the positive overlap, its
+# The paper analyses and discards three more binary scores (Sec. III-A, Eqs. 15–17): the {term}`positive overlap <S_PO>`, its
 # chance-adjusted form and a heuristic adjustment of the positive Jaccard,
 #
 # $$
@@ -286,7 +286,7 @@ notebook.parameters_table()
 # \mathrm{NAR} = \frac{2 n_{00}}{2 n_{00} + n_{01} + n_{10}}
 # $$ (eq-mil-agreement)
 #
-# the total, positive and negative agreement (Eq. 20 prints TAR $= n_{11}/N$, see *Deviations and errata*).
+# the total, positive and negative agreement (Eq. 20 prints {term}`TAR` $= n_{11}/N$, see *Deviations and errata*).
 # Implemented by {func}`medeval.metrics.stability.total_agreement_ratio`,
 # {func}`medeval.metrics.stability.positive_agreement_ratio` and
 # {func}`medeval.metrics.stability.negative_agreement_ratio`; together with the imbalance $n_{0*} - n_{1*}$ by
@@ -424,7 +424,7 @@ notebook.parameters_table()
 # $$ (eq-mil-jacc)
 #
 # implemented by {func}`medeval.metrics.stability.instance_dice` and
-# {func}`medeval.metrics.stability.instance_jaccard`. The bag counts as correctly localized when its Jaccard index
+# {func}`medeval.metrics.stability.instance_jaccard`. The bag counts as correctly localized when its {term}`Jaccard index <Jacc>`
 # reaches $T(\text{Jacc}) = 0.1$ (Eq. 14, parameter `jaccard_threshold`):
 #
 # $$
@@ -437,7 +437,7 @@ notebook.parameters_table()
 # ### Bag AUC
 #
 # Classification is measured on all bags by the area under the ROC curve of the bag labels $Y$ against the bag
-# predictions $\hat Y$ (Sec. II-E-2; ROC-AUC as defined in {eq}`eq-em-roc-auc` of {ref}`em-method`). It is the
+# predictions $\hat Y$ (Sec. II-E-2; {term}`ROC-AUC` as defined in {eq}`eq-em-roc-auc` of {ref}`em-method`). It is the
 # probability that a random positive bag scores above a random negative one {cite:p}`hanley1982auc`:
 #
 # $$
@@ -447,7 +447,7 @@ notebook.parameters_table()
 #
 # with $n_+$ and $n_-$ the numbers of positive and negative bags. The chapter computes it with scikit-learn's
 # `roc_auc_score` {cite:p}`pedregosa2011sklearn`, which equals {func}`medeval.metrics.curves.roc_auc`, on the
-# scores of {func}`medeval.models.mil.bag_ranking_score`; "CV" columns average it over patient-grouped folds,
+# scores of {func}`medeval.models.mil.bag_ranking_score`; "{term}`CV`" columns average it over patient-grouped folds,
 # "split" columns over the subset models on the fixed test set.
 
 # %% [markdown] tags=["further"]
@@ -966,7 +966,7 @@ notebook.errata_display([e.row() for e in claim_list.errata])
 #   discordant pairs. We use the standard forms; Kendall τ-b (the authors' code) with τ-a as an option.
 # * **LSE r = 1** is called an approximation of max; on [0, 1] inputs LSE₁ − mean ≤ 1/8 (tested), so it is mean-like —
 #   consistent with the paper's own observation.
-# * Sec. IV-A says no L2 regularization, Table VIII lists activity L2; AUC is "computed from FPR and FNR" (TPR/FPR).
+# * Sec. IV-A says no L2 regularization, Table VIII lists activity L2; AUC is "computed from {term}`FPR` and FNR" ({term}`TPR`/FPR).
 # * **Our deviations**: phantoms instead of the real data in default/gpu; a SmallCNN and 8 × 8 grids on 64-px images;
 #   `cv_folds` disjoint patient folds instead of 5 random 80/20 group-shuffle splits; model k also gets its own
 #   initialisation seed; NOR is Eq. 5 in log space (the Li 0.98 form, `noisy_or_li`, saturates at 1 − 0.98⁶⁴ with

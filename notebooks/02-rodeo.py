@@ -16,13 +16,13 @@
 # (ch-rodeo)=
 # # RoDeO and IoU-based metrics for pathology detection
 #
-# {cite:t}`meissen2023rodeo` argue that the detection metrics of natural images (AP@IoU, mAP, acc@IoU) suit
+# {cite:t}`meissen2023rodeo` argue that the detection metrics of natural images ({term}`AP@IoU`, {term}`mAP`, {term}`acc@IoU`) suit
 # pathology detection in chest X-rays badly: they collapse as soon as the overlap falls below a threshold, they
 # prefer offsets along the axes, they cannot tell a misplaced box from a misclassified one, and acc@IoU is
-# dominated by true negatives. They propose **RoDeO** (Robust Detection Outcome): a Hungarian matching of
-# predicted and target boxes, three sub-scores on the matched pairs — localisation, shape (centred IoU) and
-# classification (clipped MCC) — each scaled by the share of matched boxes, and their harmonic mean. They study
-# all metrics with *oracle* models that corrupt the true boxes of the NIH ChestX-ray8 test set
+# dominated by true negatives. They propose **{term}`RoDeO`** (Robust Detection Outcome): a {term}`Hungarian matching` of
+# predicted and target boxes, three sub-scores on the matched pairs — localisation, shape ({term}`centred IoU <cIoU>`) and
+# classification (clipped {term}`MCC`) — each scaled by the share of matched boxes, and their harmonic mean. They study
+# all metrics with *{term}`oracle`* models that corrupt the true boxes of the NIH ChestX-ray8 test set
 # {cite:p}`wang2017chestxray8` in controlled ways, and with a weakly supervised CheXNet
 # {cite:p}`rajpurkar2017chexnet`. This chapter re-implements every metric, re-runs the oracle studies on the
 # real NIH boxes and a small weakly supervised detector, and decides each of the paper's claims by a stated test.
@@ -37,7 +37,7 @@
 #
 # ## What you will learn
 #
-# - Compute IoU, acc@IoU, AP@IoU, mAP and RoDeO with its three sub-scores for a set of predicted boxes, and say
+# - Compute {term}`IoU`, acc@IoU, AP@IoU, mAP and RoDeO with its three sub-scores for a set of predicted boxes, and say
 #   which kind of error (position, shape, class, too many or too few boxes) moves which score.
 # - Explain why acc@IoU rewards a detector that predicts nothing, and why AP@IoU barely notices duplicated boxes.
 # - Read the Hungarian matching of RoDeO and the factor that charges unmatched boxes to every sub-score.
@@ -56,7 +56,7 @@
 #
 # ## Prerequisites
 #
-# Confusion counts, accuracy, precision and recall and the precision–recall curve ({numref}`Chapter %s <ch-em>`, in particular
+# Confusion counts, accuracy, {term}`precision` and {term}`recall <TPR>` and the precision–recall curve ({numref}`Chapter %s <ch-em>`, in particular
 # {eq}`eq-em-prt`); the weakly supervised localisation of findings in chest X-rays from image-level labels
 # ({numref}`Chapter %s <ch-mil>`); the Matthews correlation coefficient, rank correlation and equivalence tests at the level of a
 # first statistics course. Everything about boxes is defined in the {ref}`rodeo-method` section below.
@@ -129,7 +129,7 @@ notebook.parameters_table()
 # are split 50/50 (here by patient, seed = `seed`) and the oracles run on the test half. Coordinates are divided
 # by the image size (1024 px), so that App. A's over-predicted boxes of side 0.25 are a quarter of the image. The
 # *predictions* of the oracle studies are synthetic (corrupted copies of the real boxes), so their rows have the
-# data basis `phantom`; rows about the box list itself are `real`. The Table-1 analogue uses CXR phantoms by
+# data basis `phantom`; rows about the box list itself are `real`. The Table-1 analogue uses CXR {term}`phantoms <phantom>` by
 # default; the `full` profile uses the real ChestX-ray14 images.
 
 # %%
@@ -189,7 +189,7 @@ notebook.show_table(
 # a box moves by a fraction of its size. Implemented by {func}`medeval.metrics.box_overlap.paired_iou` (box $i$
 # with box $i$) and {func}`medeval.metrics.box_overlap.pairwise_iou` (all pairs).
 #
-# The *generalized IoU* of {cite:t}`rezatofighi2019giou` subtracts the share of the smallest enclosing box
+# The *{term}`generalized IoU <gIoU>`* of {cite:t}`rezatofighi2019giou` subtracts the share of the smallest enclosing box
 # $\mathcal C$ that neither box covers (paper Eq. 17), so that it keeps decreasing with distance after the boxes
 # stop overlapping:
 #
@@ -249,7 +249,7 @@ notebook.show_table(
 # *AP@IoU*, the standard of natural-image detection {cite:p}`lin2014coco`, sweeps the confidence: at every
 # distinct confidence $\tau_1 > \tau_2 > \dots$ only predictions with $s \ge \tau_j$ are kept and matched (App. E),
 # giving a recall $R_c(\tau_j) = \mathrm{TP}_c(t, \tau_j) / N_c$ ($N_c$ target boxes of class $c$) and a precision
-# $P_c(\tau_j) = \mathrm{TP}_c(t, \tau_j) / \#\{\text{kept predictions of class } c\}$. AP is the area under the
+# $P_c(\tau_j) = \mathrm{TP}_c(t, \tau_j) / \#\{\text{kept predictions of class } c\}$. {term}`AP` is the area under the
 # interpolated precision–recall curve (all-point interpolation, $R_c(\tau_0) = 0$), averaged over the classes that
 # have targets:
 #
@@ -363,7 +363,7 @@ notebook.show_table(
 # duplication and class confusion are the other functions of {mod}`medeval.data.corruptions`, combined by
 # {func}`medeval.experiments.rodeo.oracle_predictions`.
 #
-# For App. C's comparison of cIoU with a *Hausdorff similarity*, for which the paper gives no formula, we use
+# For App. C's comparison of cIoU with a *{term}`Hausdorff similarity`*, for which the paper gives no formula, we use
 #
 # $$
 # \mathrm{HS}(\mathcal B^t, \mathcal B^p) = 1 - \frac{d_H(\mathcal B^t, \mathcal B^p)}{\ell},
@@ -377,10 +377,10 @@ notebook.show_table(
 # ### How a claim is decided
 #
 # The rules live in {mod}`medeval.experiments.rodeo_claims`; every test is one-sided at α = 0.05. *Trends*:
-# Kendall's τ {cite:p}`kendall1938` over all (setting, run) points ({func}`medeval.experiments.claims.decide_trend`).
-# *Invariance*: an equivalence test (TOST, {cite:p}`schuirmann1987tost`) of the change from no to the strongest
+# {term}`Kendall's τ` {cite:p}`kendall1938` over all (setting, run) points ({func}`medeval.experiments.claims.decide_trend`).
+# *Invariance*: an equivalence test ({term}`TOST`, {cite:p}`schuirmann1987tost`) of the change from no to the strongest
 # corruption within a stated margin ({func}`medeval.experiments.claims.decide_equivalence`). *Smoothness*: the
-# steepness ratio of a falling curve $y_0, \dots, y_n$ over the grid $x_0 < \dots < x_n$,
+# {term}`steepness ratio` of a falling curve $y_0, \dots, y_n$ over the grid $x_0 < \dots < x_n$,
 #
 # $$
 # S = \frac{\max_i\,(y_i - y_{i+1})/(x_{i+1} - x_i)}{(y_0 - y_n)/(x_n - x_0)},

@@ -17,9 +17,9 @@
 # # The empirical variance estimator for validating CAD classifiers
 #
 # {cite:t}`mendelson2014eve` ask how uncertain a cross-validated performance is. Naive variance estimates assume
-# independence, either of the test subjects (a binomial model) or of the cross-validation (CV) folds, and so
+# independence, either of the test subjects (a binomial model) or of the {term}`cross-validation <CV>` (CV) folds, and so
 # ignore training-set variability and the correlations between folds. Following {cite:t}`nadeau2003inference`,
-# the paper proposes the **empirical variance estimator (EVE)**: run the whole validation strategy on the two
+# the paper proposes the **{term}`empirical variance estimator <EVE>` (EVE)**: run the whole {term}`validation strategy` on the two
 # halves of each of R pairs of disjoint random subsets, and average the two-sample variances ({eq}`eq-eve-eve`).
 # EVE is unbiased for the variance at the subset size, half of it is unbiased for the mean of the two halves, and
 # it is conservative for the full sample. The paper supports this with resampling experiments on ADNI
@@ -41,7 +41,7 @@
 # - Show how the binomial and fold-wise variance models, and the naive empirical estimate on overlapping subsets,
 #   understate the variance of a cross-validated performance.
 # - Build a confidence interval and a paired z-test for two learners on EVE.
-# - Compare validation strategies (K-fold, repeated K-fold, leave-one-out) by bias, variance and MSE.
+# - Compare validation strategies (K-fold, repeated K-fold, {term}`leave-one-out <LOO>`) by bias, variance and {term}`MSE`.
 # - Check a variance estimator against a known truth with a synthetic data-generating model.
 #
 # ## What we reproduce
@@ -49,15 +49,15 @@
 # Every claim is decided by a stated rule in `medeval.experiments.eve_claims`; the table *Paper vs us* lists them
 # with their statistics.
 #
-# 1. *Drawstring* (Sec. 3.1, Fig. 1): E[EVE] stays flat in the parent size P, E[NEVE] is pulled down by the
-#    finite parent and converges to EVE as P grows; the same for sensitivity, specificity and AUC.
+# 1. *Drawstring* (Sec. 3.1, Fig. 1): E[EVE] stays flat in the parent size P, E[{term}`NEVE`] is pulled down by the
+#    finite parent and converges to EVE as P grows; the same for {term}`sensitivity <TPR>`, specificity and AUC.
 # 2. *Characterization* (Sec. 3.2, Fig. 2): accuracy rises and variance falls with the subset size; NEVE's
 #    negative bias grows with the subsets' share of the pool; the binomial and fold-wise models fall below EVE.
 # 3. *Validation strategies* (Sec. 3.3, Fig. 3): 3-fold CV is biased down; repetition reduces the variance;
 #    the repeated strategies have the lowest MSE, particularly at small sizes; LOO is not the best estimator
 #    of its own expectation and has a high variance.
 # 4. *Unbiasedness and inference*, tested against a known truth (the paper could only argue them): EVE and
-#    ½EVE are unbiased for any metric, EVE is conservative for the full sample, its intervals cover and its
+#    {term}`½EVE` are unbiased for any metric, EVE is conservative for the full sample, its intervals cover and its
 #    paired test holds its level, while binomial intervals undercover.
 #
 # ## Prerequisites
@@ -65,7 +65,7 @@
 # - Cross-validation (K-fold, repeated K-fold, leave-one-out) and what a CV performance estimate is.
 # - Bias, variance and mean squared error of an estimator; the sample variance; normal-theory confidence
 #   intervals and z-tests.
-# - The performance measures used here: accuracy, sensitivity, specificity and the ROC-AUC (see {numref}`Chapter %s <ch-em>` and
+# - The performance measures used here: accuracy, sensitivity, specificity and the {term}`ROC-AUC` (see {numref}`Chapter %s <ch-em>` and
 #   {eq}`eq-em-roc-auc`). The last section applies EVE to the multi-label macro-AUC of {numref}`Chapter %s <ch-ml>`.
 #
 # ## Time to run
@@ -250,7 +250,7 @@ display(Markdown(
 # Overlapping subsets have positively correlated scores, so NEVE is biased down when the subsets are a large share
 # of the pool. Implemented by {func}`medeval.metrics.variance.naive_empirical_variance_estimate`.
 #
-# The *naive fold-wise model* treats the performances $a_{s,1},\dots,a_{s,K}$ in the K folds of subset s as
+# The *{term}`naive fold-wise model <NFW>`* treats the performances $a_{s,1},\dots,a_{s,K}$ in the K folds of subset s as
 # independent observations, so the variance of their mean is $s^2(a_s)/K$, and the paper takes the mean over all
 # subsets used:
 #
@@ -261,7 +261,7 @@ display(Markdown(
 # The paper states it in words only; this formula is our reading. Implemented by
 # {func}`medeval.metrics.variance.naive_foldwise_variance`.
 #
-# The *naive binomial model* (the paper's Sec. 3.2) assumes the results on the n test items are independent
+# The *{term}`naive binomial model`* (the paper's Sec. 3.2) assumes the results on the n test items are independent
 # Bernoulli trials with the mean performance p as success probability:
 #
 # $$
@@ -547,7 +547,7 @@ notebook.show_table(
 # (eve-truth)=
 # ## Unbiasedness and inference against a known truth
 #
-# This section is ours. The paper infers unbiasedness from the flat drawstring curve; with the phantom we can test
+# This section is ours. The paper infers unbiasedness from the flat drawstring curve; with the {term}`phantom` we can test
 # it directly ({eq}`eq-eve-truth`). The true variance σ²(n) of 10-fold CV on n + n **fresh** subjects comes from
 # `truth_n_draws` independent draws from the generating model; EVE comes from `truth_n_pools` independent finite
 # 370/252 pools with `truth_pairs_per_pool` pairs each, as the paper computes it. The same fits give every metric

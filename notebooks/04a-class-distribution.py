@@ -18,11 +18,11 @@
 #
 # {cite:t}`reshma2021histology` (PhD thesis, chapters 3–4) asks whether the *balanced* training distribution, the
 # default in the CAMELYON16 literature {cite:p}`bejnordi2017camelyon16`, is optimal for detecting metastases in
-# whole-slide images (WSIs), and which class a training set should be biased toward. Patches are extracted
-# systematically (stride l/2) and sorted into four categories — $\mathbb{O}$ (other/background), $\mathbb{C}$
+# {term}`whole-slide images <WSI>` (WSIs), and which class a training set should be biased toward. Patches are extracted
+# systematically (stride l/2) and sorted into four {term}`categories <O>` — $\mathbb{O}$ (other/background), $\mathbb{C}$
 # (cancer), $\neg\mathbb{C}$ (non-cancer lymph node) and $\mathbb{C}\&\neg\mathbb{C}$ (mixed) — then recombined
 # into training sets of fixed composition. A U-Net {cite:p}`ronneberger2015unet` is trained on each, and its
-# predictions are evaluated patch-wise with fixed-threshold precision and FPR curves alongside ROC and PR. A
+# predictions are evaluated patch-wise with fixed-threshold {term}`precision` and {term}`FPR` curves alongside ROC and PR. A
 # patch classifier repeats the single-label experiment on PCam-like patches {cite:p}`veeling2018pcam`.
 #
 # ## Key findings
@@ -35,13 +35,13 @@
 #
 # ## What you will learn
 #
-# * Build training sets of a prescribed class composition from categorised WSI patches: the unit
+# * Build training sets of a prescribed class composition from categorised WSI patches: the {term}`unit <U>`
 #   $\mathbb{U}$, the ratio weights and the class proportions they give.
 # * Evaluate a segmentation model patch-wise, on non-overlapping evaluation tiles (method 1) and with one
-#   class score per inference patch (method 2), and test the thesis's statement that recall rises and precision
+#   class score per inference patch (method 2), and test the thesis's statement that {term}`recall <TPR>` rises and precision
 #   falls as tiles grow (our rows say whether it holds here).
-# * Compare training distributions with curves at fixed thresholds (precision and FPR curves and their areas)
-#   and test the thesis's statement that ROC-AUC barely separates them.
+# * Compare training distributions with curves at fixed thresholds (precision and FPR curves and their {term}`areas <A_prec>`)
+#   and test the thesis's statement that {term}`ROC-AUC` barely separates them.
 # * Decide a claim about a training distribution from repeated runs with a paired t-test over runs that share
 #   their seed, and read a [~] verdict.
 # * Extract the CAMELYON16 test patches the way the thesis did: Otsu tissue threshold, patch grid, central-region
@@ -52,23 +52,23 @@
 # Claims of the thesis; each is a row of *Paper vs us* with its rule, test and verdict.
 #
 # 1. The balanced distribution is not optimal; the natural, $\mathbb{O}$-biased one gives the best trade-off
-#    (Table 4.4, ¬H1).
+#    (Table 4.4, ¬{term}`H1`).
 # 2. $\mathbb{C}$-biased training raises recall for $\mathbb{C}$, $\neg\mathbb{C}$-biased training raises precision
 #    and F for $\mathbb{C}$; the reverse for $\neg\mathbb{C}$.
 # 3. Errors are dominated by false positives (recall > precision), high recall is cheaper than high precision, and
 #    $\mathbb{O}$ is predicted well in every experiment.
 # 4. Recall rises and precision falls as the evaluation patch grows (Fig. 4.3).
-# 5. Over-representing $\neg\mathbb{C}$ reduces false positives (H2), in segmentation and in classification
+# 5. Over-representing $\neg\mathbb{C}$ reduces false positives ({term}`H2`), in segmentation and in classification
 #    (Figs 4.13–4.14).
-# 6. Mixed patches help the balanced and $\neg\mathbb{C}$-biased sets but not the $\mathbb{C}$-biased one (H3);
-#    $\mathbb{O}$ patches are useful (H4).
+# 6. Mixed patches help the balanced and $\neg\mathbb{C}$-biased sets but not the $\mathbb{C}$-biased one ({term}`H3`);
+#    $\mathbb{O}$ patches are useful ({term}`H4`).
 # 7. ROC barely separates the distributions, fixed-threshold precision curves do, and classification is less
 #    sensitive to the training distribution than segmentation.
 #
 # ## Prerequisites
 #
 # * Confusion counts, precision, recall and the ROC curve; the ROC-AUC is {eq}`eq-em-roc-auc`.
-# * The PR-T curves (precision and recall as functions of a fixed threshold, {eq}`eq-em-prt`) and the mean PR
+# * The {term}`PR-T` curves (precision and recall as functions of a fixed threshold, {eq}`eq-em-prt`) and the mean PR
 #   curve by ROC-space interpolation: both are defined in {ref}`em-method` of {numref}`Chapter %s <ch-em>`, the thesis's
 #   Chapter 5, which reuses this chapter's models.
 # * Why a difference between two means of a few runs needs a test, and how run-to-run variance arises: see
@@ -199,7 +199,7 @@ AUC_COLUMNS = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC", "precision_auc": "A_pre
 # %% [markdown]
 # ## Data: slide phantoms and patch categories
 #
-# MLNTO, the thesis's multi-class lymph-node data set, is private, so the default runs on *slide phantoms*
+# MLNTO, the thesis's multi-class lymph-node data set, is private, so the default runs on *slide {term}`phantoms <phantom>`*
 # (`medeval.data.phantoms.slide`): H&E-like lymph nodes with exact three-class masks, the natural prior of
 # Table 2.2 (~80 % $\mathbb{O}$), germinal-centre-like $\neg\mathbb{C}$ regions that resemble $\mathbb{C}$, and
 # common structures shared by all classes ({numref}`fig-cd-phantom`). How far the germinal centres look like
@@ -289,10 +289,10 @@ notebook.show_table(categories.assign(share=categories["patches"] / categories["
 # \pi_k^{(d)} = \frac{\mathbb{1}[k \in S_d]\,N_k}{\sum_{j \in S_d} N_j}.
 # $$ (eq-cd-prelim)
 #
-# Balanced_S uses $S = \{\mathbb{C}\&\neg\mathbb{C}\}$, C-biased $\{\mathbb{C}, \mathbb{C}\&\neg\mathbb{C}\}$,
+# {term}`Balanced_S` uses $S = \{\mathbb{C}\&\neg\mathbb{C}\}$, C-biased $\{\mathbb{C}, \mathbb{C}\&\neg\mathbb{C}\}$,
 # ¬C-biased $\{\neg\mathbb{C}, \mathbb{C}\&\neg\mathbb{C}\}$, Balanced_L
 # $\{\mathbb{C}, \neg\mathbb{C}, \mathbb{C}\&\neg\mathbb{C}\}$ and Natural all four; so the sets differ in size as
-# well as in composition. The *hypothesis-driven* sets E1.a–E4.c (§4.5.1.1, Tables 4.5–4.8) fix the size instead.
+# well as in composition. The *hypothesis-driven* sets {term}`E1.a–E4.c` (§4.5.1.1, Tables 4.5–4.8) fix the size instead.
 # They count in units
 #
 # $$
@@ -387,7 +387,7 @@ notebook.show_table(proportions.assign(distribution=proportions["distribution"].
 #
 # Implemented by {func}`medeval.metrics.curves.trapezoid_auc`. Applied to the ROC curve of the patch scores
 # $s^{\mathbb{C}}_{ij}$ (one point per distinct score) it gives the ROC-AUC {eq}`eq-em-roc-auc`
-# ({func}`medeval.metrics.curves.roc_auc`). The PR-AUC of one run applies it on the recall grid
+# ({func}`medeval.metrics.curves.roc_auc`). The {term}`PR-AUC` of one run applies it on the recall grid
 # $r_m = m/100$, with the precision of each grid point obtained by linear interpolation in ROC space
 # {cite:p}`davis2006relationship` (thesis Chapter 5, Eq. 5.2 and Algorithms 4–5; tie rules in {ref}`em-method`):
 #
@@ -398,7 +398,7 @@ notebook.show_table(proportions.assign(distribution=proportions["distribution"].
 # $$ (eq-cd-pr-auc)
 #
 # where $\mathrm{fpr}_m$ is the ROC curve's FPR at TPR $r_m$, and pos and neg count the positive and negative
-# test patches. Implemented by {func}`medeval.metrics.curves.pr_auc_roc_interpolated`; the mean PR curve over runs
+# test patches. Implemented by {func}`medeval.metrics.curves.pr_auc_roc_interpolated`; the {term}`mean PR curve` over runs
 # is {func}`medeval.metrics.curves.mean_pr_curve` (Algorithm 3), the mean ROC curve vertical averaging
 # ({func}`medeval.metrics.curves.mean_roc_curve`).
 #
@@ -432,7 +432,7 @@ notebook.show_table(proportions.assign(distribution=proportions["distribution"].
 # Each distribution is trained `n_runs` times (the thesis: 10). Run $r$ of every distribution starts from the same
 # seed (the same initial network and shuffling), so the runs form matched pairs: run $r$ of $a$ and run $r$ of
 # $b$ differ only in the training distribution. Two distributions are compared on the per-run statistic the thesis
-# tested (argmax precision for H1–H4) with the paired t statistic of the run-matched differences
+# tested ({term}`argmax precision` for H1–H4) with the paired t statistic of the run-matched differences
 # $d_r = x_{a,r} - x_{b,r}$,
 #
 # $$
@@ -831,7 +831,7 @@ mean_sd_table(cls_aucs, AUC_COLUMNS, "Classification: areas and argmax precision
 # Every row is decided in `medeval.experiments.class_distribution_claims` by the rule stated in the row: paired
 # t-tests over runs matched by seed ({eq}`eq-cd-paired`) at α = `alpha` on the per-run statistic the thesis used
 # (argmax precision for H1–H4 and Figs 4.13–4.14; recall, precision or F for Table 4.4), trend tests blocked by run
-# ({cite:p}`kendall1938`, {cite:p}`hirsch1982trend`) for the evaluation-patch sweep, equivalence (TOST,
+# ({cite:p}`kendall1938`, {cite:p}`hirsch1982trend`) for the evaluation-patch sweep, equivalence ({term}`TOST`,
 # {cite:p}`schuirmann1987tost`) or non-inferiority bounds with a stated margin where the thesis claims "comparable"
 # or "at least as good". Only models above the quality floors are compared: patch ROC-AUC above `quality_floor`,
 # and, for statistics of the argmax decision, a decision that predicts the classes the row compares (recall above

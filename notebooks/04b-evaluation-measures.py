@@ -19,10 +19,10 @@
 # This chapter reproduces Chapter 5 of {cite:t}`reshma2021histology`. The thesis argues that ROC curves — and PR
 # curves on large imbalanced test sets — cannot separate models that differ in their false positives, that mean PR
 # curves are usually computed wrongly (linear interpolation in PR space, ties at the start, in between and at the
-# end of the curve), and proposes **PR-T**: precision and recall plotted against a fixed grid of thresholds on
-# min-max-normalised scores, with trapezoidal AUCs (Algorithms 1–2), plus an algorithm for the mean PR curve and
-# PR-AUC that interpolates in ROC space with explicit tie rules (Algorithms 3–5). Its evidence: two models trained
-# on opposite class ratios, En (negative:positive = 3:1) and Ep (1:3), look alike under ROC and PR but clearly
+# end of the curve), and proposes **{term}`PR-T`**: {term}`precision` and {term}`recall <TPR>` plotted against a fixed grid of thresholds on
+# min-max-normalised scores, with trapezoidal AUCs (Algorithms 1–2), plus an algorithm for the {term}`mean PR curve` and
+# {term}`PR-AUC` that interpolates in ROC space with explicit tie rules (Algorithms 3–5). Its evidence: two models trained
+# on opposite class ratios, {term}`En` (negative:positive = 3:1) and Ep (1:3), look alike under ROC and PR but clearly
 # apart under PR-T.
 #
 # ## Key findings
@@ -45,7 +45,7 @@
 #
 # **What we reproduce.** Every claim of the chapter that our runs can support or contradict, as rows of the
 # *Paper vs us* table, each decided in {mod}`medeval.experiments.evaluation_measures_claims` by a stated rule over
-# trial-models: Tables 5.1–5.2 (exact), Figs. 5.2–5.5 on both tasks and the threshold-matched "En is the better
+# {term}`trial-models <trial-model>`: Tables 5.1–5.2 (exact), Figs. 5.2–5.5 on both tasks and the threshold-matched "En is the better
 # model". Claims about the *models* are decided on En against Ep recalibrated to En's training prior, because a
 # rule that also holds for one model under two calibrations cannot speak about models. What follows from the design
 # or from mathematics is a *check*, with the figure that shows it: the fixed-threshold differences of Figs. 5.1–5.2
@@ -57,9 +57,9 @@
 #
 # Precision, recall, ROC and PR curves (all defined again in the {ref}`em-method` section below); the idea that
 # a PR curve reflects the class prior of the test set while a ROC curve does not {cite:p}`saito2015precision`;
-# the training distributions En, Ep and E2.a–E2.c and hypothesis H2 of {numref}`Chapter %s <ch-cd>`, whose precision and FPR
+# the training distributions En, Ep and E2.a–E2.c and hypothesis {term}`H2` of {numref}`Chapter %s <ch-cd>`, whose precision and {term}`FPR`
 # curves ({ref}`cd-method`) PR-T formalises. The claims are decided with Welch's t-test {cite:p}`welch1947`,
-# equivalence tests (TOST, {cite:p}`schuirmann1987tost`) and the percentile bootstrap
+# equivalence tests ({term}`TOST`, {cite:p}`schuirmann1987tost`) and the percentile bootstrap
 # {cite:p}`efron1993bootstrap` over trial-models.
 
 # %% tags=["parameters", "remove-cell"]
@@ -142,7 +142,7 @@ notebook.parameters_table()
 # of the CAMELYON16 test slides {cite:p}`bejnordi2017camelyon16`, a large test set with far more negatives than
 # positives; the *CIFAR-10* task separates automobiles from the nine other classes of CIFAR-10
 # {cite:p}`krizhevsky2009cifar` with an ImageNet-initialised ResNet50 {cite:p}`he2016resnet`. By default the
-# histology task is replaced by PCam-like binary patches of slide phantoms (test set C:¬C = 1:12), degraded by
+# histology task is replaced by PCam-like binary patches of slide {term}`phantoms <phantom>` (test set {term}`C <O>`:¬C = 1:12), degraded by
 # stain variation and pixel noise so that the models land off the ceiling; the CIFAR-10 task by scikit-learn's
 # bundled digits {cite:p}`alpaydin1998digits,pedregosa2011sklearn` (real images), one digit vs the rest (1:9).
 # The `full` profile runs the real PCam→CAMELYON16 and CIFAR-10 tasks ({ref}`app-data` describes every data set).
@@ -209,7 +209,7 @@ notebook.parameters_table()
 # \int_a^b f(x)\,dx \approx \sum_{k=1}^{N} (x_{k+1} - x_k)\,\frac{f(x_k) + f(x_{k+1})}{2},
 # $$ (eq-em-trapezoid)
 #
-# implemented by {func}`medeval.metrics.curves.trapezoid_auc`. The ROC-AUC is the area under the ROC curve
+# implemented by {func}`medeval.metrics.curves.trapezoid_auc`. The {term}`ROC-AUC` is the area under the ROC curve
 # (§2.5.3), which equals the probability that a random positive is scored above a random negative, ties counting
 # one half — the Mann–Whitney statistic divided by $pos \cdot neg$ {cite:p}`hanley1982auc`:
 #
@@ -318,7 +318,7 @@ notebook.parameters_table()
 #
 # Implemented by {func}`medeval.metrics.curves.pr_auc_roc_interpolated` (one trial-model) and
 # {func}`medeval.metrics.curves.mean_pr_auc` (mean ± std). Two other PR-AUCs are computed for comparison. The
-# *average precision* of scikit-learn {cite:p}`pedregosa2011sklearn`, a step function over the PR points of
+# *{term}`average precision <AP>`* of scikit-learn {cite:p}`pedregosa2011sklearn`, a step function over the PR points of
 # {eq}`eq-em-curves` in order of increasing recall $R_n$ with precision $P_n$,
 #
 # $$
@@ -811,7 +811,7 @@ notebook.show_table(matched[["task", "model", *matched_cols]],
 #
 # PR-AUC by Algorithms 4–5 {eq}`eq-em-pr-auc` next to scikit-learn's average precision {eq}`eq-em-ap` and naive
 # linear interpolation in PR space {eq}`eq-em-linear-pr`. "|Δ|" is the difference between the means of En and Ep,
-# "mean std" the across-trial spread and "Cohen's d" the standardised separation {eq}`eq-em-cohen-d`.
+# "mean std" the across-trial spread and "{term}`Cohen's d`" the standardised separation {eq}`eq-em-cohen-d`.
 
 # %% tags=["hide-input"]
 for role, s in summaries.items():

@@ -19,7 +19,7 @@
 # The thesis chapter "Data and Evaluation" {cite:p}`multilabel_cxr14_thesis` studies the NIH ChestX-ray14 data set
 # {cite:p}`wang2017chestxray8` (112,120 chest X-rays of 30,805 patients, 14 findings text-mined from the reports) as
 # a **multi-label** problem: how its labels are distributed and how they depend on each other, how a multi-label
-# classifier should be evaluated (binary measures err, F1, AP and AUC, aggregated per example, per label or over all
+# classifier should be evaluated (binary measures err, F1, {term}`AP` and AUC, aggregated per example, per label or over all
 # label decisions), and how the data should be split (random versus stratified folds, patients in several sets). It
 # trains no model. This page recomputes every number of the chapter from the real label table, checks its claims,
 # and then applies the chapter's chosen metrics to a multi-label CNN, with the uncertainty the chapter does not
@@ -41,18 +41,18 @@
 #   same classifiers differently.
 # * Spot the conventions a multi-label metric leaves open (threshold, rank ties, undefined labels, macro-F1) and
 #   state them explicitly.
-# * Judge the quality of a multi-label split with LD, LPD, FZ, FLZ and FLPZ, and check a split for patient overlap.
-# * Report per-label AUC, F1 micro/macro and mAP of a model with patient-clustered confidence intervals.
+# * Judge the quality of a multi-label split with {term}`LD`, LPD, {term}`FZ`, FLZ and FLPZ, and check a split for {term}`patient overlap`.
+# * Report per-label AUC, F1 micro/macro and {term}`mAP` of a model with patient-clustered confidence intervals.
 #
 # ## What we reproduce
 #
 # 1. Label frequencies and the distribution of the number of labels per X-ray (Fig. labelcount of the thesis).
-# 2. The ChestX-ray14 row of the multi-label indicator table (Tab. mlprop): LCard, LDens, LDiv, PLDiv, PMax.
+# 2. The ChestX-ray14 row of the multi-label indicator table (Tab. mlprop): {term}`LCard`, LDens, {term}`LDiv`, PLDiv, PMax.
 # 3. Pearson correlation and the asymmetric co-occurrence matrix (Fig. corrs).
 # 4. The toy example (Tab. toymlpred / toymlmet) and its four statements, with both macro-F1 conventions.
-# 5. The split-quality experiment, 10 x random 5-fold CV (Tab. LDprop), plus iterative stratification.
+# 5. The split-quality experiment, 10 x random 5-fold {term}`CV` (Tab. LDprop), plus iterative stratification.
 # 6. Extensions: patient overlap of 70/10/20 splits; a multi-label CNN evaluated with per-label AUC,
-#    F1 micro/macro and mAP with patient-clustered bootstrap CIs, the empirical variance estimator of
+#    F1 micro/macro and mAP with patient-clustered bootstrap CIs, the {term}`empirical variance estimator <EVE>` of
 #    {numref}`Chapter %s <ch-eve>`, and fixed (0.5) versus tuned thresholds.
 #
 # Each statement of the chapter becomes a claim with a rule (a test or a stated tolerance) in
@@ -60,8 +60,8 @@
 #
 # ## Prerequisites
 #
-# Binary classification measures: precision, recall, F1, the ROC curve and its area, and average precision, as
-# defined in {ref}`em-method` (ROC-AUC is {eq}`eq-em-roc-auc`). Cross-validation and why its fold-wise standard
+# Binary classification measures: {term}`precision`, {term}`recall <TPR>`, F1, the ROC curve and its area, and average precision, as
+# defined in {ref}`em-method` ({term}`ROC-AUC` is {eq}`eq-em-roc-auc`). Cross-validation and why its fold-wise standard
 # deviation understates the uncertainty of a performance estimate ({numref}`Chapter %s <ch-eve>`, method in {ref}`eve-method`).
 # No knowledge of CNNs is needed: the model of the last section is only a source of scores to evaluate.
 #
@@ -142,7 +142,7 @@ notebook.parameters_table()
 #
 # Every profile reads the real ChestX-ray14 label table {cite:p}`wang2017chestxray8` shipped with the repository
 # (`data/Data_Entry_2017_v2020.csv.gz`, checksum-verified; {func}`medeval.data.chestxray14.load_labels`). The CNN
-# section uses chest phantoms whose label sets are drawn from this table's joint distribution
+# section uses chest {term}`phantoms <phantom>` whose label sets are drawn from this table's joint distribution
 # ({mod}`medeval.data.phantoms.chest`); the `full` profile uses the real images instead (dataset
 # `chestxray14-images`, `medeval data fetch chestxray14-images`).
 
@@ -288,8 +288,8 @@ display(Markdown(f"**{N:,} images of {n_patients:,} patients, K = {K} labels.**"
 # $$ (eq-ml-micro)
 #
 # with $\hat{\boldsymbol y}^{*}$ stacked the same way (for ranking measures $\boldsymbol p$ replaces
-# $\hat{\boldsymbol y}$). Example-based measures {eq}`eq-ml-example` weight every X-ray equally, macro averages
-# {eq}`eq-ml-macro` every label (so rare findings count as much as frequent ones), micro averages {eq}`eq-ml-micro`
+# $\hat{\boldsymbol y}$). {term}`Example-based measures <example-based measure>` {eq}`eq-ml-example` weight every X-ray equally, {term}`macro averages <macro average>`
+# {eq}`eq-ml-macro` every label (so rare findings count as much as frequent ones), {term}`micro averages <micro average>` {eq}`eq-ml-micro`
 # every decision (so frequent findings dominate). Where $B$ is undefined (0/0: a label without positives, an X-ray
 # without labels) we leave that term out of the average and report how many were left out. Implemented by
 # {func}`medeval.metrics.multilabel.example_average`, {func}`medeval.metrics.multilabel.macro_average` and
@@ -297,7 +297,7 @@ display(Markdown(f"**{N:,} images of {n_patients:,} patients, K = {K} labels.**"
 #
 # ### Classification measures
 #
-# The Hamming loss is the example average of {eq}`eq-ml-err`, and the subset accuracy the share of X-rays whose
+# The {term}`Hamming loss <hloss>` is the example average of {eq}`eq-ml-err`, and the {term}`subset accuracy` the share of X-rays whose
 # whole label set is predicted exactly:
 #
 # $$
@@ -395,7 +395,7 @@ display(Markdown(f"**{N:,} images of {n_patients:,} patients, K = {K} labels.**"
 # \frac{\bigl|\{(u,v):\lambda_u\in Y_i,\ \lambda_v\in\bar Y_i,\ p_{iu}\le p_{iv}\}\bigr|}{|Y_i|\,|\bar Y_i|}.
 # $$ (eq-ml-ranking-loss)
 #
-# Coverage {eq}`eq-ml-coverage` is how far down the ranking one must go to find every true label (Zhang and Zhou's
+# {term}`Coverage <coverage>` {eq}`eq-ml-coverage` is how far down the ranking one must go to find every true label (Zhang and Zhou's
 # version subtracts one); the ranking loss {eq}`eq-ml-ranking-loss` is the share of mis-ordered true/false label
 # pairs. Implemented by {func}`medeval.metrics.multilabel.coverage_error` and
 # {func}`medeval.metrics.multilabel.ranking_loss`.
@@ -667,7 +667,7 @@ display(Markdown("Best classifier per metric of the table (ties included): "
 # ## Splitting: 10 x 5-fold cross-validation
 #
 # The thesis's Tab. LDprop. For each split we compute LD {eq}`eq-ml-ld`, LPD {eq}`eq-ml-lpd` over the $K^{*}=91$ label
-# pairs (the thesis code divides by $K=14$ instead: `LPD (code, 1/K)`), ED {eq}`eq-ml-ed`, and FZ, FLZ, FLPZ
+# pairs (the thesis code divides by $K=14$ instead: `LPD (code, 1/K)`), {term}`ED` {eq}`eq-ml-ed`, and FZ, FLZ, FLPZ
 # {eq}`eq-ml-fz` (the code instead subtracts the rare pairs once and normalises: `FLPZ (code, proportion)`). Random
 # folds are image-level as in the thesis (caret `createFolds(1:N)`); iterative stratification
 # {cite:p}`sechidis2011stratification` (`iterstrat`) is the extension the chapter discusses.
@@ -867,7 +867,7 @@ plots.glue_figure("fig-ml-per-label-auc", fig)
 #
 # ### The empirical variance estimator, where it applies
 #
-# EVE {eq}`eq-eve-eve` needs a validation strategy run on pairs of disjoint data sets. For a trained model the
+# EVE {eq}`eq-eve-eve` needs a {term}`validation strategy` run on pairs of disjoint data sets. For a trained model the
 # strategy "evaluate on a test set" can be run on random patient-level halves of the test set: $\mathcal V$
 # estimates the variance of the metric on a half-size test set, $\mathcal V/2$ that of the full-test-set estimate,
 # which we compare with the bootstrap SD. (Training variability would need models trained on disjoint training

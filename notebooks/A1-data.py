@@ -19,8 +19,8 @@
 # The chapters use ten datasets. Two small real tables ship with the book: the ChestX-ray14 label table and its
 # bounding-box list {cite:p}`wang2017chestxray8`. The large image collections are fetched on demand by
 # `medeval data fetch ID`, two of them (MURA, ADNI) need a registration and one (MLNTO) is private. So that every
-# page runs offline on a laptop, the `default` profiles use **phantoms**: deterministic generators whose ground
-# truth (masks, boxes, instance labels) is known exactly.
+# page runs offline on a laptop, the `default` profiles use **{term}`phantoms <phantom>`**: deterministic generators whose ground
+# truth (masks, boxes, {term}`instance` labels) is known exactly.
 #
 # This page lists the datasets, shows the phantoms, states the rules by which the chest phantoms are generated,
 # and checks that they follow the real ChestX-ray14 statistics: the label frequencies and co-occurrences of the
@@ -401,7 +401,7 @@ display(Markdown(
 # ## Whole-slide phantoms
 #
 # Chapter 4's multi-class lymph-node data (MLNTO, {cite:t}`reshma2021histology`) is private, so its stand-in in
-# {numref}`Chapter %s <ch-cd>` is {mod}`medeval.data.phantoms.slide`: H&E-like tissue with three classes, C (tumour: dense, dark,
+# {numref}`Chapter %s <ch-cd>` is {mod}`medeval.data.phantoms.slide`: H&E-like tissue with three classes, {term}`C <O>` (tumour: dense, dark,
 # large nuclei), ¬C (lymph node, with paler germinal-centre-like regions that resemble C) and O (background, fat
 # with thin membranes, the pink fibrous capsule), with red "common structures" in every class. The class prior
 # follows MLNTO's (about 78 % O): a fraction 0.22 of the slide is lymph node (C and ¬C) and 0.11 is tumour. Any

@@ -179,7 +179,7 @@ display(Markdown(
 
 # %% [markdown]
 # Each split also draws a new training set, so the repeats vary with the classifier as well as with the test
-# cases. {numref}`Chapter %s <ch-eve>` measures that total variance with the empirical variance estimator {eq}`eq-eve-eve`;
+# cases. {numref}`Chapter %s <ch-eve>` measures that total variance with the {term}`empirical variance estimator <EVE>` {eq}`eq-eve-eve`;
 # the paper behind it argues that independence-based models such as {eq}`eq-rerun-binomial-sd` can underestimate
 # it, and that chapter's rows test the claim.
 #
