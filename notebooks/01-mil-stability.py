@@ -50,7 +50,7 @@
 # Every claim is decided by a stated rule in `medeval.experiments.mil_stability_claims`; the table "Paper vs us"
 # at the end lists them with their statistics.
 #
-# 1. Tables II, III and IX / Fig. 9 exactly (metric-only), plus the Appendix A limits (in the test suite).
+# 1. Tables II, III and IX / Fig. 9 exactly (metric-only), plus the paper's Appendix A limits (in the test suite).
 # 2. The score-choice correlations (APJ vs AJ, an identity; Kendall vs Spearman, equally high on random maps) and the
 #    chance level.
 # 3. The threshold sweep 0.1–0.9 (Sec. IV-G), with NaN counts and a per-bag trend test.
@@ -236,9 +236,9 @@ notebook.parameters_table()
 # \qquad \mathbb{E}(n_{11}) = \frac{n_{1*}\, n_{*1}}{N}
 # $$ (eq-mil-apj)
 #
-# It is 0 for chance agreement and 1 for identical maps, lies in $[-1/3, 1]$ (Appendix A), and is undefined
+# It is 0 for chance agreement and 1 for identical maps, lies in $[-1/3, 1]$ (the paper's Appendix A), and is undefined
 # (NaN, never replaced) when both maps are all-positive or all-negative. Implemented by
-# {func}`medeval.metrics.stability.adjusted_positive_jaccard`, through the closed form of Appendix A,
+# {func}`medeval.metrics.stability.adjusted_positive_jaccard`, through the closed form of the paper's Appendix A,
 # $S_{APJ} = (n_{11} n_{00} - n_{01} n_{10}) / (n_{11} n_{00} - n_{01} n_{10} + (n_{10} + n_{01}) N)$.
 #
 # The **{term}`adjusted Jaccard <S_AJ>`** corrects the agreement on positives *and* negatives (Eq. 19); it is Cohen's kappa {cite:p}`cohen1960kappa`:
@@ -249,7 +249,7 @@ notebook.parameters_table()
 # $$ (eq-mil-aj)
 #
 # in $[-1, 1]$. Implemented by {func}`medeval.metrics.stability.adjusted_jaccard`. The paper finds the two
-# interchangeable (Sec. IV-F, correlation 0.98). From the closed forms of Appendix A (Eq. 30 for $S_{AJ}$) they
+# interchangeable (Sec. IV-F, correlation 0.98). From the closed forms of the paper's Appendix A (Eq. 30 for $S_{AJ}$) they
 # are in fact one score in two scales, a relation the paper does not state:
 #
 # $$
@@ -956,7 +956,7 @@ notebook.errata_display([e.row() for e in claim_list.errata])
 #   form is `positive_only=True`).
 # * **Eq. 23** (supervised noisy-OR) drops the $(1 - \hat y)$ factor; we implement
 #   $\prod_{j \in S_i} \hat y_{ij} \prod_{j \notin S_i} (1 - \hat y_{ij})$ ({eq}`eq-mil-supervised`).
-# * **Appendix A**: the S_APJ minimum −1/3 is attained for n11 = n00 = 0 and n01 = n10 = k for *every* k, not only
+# * **The paper's Appendix A**: the S_APJ minimum −1/3 is attained for n11 = n00 = 0 and n01 = n10 = k for *every* k, not only
 #   k = 1; S_APJ is *not* strictly increasing in n11 when n00 = 0 and n01 or n10 is 0 (it stays 0).
 # * **S_APJ vs S_AJ**: S_APJ = S_AJ/(2 − S_AJ) exactly — the "positive" adjusted Jaccard is symmetric in positives and
 #   negatives; the 0.98 correlation of Sec. IV-F is a non-linearity, not noise (see *Checks*).
@@ -1162,7 +1162,7 @@ assert isinstance(ex_hand_apj_iib, float | int | np.number) and np.isclose(
 # :label: ex-mil-hand-2
 # :class: by-hand
 #
-# With $D = n_{11} n_{00} - n_{01} n_{10}$ and $d = n_{01} + n_{10}$, the closed forms of Appendix A are
+# With $D = n_{11} n_{00} - n_{01} n_{10}$ and $d = n_{01} + n_{10}$, the closed forms of the paper's Appendix A are
 # $S_{APJ} = D / (D + dN)$ and $S_{AJ} = 2D / (2D + dN)$.
 #
 # 1. Show that $N n_{11} - n_{1*} n_{*1} = D$, so that {eq}`eq-mil-apj` times $N/N$ gives the closed form of
@@ -1187,7 +1187,7 @@ assert isinstance(ex_hand_apj_iib, float | int | np.number) and np.isclose(
 #    $S_{AJ} = 2 S_{APJ} / (1 + S_{APJ})$. Both are increasing maps of each other (the Jaccard–Dice relation), so
 #    the two scores rank bags identically; the 0.98 correlation of Sec. IV-F is the curvature of this map.
 # 3. $S_{AJ} = 2 \cdot \tfrac13 / (1 + \tfrac13) = 0.5$.
-# 4. $S_{APJ} = -1 / (2 + 1) = -1/3$, the minimum of Appendix A (reached at $n_{11} = n_{00} = 0$,
+# 4. $S_{APJ} = -1 / (2 + 1) = -1/3$, the minimum of the paper's Appendix A (reached at $n_{11} = n_{00} = 0$,
 #    $n_{01} = n_{10}$).
 
 # %% tags=["solution"]

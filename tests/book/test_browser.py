@@ -40,7 +40,7 @@ AUDIT_JS = r"""
   const article = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
   // the page as a reader first sees it (folds closed), then every fold opened: what is folded is audited too
   const pageHeight = document.documentElement.scrollHeight;
-  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  document.querySelectorAll('details:not(.above-input)').forEach(d => { d.open = true; });  // not code sources
   const column = article.getBoundingClientRect().width;
   const images = [...article.querySelectorAll('img')].map(img => {
     const fig = img.closest('figure');
