@@ -42,7 +42,7 @@ LONG_UNITS = ("book", "tests/notebooks/test_exercises.py", "tests/runtime/test_r
               "tests/runtime/test_execution.py", "tests/runtime/test_teaching.py",
               "tests/notebooks/test_04_full_profile_offline.py", "tests/book/test_student_edition.py",
               "tests/book/test_browser.py")
-BOOK_UNIT = ("tests/book/test_book.py", "tests/book/test_bibliography.py")
+BOOK_UNIT = ("tests/book/test_book.py", "tests/book/test_bibliography.py", "tests/book/test_glossary.py")
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +54,7 @@ def shared_tmp(tmp_path_factory) -> Path:
 
 
 def work_unit(nodeid: str) -> str:
-    """The xdist work unit of a test: its module; the book's build and bibliography tests are one unit."""
+    """The xdist work unit of a test: its module; the book's build, bibliography and glossary tests are one unit."""
     path = nodeid.split("::", 1)[0]
     return "book" if path in BOOK_UNIT else path
 

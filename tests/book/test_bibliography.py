@@ -12,8 +12,8 @@ CITE = re.compile(r"\{cite(?::[a-z]+)?\}`([^`]+)`")
 
 # Works without a DOI or URL in references.bib, and why.
 NO_LINK = {
-    "romanova2023stability": "an unpublished manuscript (the copy in the compendium's papers); no address found",
-    "multilabel_cxr14_thesis": "a thesis chapter whose copy names neither author nor year",
+    "multilabel_cxr14_thesis": "an anonymous thesis chapter: its copy names neither author, thesis nor year, and no "
+                               "public address was found",
 }
 
 
@@ -58,6 +58,20 @@ def test_entries_have_links_and_no_placeholders():
     # the three reproduced works found since (a DOI, a research-portal record, the thesis's laboratory page)
     assert entries["cheplygina2015label"].fields["doi"] == "10.1007/978-3-319-24553-9_66"
     assert "url" in entries["mendelson2014eve"].fields and "url" in entries["reshma2021histology"].fields
+    # RoDeO links the paper (PMLR 227, MIDL 2023: its arXiv DOI and OpenReview page); its code stays in the note
+    rodeo = entries["meissen2023rodeo"].fields
+    assert rodeo["doi"] == "10.48550/arXiv.2303.01920" and rodeo["url"] == "https://openreview.net/forum?id=zyiJi4sJ7dZ"
+    assert (rodeo["volume"], rodeo["pages"]) == ("227", "568--585") and "github.com/FeliMe/RoDeO" in rodeo["note"]
+    # Romanova's manuscript has no public address: its URL is the code repository the manuscript names, and the
+    # entry says so
+    romanova = entries["romanova2023stability"].fields
+    assert romanova["url"] == "https://github.com/romanovar/evaluation_MIL"
+    assert "code repository that the manuscript names" in romanova["note"]
+    # the multi-label chapter's copy names no author: the entry says it is anonymous, so the book cites it as
+    # "Anonymous, n.d." instead of by its title
+    thesis = entries["multilabel_cxr14_thesis"]
+    assert [str(p) for p in thesis.persons["author"]] == ["Anonymous"]
+    assert thesis.fields["howpublished"].startswith("Anonymous thesis chapter") and thesis.fields["year"] == "n.d."
 
 
 def test_the_checks_can_fail(tmp_path):

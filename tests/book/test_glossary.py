@@ -1,12 +1,17 @@
 """The glossary (book/glossary.md) is well formed and cannot drift from the chapters: every term is defined once
 with a non-empty definition, every term occurs in a chapter or appendix notebook, every equation it links to is
 labelled in a notebook, the acronyms readers meet are all there, and the page is in the table of contents and
-linked from the landing page. Parses the files only; no book build."""
+linked from the landing page. The chapters link it: every ``{term}`` role in a notebook names an entry, and in the
+built smoke book (the tests marked ``book``, on the session's one build) every chapter page links the glossary and
+every entry is linked from some page. The other tests parse the files only."""
 
 import re
 from pathlib import Path
 
+import pytest
 import yaml
+
+from medeval.runtime.params import chapters
 
 ROOT = Path(__file__).resolve().parents[2]
 GLOSSARY = ROOT / "book" / "glossary.md"
@@ -15,6 +20,8 @@ DIRECTIVE = re.compile(r"^```\{glossary\}\n(?P<body>.*?)^```$", re.S | re.M)
 EQ_ROLE = re.compile(r"\{eq\}`([^`]+)`")
 EQ_LABEL = re.compile(r"^# \$\$ \(([^)]+)\)\s*$", re.M)  # a display equation's label in a jupytext notebook
 DEFINITION_INDENT = "   "
+TERM_ROLE = re.compile(r"\{term\}`(?P<text>[^`<]*?)\s*(?:<(?P<target>[^`>]+)>)?`")
+GLOSSARY_LINK = re.compile(r'href="(?:\.\./)*glossary\.html#(term-[^"]+)"')
 
 # Symbols and acronyms the chapters use without one place defining them (issue #31, item 9): each must have an
 # entry.
@@ -143,3 +150,81 @@ def test_the_checks_can_fail():
     assert plain_text(r"$S_{APJ}$ and $\neg\mathbb{C}$") == "S_APJ and ¬C"
     assert occurs("WSI", "whole-slide images (WSIs)") and not occurs("LD", "LDens only")
     assert occurs("kappa paradox", "Kappa paradoxes") and not occurs("EVE", "eve")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The chapters link the glossary: the first use in running prose of each term a chapter uses is a {term} role
+
+
+def term_roles(text: str) -> list[str]:
+    """The glossary entries that the ``{term}`` roles of ``text`` link, in order: the target of
+    ``{term}`text <target>``` or the text of ``{term}`text```."""
+    return [m["target"] or m["text"] for m in TERM_ROLE.finditer(text)]
+
+
+def test_every_term_role_in_a_notebook_names_an_entry():
+    names = {names[0] for names, _ in entries()}  # each entry's first line, as its roles name it
+    used: dict[str, set[str]] = {}
+    for path in NOTEBOOKS:
+        text = path.read_text()
+        assert text.count("{term}") == len(term_roles(text)), f"{path.name}: a {{term}} role that does not parse"
+        for target in term_roles(text):
+            used.setdefault(target, set()).add(path.stem)
+    assert sorted(set(used) - names) == [], "{term} roles naming no glossary entry (by its first line)"
+    for cid in chapters():
+        per_chapter = [t for t, stems in used.items() if cid in stems]
+        assert len(per_chapter) >= (3 if not cid.startswith("A") else 1), f"{cid} links {per_chapter}"
+    # every entry is linked from some chapter or appendix
+    assert sorted(names - set(used)) == [], "glossary entries that no notebook links"
+
+
+def test_a_chapter_links_a_term_once_and_never_in_a_heading_or_math():
+    for path in NOTEBOOKS:
+        targets = term_roles(path.read_text())
+        assert len(targets) == len(set(targets)), f"{path.name}: a term linked twice: {targets}"
+        for line in path.read_text().splitlines():
+            if "{term}" in line:
+                assert not re.match(r"^# #+ ", line), f"{path.name}: a {{term}} role in a heading: {line}"
+                assert not any("{term}" in m for m in re.findall(r"\$[^$]*\$", line)), f"{path.name}: in math"
+
+
+def glossary_anchors(html: Path) -> list[list[str]]:
+    """The anchors of the rendered glossary, one list per entry (an entry's term lines share one definition)."""
+    page = (html / "glossary.html").read_text()
+    groups: list[list[str]] = [[]]
+    for m in re.finditer(r'<dt id="(term-[^"]+)"|<dd>', page):
+        if m.group(1):
+            groups[-1].append(m.group(1))
+        elif groups[-1]:
+            groups.append([])
+    return [g for g in groups if g]
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_every_chapter_page_links_the_glossary(smoke_book):
+    html, _, _ = smoke_book
+    anchors = {a for group in glossary_anchors(html) for a in group}
+    for cid, ch in chapters().items():
+        links = GLOSSARY_LINK.findall((html / ch.part / f"{cid}.html").read_text())
+        assert sorted(set(links) - anchors) == [], f"{cid}: links to no glossary anchor"
+        if ch.part == "chapters":
+            assert len(links) >= 3, f"{cid}: {len(links)} links to the glossary"
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_every_glossary_entry_is_linked_from_a_page(smoke_book):
+    html, _, _ = smoke_book
+    groups = glossary_anchors(html)
+    assert len(groups) == len(entries()), "one group of anchors per glossary entry"
+    linked = {a for page in html.rglob("*.html") if page.name not in ("glossary.html", "genindex.html")
+              for a in GLOSSARY_LINK.findall(page.read_text())}
+    assert [g for g in groups if not set(g) & linked] == [], "glossary entries that no page links"
+
+
+def test_the_term_checks_can_fail():
+    assert term_roles("a {term}`EVE` and {term}`phantoms <phantom>`, {term}`C <O>`") == ["EVE", "phantom", "O"]
+    page = '<dt id="term-A">A</dt><dt id="term-B">B</dt><dd>x</dd><dt id="term-C">C</dt><dd>y</dd>'
+    assert re.findall(r'<dt id="(term-[^"]+)"|<dd>', page) == ["term-A", "term-B", "", "term-C", ""]
+    assert GLOSSARY_LINK.findall('<a href="../glossary.html#term-EVE">') == ["term-EVE"]

@@ -23,7 +23,14 @@ from medeval.runtime.params import (
     chapters,
 )
 from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
-from medeval.runtime.teaching import OFF_PATH_PAGES, section_page, section_title, split_at_headings
+from medeval.runtime.teaching import (
+    _EXERCISE,
+    _OPTION,
+    OFF_PATH_PAGES,
+    section_page,
+    section_title,
+    split_at_headings,
+)
 
 
 def _copy_if_changed(src: Path, dst: Path) -> None:
@@ -353,6 +360,55 @@ def _fold_sections(cells: list[dict]) -> list[dict]:
     return out
 
 
+# sphinx-design badge colours of the exercise kinds (:data:`~medeval.runtime.teaching.KINDS`)
+KIND_BADGES = {"by-hand": "primary", "coding": "success", "experimental": "info", "critical": "warning"}
+
+
+def exercise_badge_line(kind: str, minutes: int | None) -> str:
+    """The badges an exercise opens with: its kind, and the student minutes that ``teaching/course.yaml`` plans
+    for it (none when the course file plans none)."""
+    badges = [f"{{bdg-{KIND_BADGES.get(kind, 'primary')}}}`{kind}`"]
+    if minutes is not None:
+        badges.append(f"{{bdg-secondary}}`≈ {minutes} min`")
+    return " ".join(badges)
+
+
+def with_exercise_badges(text: str, minutes: dict[str, int]) -> str:
+    """A chapter's executed notebook (JSON ``text``) with a badge line (:func:`exercise_badge_line`) as the first
+    line of the body of every ``{exercise}`` directive, after its options; ``minutes`` maps an exercise label to
+    its planned student minutes. Only the staged book gets the badges: the notebooks, and the student notebooks
+    made from them (:mod:`medeval.runtime.teaching`), stay as they are."""
+    nb = json.loads(text)
+    changed = False
+    for cell in nb["cells"]:
+        if cell.get("cell_type") != "markdown":
+            continue
+        source = cell["source"]
+        lines = ("".join(source) if isinstance(source, list) else str(source)).split("\n")
+        out: list[str] = []
+        found = False
+        i = 0
+        while i < len(lines):
+            out.append(lines[i])
+            if not _EXERCISE.match(lines[i]):
+                i += 1
+                continue
+            i += 1
+            options: dict[str, str] = {}
+            while i < len(lines) and (m := _OPTION.match(lines[i].strip())):
+                options[m["key"]] = m["value"].strip()
+                out.append(lines[i])
+                i += 1
+            out += ["", exercise_badge_line(options.get("class", ""), minutes.get(options.get("label", ""))), ""]
+            while i < len(lines) and not lines[i].strip():  # the blank line(s) between the options and the body
+                i += 1
+            found = True
+        if found:
+            cell["source"] = "\n".join(out)
+            changed = True
+    return json.dumps(nb, indent=1, ensure_ascii=False) if changed else text
+
+
 def split_chapter_notebook(text: str, doc: str, title: str) -> dict[str, str]:
     """A chapter's executed notebook (JSON ``text``) as its main page and sub-pages
     (:data:`~medeval.runtime.teaching.OFF_PATH_PAGES`):
@@ -608,6 +664,10 @@ def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage
             else:
                 _copy_if_changed(src, dst)
             wanted.add(dst)
+    from medeval.runtime.course import load_course
+
+    minutes = {cid: {label: plan.minutes for label, plan in plans.items()}
+               for cid, plans in load_course(check=False).exercises.items()}
     for res in executed:
         part = registry[res.chapter].part
         text = res.notebook.read_text()
@@ -615,6 +675,7 @@ def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage
             from medeval.runtime.teaching import without_solutions
 
             text = without_solutions(text)
+        text = with_exercise_badges(text, minutes.get(res.chapter, {}))
         # the chapter's page and its sub-pages (exercises; checks, errata and provenance)
         for stem, page in split_chapter_notebook(text, f"{part}/{res.chapter}", registry[res.chapter].title).items():
             dst = stage / part / (f"{res.chapter}.ipynb" if not stem else f"{res.chapter}/{stem}.ipynb")
