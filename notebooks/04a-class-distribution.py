@@ -157,15 +157,7 @@ notebook.parameters_table()
 CLASS_NAMES = {"O": "O", "C": "C", "notC": "¬C", "mixed": "C&¬C"}
 
 
-def dist_label(name):
-    """A distribution as figures and tables name it: the thesis's name, and for E1-E4 what the set favours."""
-    label = cd.TRAINING_DISTRIBUTIONS[name].label if name in cd.TRAINING_DISTRIBUTIONS else ""
-    if not name.startswith("E") or not label:
-        return name.replace("notC", "¬C")
-    favours = label.split(",")[0].split(" (")[0]
-    favours = favours.split(" ")[0] if favours.startswith(("balanced", "natural")) else \
-        favours.replace("over-represented ", "") + "-heavy"
-    return f"{name} ({favours})"
+dist_label = cd.display_name
 
 
 def dist_color(name):

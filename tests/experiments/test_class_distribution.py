@@ -296,3 +296,18 @@ def test_the_time_estimate_is_within_a_factor_two_of_the_recorded_wall_time(prof
     P = resolve_params(CHAPTER, profile)
     assert resolve_params(CHAPTER, profile, {"device": "cuda"}).resource_estimate().seconds is None
     recorded_time_within(CHAPTER, profile, P.resource_estimate().seconds)
+
+
+def test_display_name_says_what_a_hypothesis_set_favours():
+    from medeval.experiments.class_distribution import TRAINING_DISTRIBUTIONS, display_name
+
+    assert display_name("E2.b") == "E2.b (¬C-heavy)" and display_name("E2.c") == "E2.c (C-heavy)"
+    assert display_name("E4.a") == "E4.a (balanced)" and display_name("E1.b") == "E1.b (natural)"
+    assert display_name("notC-biased") == "¬C-biased" and display_name("Balanced_S") == "Balanced_S"
+    assert display_name("Ep") == "Ep"
+    # every hypothesis set names what it favours, and no two sets of one experiment read alike
+    names = {n: display_name(n) for n in TRAINING_DISTRIBUTIONS if n.startswith("E")}
+    assert all(v.endswith(("(balanced)", "(natural)", "-heavy)")) for v in names.values()), names
+    for group in ("E1", "E2", "E3", "E4"):
+        shown = [v.split(" ", 1)[1] for n, v in names.items() if n.startswith(group)]
+        assert len(set(shown)) == len(shown), shown

@@ -57,6 +57,20 @@ PAPER_TABLE_4_4 = cdc.PAPER_TABLE_4_4
 TRAINING_DISTRIBUTIONS = {**ts.PRELIMINARY_DISTRIBUTIONS, **ts.HYPOTHESIS_DISTRIBUTIONS}
 
 
+def display_name(name: str) -> str:
+    """A training distribution as the chapter's figures and tables name it: the thesis's name with ¬C for notC,
+    and for the hypothesis sets (E1-E4, thesis Tables 4.5-4.8) what the set favours, read from its label:
+    ``"E2.b (¬C-heavy)"``, ``"E2.a (balanced)"``, ``"E1.b (natural)"``. A name the chapter does not define comes
+    back with ¬C only (e.g. En, Ep of chapter 4b)."""
+    dist = ts.HYPOTHESIS_DISTRIBUTIONS.get(name)
+    if dist is None:
+        return name.replace("notC", "¬C")
+    head = dist.label.split(",")[0].split(" (")[0]
+    favours = head.split(" ")[0] if head.startswith(("balanced", "natural")) else (
+        head.replace("over-represented ", "") + "-heavy")
+    return f"{name} ({favours})"
+
+
 # --------------------------------------------------------------------------------------------------
 # configurations and grids (the rules across fields live in the schema, class_distribution_params; the checks
 # here protect direct callers of the run functions)
