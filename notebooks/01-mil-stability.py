@@ -117,9 +117,9 @@ from IPython.display import Markdown, display
 from matplotlib.lines import Line2D
 
 from medeval import plots
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import mil_stability as ms
 from medeval.experiments import mil_stability_claims as msc
-from medeval.experiments.claims import explain as explain_claims
 from medeval.runtime import notebook
 
 P = notebook.setup("01-mil-stability", globals())

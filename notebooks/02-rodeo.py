@@ -104,9 +104,9 @@ from IPython.display import Markdown, display
 from matplotlib.transforms import offset_copy
 
 from medeval import plots
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import rodeo as R
 from medeval.experiments import rodeo_claims as RC
-from medeval.experiments.claims import explain as explain_claims
 from medeval.runtime import notebook
 
 P = notebook.setup("02-rodeo", globals())
@@ -377,9 +377,9 @@ notebook.show_table(
 # ### How a claim is decided
 #
 # The rules live in {mod}`medeval.experiments.rodeo_claims`; every test is one-sided at α = 0.05. *Trends*:
-# {term}`Kendall's τ` {cite:p}`kendall1938` over all (setting, run) points ({func}`medeval.experiments.claims.decide_trend`).
+# {term}`Kendall's τ` {cite:p}`kendall1938` over all (setting, run) points ({func}`medeval.core.claims.decide_trend`).
 # *Invariance*: an equivalence test ({term}`TOST`, {cite:p}`schuirmann1987tost`) of the change from no to the strongest
-# corruption within a stated margin ({func}`medeval.experiments.claims.decide_equivalence`). *Smoothness*: the
+# corruption within a stated margin ({func}`medeval.core.claims.decide_equivalence`). *Smoothness*: the
 # {term}`steepness ratio` of a falling curve $y_0, \dots, y_n$ over the grid $x_0 < \dots < x_n$,
 #
 # $$

@@ -118,9 +118,9 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from medeval import plots
+from medeval.core.claims import explain as explain_claims
+from medeval.core.claims import verdict_counts
 from medeval.experiments import eve, eve_claims
-from medeval.experiments.claims import explain as explain_claims
-from medeval.experiments.claims import verdict_counts
 from medeval.runtime import notebook
 from medeval.runtime.params import resolve_params
 

@@ -129,10 +129,10 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from medeval import plots
+from medeval.core.claims import explain as explain_claims
+from medeval.core.claims import verdict_counts
 from medeval.experiments import class_distribution as cd
 from medeval.experiments import histology as H
-from medeval.experiments.claims import explain as explain_claims
-from medeval.experiments.claims import verdict_counts
 from medeval.runtime import notebook
 
 P = notebook.setup("04a-class-distribution", globals())
@@ -433,10 +433,10 @@ notebook.show_table(proportions.assign(distribution=proportions["distribution"].
 #
 # where $\bar d$, $s_d$ and $n$ are the mean, standard deviation and number of the pairs, with $n - 1$ degrees of
 # freedom; a run's own level (its seed) cancels in $d_r$. The test is one-sided in the claimed direction at level
-# `alpha`. Implemented by {func}`medeval.experiments.claims.decide_paired` (the unpaired Welch test,
+# `alpha`. Implemented by {func}`medeval.core.claims.decide_paired` (the unpaired Welch test,
 # {cite:p}`welch1947`, two-sided, is {func}`medeval.metrics.curves.argmax_precision_ttest`). The sweep over the
 # evaluation patch $e$ is tested within each run, by the stratified Mann–Kendall test blocked by run
-# {cite:p}`hirsch1982trend` ({func}`medeval.experiments.claims.decide_blocked_trend`).
+# {cite:p}`hirsch1982trend` ({func}`medeval.core.claims.decide_blocked_trend`).
 #
 # ### Tissue threshold for the CAMELYON16 test slides
 #

@@ -113,9 +113,9 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from medeval import plots
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import evaluation_measures as em
 from medeval.experiments import evaluation_measures_claims as emc
-from medeval.experiments.claims import explain as explain_claims
 from medeval.runtime import notebook
 
 P = notebook.setup("04b-evaluation-measures", globals())

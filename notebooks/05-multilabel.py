@@ -102,9 +102,9 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from medeval import plots
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import multilabel_cxr14 as ex
 from medeval.experiments import multilabel_cxr14_claims as claims
-from medeval.experiments.claims import explain as explain_claims
 from medeval.runtime import notebook
 
 warnings.filterwarnings("ignore", category=ex.UndefinedMetricWarning)  # counts are reported in the tables

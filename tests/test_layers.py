@@ -1,12 +1,14 @@
 """The package's layers, enforced on the source: what each layer of ``src/medeval`` may import.
 
     _files       nothing of medeval (the one atomic writer and project-root finder, shared by data and runtime)
+    core         core only: the claims vocabulary and rules, the parameter-schema base and the chapter protocol,
+                 shared by experiments and runtime so that neither imports the other for them
     metrics      nothing of medeval outside medeval.metrics (numpy and scipy)
     data         metrics and data only (and the private YAML reader and file helpers): never experiments, models
                  or runtime
     models       metrics, data and models only: never experiments or runtime
-    experiments  metrics, data, models, plots and experiments; of the runtime only the grid executor and the
-                 parameter schema (:data:`EXPERIMENTS_USE_OF_RUNTIME`, each with its reason); never cli
+    experiments  core, metrics, data, models, plots and experiments; of the runtime only what
+                 :data:`EXPERIMENTS_USE_OF_RUNTIME` lists, each with its reason; never cli
     plots        metrics only
     runtime      anything but the command line (it runs the chapters and builds the book)
     notebooks    experiments, plots, runtime.notebook, runtime.grid and runtime.params in the page's own cells;
@@ -37,18 +39,18 @@ PACKAGE = Path(medeval.__file__).parent
 EXPERIMENTS_USE_OF_RUNTIME = {
     "medeval.runtime.grid": "the one grid executor every chapter's runs go through (CONTRIBUTING, 'Grids of runs'); imported "
                             "inside the functions that run a grid",
-    "medeval.runtime.params": "the parameter schema (ChapterParams, ResourceEstimate, Violation) that each "
-                              "chapter's *_params module builds on (CONTRIBUTING, 'The schema')",
+    "medeval.runtime.params": "chapter 4a's claim settings read the gpu profile's run counts, which its [~] rows cite",
 }
 ALLOWED = {
     "_files": (),  # the one atomic writer and project-root finder, below every layer: imports nothing of medeval
+    "core": ("medeval.core",),
     "metrics": ("medeval.metrics",),
     "data": ("medeval.metrics", "medeval.data", "medeval._yaml", "medeval._files"),
     "models": ("medeval.metrics", "medeval.data", "medeval.models"),
-    "experiments": ("medeval.metrics", "medeval.data", "medeval.models", "medeval.experiments", "medeval.plots",
+    "experiments": ("medeval.core", "medeval.metrics", "medeval.data", "medeval.models", "medeval.experiments", "medeval.plots",
                     *EXPERIMENTS_USE_OF_RUNTIME),
     "plots": ("medeval.metrics",),
-    "runtime": ("medeval", "medeval._yaml", "medeval._files", "medeval.metrics", "medeval.data", "medeval.models",
+    "runtime": ("medeval", "medeval._yaml", "medeval._files", "medeval.core", "medeval.metrics", "medeval.data", "medeval.models",
                 "medeval.experiments", "medeval.plots", "medeval.runtime"),
 }
 
@@ -162,7 +164,7 @@ def test_the_check_sees_relative_imports(tmp_path):
 
 def test_the_check_covers_experiments_and_the_runtime(tmp_path):
     package = _fake_package(tmp_path, {
-        "experiments/probe.py": ("from medeval.runtime.grid import run_grid\nfrom ..runtime.params import MIB\n"
+        "experiments/probe.py": ("from medeval.runtime.grid import run_grid\nfrom ..core.schema import MIB\n"
                                  "from ..runtime.execution import execute\nimport medeval.cli\n"
                                  "from medeval import runtime\n"),
         "runtime/probe.py": "from .. import cli\nfrom ..experiments import eve\nimport medeval\n",
@@ -177,7 +179,7 @@ def test_the_check_covers_experiments_and_the_runtime(tmp_path):
     assert violations("plots", package) == ["plots.py:1 imports medeval.data.splits"]
 
 
-NOTEBOOK_ALLOWED = ("medeval.experiments", "medeval.plots", "medeval.runtime.notebook", "medeval.runtime.grid",
+NOTEBOOK_ALLOWED = ("medeval.core", "medeval.experiments", "medeval.plots", "medeval.runtime.notebook", "medeval.runtime.grid",
                     "medeval.runtime.params")
 EXERCISE_TAGS = {"exercise-setup", "solution", "check"}
 

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from medeval.core.claims import BASES, VERDICTS
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import class_distribution_claims as cdc
-from medeval.experiments.claims import BASES, VERDICTS
-from medeval.experiments.claims import explain as explain_claims
 
 pytestmark = pytest.mark.claim
 
@@ -292,7 +292,7 @@ def test_distributions_are_compared_on_runs_matched_by_seed():
     runs = cdc.Runs.of(pd.DataFrame(rows), 0.9)
     paired = cdc._compare(runs, "E1.b", "E1.a", "argmax_precision", "greater", SETTINGS)
     assert paired.verdict == "[Re]" and paired.n == "5 run pairs" and "matched by seed" in paired.test
-    from medeval.experiments.claims import decide_difference
+    from medeval.core.claims import decide_difference
     unpaired = decide_difference(runs.values("E1.b", "argmax_precision"), runs.values("E1.a", "argmax_precision"),
                                  direction="greater")
     assert unpaired.verdict == "[~]"  # the Welch test cannot see it through the run effect

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from medeval.core.claims import BASES, VERDICTS
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import evaluation_measures as em
 from medeval.experiments import evaluation_measures_claims as emc
-from medeval.experiments.claims import BASES, VERDICTS
-from medeval.experiments.claims import explain as explain_claims
 
 pytestmark = pytest.mark.claim
 

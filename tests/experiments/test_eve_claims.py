@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import eve
 from medeval.experiments import eve_claims as ec
-from medeval.experiments.claims import explain as explain_claims
 from medeval.metrics.variance import naive_binomial_variance
 
 pytestmark = pytest.mark.claim

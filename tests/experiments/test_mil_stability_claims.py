@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import mil_stability as ms
 from medeval.experiments import mil_stability_claims as mc
-from medeval.experiments.claims import explain as explain_claims
 
 pytestmark = pytest.mark.claim
 
@@ -340,7 +340,7 @@ def test_null_calibration_of_the_range_ratio_rule():
     [¬Re] each stay within α + 3 Monte-Carlo SE."""
     from types import SimpleNamespace
 
-    from medeval.experiments.claims import decide_bound
+    from medeval.core.claims import decide_bound
 
     rng = np.random.default_rng(0)
     draws, ops = 400, [f"o{i}" for i in range(5)]

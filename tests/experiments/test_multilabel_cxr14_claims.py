@@ -9,10 +9,10 @@ import copy
 import numpy as np
 import pytest
 
+from medeval.core.claims import BASES, VERDICTS, claims_frame
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import multilabel_cxr14 as ex
 from medeval.experiments import multilabel_cxr14_claims as mc
-from medeval.experiments.claims import BASES, VERDICTS, claims_frame
-from medeval.experiments.claims import explain as explain_claims
 
 pytestmark = pytest.mark.claim
 

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from medeval.core.claims import BASES, VERDICTS
+from medeval.core.claims import explain as explain_claims
 from medeval.experiments import rodeo as R
 from medeval.experiments import rodeo_claims as RC
-from medeval.experiments.claims import BASES, VERDICTS
-from medeval.experiments.claims import explain as explain_claims
 
 ALL = RC.ACC + RC.AP + ("mAP", "RoDeO") + RC.SUB
 RUNS = 5

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from medeval.experiments.claims import BASES, CLAIM_COLUMNS, VERDICTS
+from medeval.core.claims import BASES, CLAIM_COLUMNS, VERDICTS
 from medeval.experiments.mil_stability_claims import CLAIM_BUILDERS, QUALITY_FLOOR, QUALITY_MEASURE
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]

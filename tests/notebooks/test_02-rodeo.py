@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from medeval.core.claims import BASES, CHECK_COLUMNS, CLAIM_COLUMNS, ERRATUM_COLUMNS, VERDICTS
 from medeval.experiments import rodeo_claims as RC
-from medeval.experiments.claims import BASES, CHECK_COLUMNS, CLAIM_COLUMNS, ERRATUM_COLUMNS, VERDICTS
 
 pytestmark = pytest.mark.notebook
 

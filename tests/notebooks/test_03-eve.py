@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from medeval.experiments.claims import BASES, CLAIM_COLUMNS, VERDICTS
+from medeval.core.claims import BASES, CLAIM_COLUMNS, VERDICTS
 
 pytestmark = pytest.mark.notebook
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from medeval.experiments.claims import BASES, CLAIM_COLUMNS, VERDICTS
+from medeval.core.claims import BASES, CLAIM_COLUMNS, VERDICTS
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 

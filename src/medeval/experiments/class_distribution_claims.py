@@ -25,7 +25,7 @@ Rules (α = ``settings.alpha``, 0.05 unless stated):
   differences, not testable when every run sits within the margin of the ceiling;
 * trends with the evaluation patch size: the stratified Mann–Kendall test blocked by run, one-sided, per
   distribution and class;
-* "in every experiment": every part must hold (:func:`~medeval.experiments.claims.combine`).
+* "in every experiment": every part must hold (:func:`~medeval.core.claims.combine`).
 
 **Quality floors.** Only models that trained are compared: a run whose patch ROC-AUC (C vs rest) is at or below
 ``settings.floor`` is left out of every comparison; on statistics of the argmax decision, so is a run whose
@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from medeval.experiments.claims import (
+from medeval.core.claims import (
     ClaimList,
     Decision,
     combine,
@@ -504,7 +504,7 @@ def rule_recall_cheaper(prelim: Runs, s: ClaimSettings) -> Decision:
 def rule_sweep(prelim: Runs, dist: str, s: ClaimSettings) -> Decision:
     """Recall rises and precision falls with the evaluation patch size e, for C and for ¬C: the stratified
     Mann–Kendall test of e against the value within each run (blocked by run, so that differences between runs'
-    levels do not pass for a trend; :func:`~medeval.experiments.claims.decide_blocked_trend`), one-sided; all four
+    levels do not pass for a trend; :func:`~medeval.core.claims.decide_blocked_trend`), one-sided; all four
     parts must hold."""
     gate = prelim.gate([dist])
     if gate is not None:

@@ -22,7 +22,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from medeval.runtime.params import MIB, ChapterParams, Distinct, ResourceEstimate, Violation, distinct
+from medeval.core.schema import MIB, ChapterParams, Distinct, ResourceEstimate, Violation, distinct
 
 #: E1.a ... E4.c (Tables 4.5-4.8) and their sizes in units U (E1: 9U, E2-E4: 4U); the same names and weights as
 #: :data:`medeval.data.training_sets.HYPOTHESIS_DISTRIBUTIONS` (a test keeps them equal).

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from medeval.core.claims import Check
 from medeval.data import manifest as _manifest
 from medeval.data.chestxray14 import IMAGE_SIZE, LABELS, load_boxes, load_labels
 from medeval.data.phantoms.chest import (
@@ -28,7 +29,6 @@ from medeval.data.phantoms.chest import (
     sample_label_sets,
 )
 from medeval.data.phantoms.slide import generate_slide
-from medeval.experiments.claims import Check
 from medeval.experiments.data_appendix_params import Params
 
 __all__ = [

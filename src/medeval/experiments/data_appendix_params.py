@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from medeval.runtime.params import MIB, ChapterParams, ResourceEstimate
+from medeval.core.schema import MIB, ChapterParams, ResourceEstimate
 
 #: findings of the NIH box list (one batch of box phantoms each)
 N_BOX_FINDINGS = 8

@@ -8,7 +8,7 @@ function of small tables of per-trial figures, so each can be tested on construc
 Rules and their statistics (α = 0.05 throughout, one-sided in the claim's direction):
 
 * directional comparisons between models (En vs Ep, E2.b vs E2.a / E2.c): Welch's t-test over trial-models
-  (:func:`~medeval.experiments.claims.decide_difference`), after the quality floor
+  (:func:`~medeval.core.claims.decide_difference`), after the quality floor
   (:data:`~medeval.experiments.evaluation_measures.QUALITY_FLOOR`, mean ROC-AUC of every group);
 * "En is the better model": precision at a *matched* recall (Welch); when Welch cannot decide, an equivalence test
   (TOST, margin ±:data:`BETTER_MARGIN`) that can show the two rank equally well — then the fixed-threshold gap is a
@@ -16,7 +16,7 @@ Rules and their statistics (α = 0.05 throughout, one-sided in the claim's direc
 * "measure A separates the models more than measure B" and "A varies more across trials than B": the
   standardised separation (Cohen's d) or the pooled across-trial standard deviation of A against B, with a
   percentile bootstrap interval over trial-models (:func:`bootstrap_interval`) that must lie wholly on the
-  claim's side (:func:`~medeval.experiments.claims.decide_bound`);
+  claim's side (:func:`~medeval.core.claims.decide_bound`);
 * "linear interpolation is wrong" and "101 or 1,001 recall points give the same PR-AUC": checks (mathematics), with
   the mean absolute paired difference and its t-interval against :data:`AUC_MARGIN` reported; the grid rule returns
   [Re] on random rankings too (:func:`~medeval.experiments.evaluation_measures.grid_control`);
@@ -27,7 +27,7 @@ Rules and their statistics (α = 0.05 throughout, one-sided in the claim's direc
   (En against Ep moved to En's prior) is where claims about the models are decided. A rule that returns [Re] on
   the control is shown as a check, with the control's figure;
 * "FP ≫ FN": log10 FP/FN above one decade (:data:`FP_DOMINANCE_RATIO`, from the thesis's Table 5.1);
-* the Table 5.2 rows: exact recomputations (:func:`~medeval.experiments.claims.decide_exact`) with a stated
+* the Table 5.2 rows: exact recomputations (:func:`~medeval.core.claims.decide_exact`) with a stated
   tolerance for "≈ 0" (:data:`ZERO_TOLERANCE`).
 """
 
@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from medeval.experiments.claims import (
+from medeval.core.claims import (
     DEFAULT_ALPHA,
     ClaimList,
     Decision,

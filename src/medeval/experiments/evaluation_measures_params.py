@@ -14,8 +14,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from medeval.core.schema import MIB, ResourceEstimate, Violation
 from medeval.experiments.class_distribution_params import SLIDE_GENERATION_BYTES_PER_PX, HistologyParams
-from medeval.runtime.params import MIB, ResourceEstimate, Violation
 
 #: CIFAR-10 in memory: 60,000 images of 32 x 32 x 3 uint8
 CIFAR_BYTES = 60_000 * 32 * 32 * 3

@@ -1,9 +1,9 @@
 """Chapter 3: the paper's claims and the chapter's checks, each decided by a stated rule on computed results.
 
 :func:`chapter_claims` takes the results of :func:`medeval.experiments.eve.run_experiments` and returns a
-:class:`~medeval.experiments.claims.ClaimList`. Every claim is decided by one ``decide_*`` function of this
+:class:`~medeval.core.claims.ClaimList`. Every claim is decided by one ``decide_*`` function of this
 module, which takes small arrays or frames (so that the unit tests can build inputs on which a rule must pass
-and inputs on which it must fail) and returns the :class:`~medeval.experiments.claims.Decision` with the figures
+and inputs on which it must fail) and returns the :class:`~medeval.core.claims.Decision` with the figures
 the row shows.
 
 Replicates. The paper's estimators are averages over disjoint subset pairs, so the pairs are the replicates:
@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from medeval.experiments.claims import (
+from medeval.core.claims import (
     ClaimList,
     Decision,
     below_quality_floor,
@@ -187,7 +187,7 @@ def decide_neve_to_eve(frame: pd.DataFrame, metric: str | None = None, *, margin
                        ) -> tuple[Decision, str]:
     """NEVE approaches EVE as the parent grows (Sec. 3.1: "both ... must converge to the true variance as the size
     of the available dataset increases"; Sec. 4.1, Fig. 1). Two parts, both must hold
-    (:func:`~medeval.experiments.claims.combine`):
+    (:func:`~medeval.core.claims.combine`):
 
     * trend: NEVE is biased down by overlapping subsets (Sec. 4.1), so approaching EVE means the parents' ratio
       NEVE_j/EVE_j rises with P. Kendall's τ between P and the per-parent ratio over every parent where EVE exists,
@@ -345,7 +345,7 @@ def decide_paired_valid(null_by_size: dict[int, tuple[np.ndarray, np.ndarray]], 
       (:func:`null_rejections` with ``shift``), it rejects in favour of A in a share whose exact 95 % interval lies
       above ``power`` (0.8, the conventional design power; Cohen 1988).
 
-    All parts must hold (:func:`~medeval.experiments.claims.combine`). A test that never rejects holds its size
+    All parts must hold (:func:`~medeval.core.claims.combine`). A test that never rejects holds its size
     but has power 0 at any δ, so it is contradicted, never reproduced. ``test`` replaces the EVE test (the
     controls of the unit tests).
     """

@@ -13,7 +13,7 @@ from typing import Annotated, ClassVar, Literal, NamedTuple
 
 from pydantic import Field
 
-from medeval.runtime.params import MIB, ChapterParams, Distinct, ResourceEstimate, Violation
+from medeval.core.schema import MIB, ChapterParams, Distinct, ResourceEstimate, Violation
 
 DATASETS = ("adni_phantom", "wdbc", "adni")
 PAPER_COUNTS = {

@@ -2,7 +2,7 @@
 
 :func:`claim_inputs` turns the chapter's trained models (:func:`medeval.experiments.mil_stability.run_experiments`)
 into small tidy tables (:class:`ClaimInputs`); :func:`chapter_claims` decides every claim from those tables
-with the rules of :mod:`medeval.experiments.claims`. The notebook only calls the two and displays the result,
+with the rules of :mod:`medeval.core.claims`. The notebook only calls the two and displays the result,
 and the unit tests build :class:`ClaimInputs` from a few constructed rows.
 
 Replicates. Operators are compared bag by bag: every positive test bag is scored by all operators' models
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from medeval.experiments.claims import (
+from medeval.core.claims import (
     ClaimList,
     Decision,
     below_quality_floor,

@@ -12,7 +12,7 @@ from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field
 
-from medeval.runtime.params import MIB, ChapterParams, Distinct, ResourceEstimate, Violation, ranked_drivers
+from medeval.core.schema import MIB, ChapterParams, Distinct, ResourceEstimate, Violation, ranked_drivers
 
 OperatorName = Literal["noisy_or", "noisy_or_li", "mean", "lse_r0.1", "lse_r1", "max"]
 OPERATOR_NAMES: tuple[str, ...] = get_args(OperatorName)

@@ -1,8 +1,8 @@
 """Chapter 5's claims, checks and errata, decided from the chapter's recorded results.
 
 :func:`chapter_claims` takes the dict the notebook records (``results.json`` keys, see :data:`REQUIRED_KEYS`)
-and returns a :class:`~medeval.experiments.claims.ClaimList`. Every verdict is decided here by a rule of
-:mod:`medeval.experiments.claims`; the notebook only calls, displays and explains.
+and returns a :class:`~medeval.core.claims.ClaimList`. Every verdict is decided here by a rule of
+:mod:`medeval.core.claims`; the notebook only calls, displays and explains.
 
 Data basis. The label-table statistics and the toy example are the paper's own numbers recomputed from the
 shipped NIH label table (or from the example's inputs): basis ``exact``, decided by exact rules with the
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from medeval.experiments.claims import (
+from medeval.core.claims import (
     ClaimList,
     Decision,
     below_quality_floor,

@@ -11,7 +11,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from medeval.runtime.params import MIB, ChapterParams, Distinct, ResourceEstimate, Violation
+from medeval.core.schema import MIB, ChapterParams, Distinct, ResourceEstimate, Violation
 
 #: images of the ChestX-ray14 label table
 N_IMAGES_REAL = 112_120

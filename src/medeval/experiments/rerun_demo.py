@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from medeval.experiments.claims import Check
+from medeval.core.claims import Check
 from medeval.experiments.rerun_demo_params import WDBC_CASES, Params
 
 ALPHA = 0.05

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from medeval.runtime.params import MIB, ChapterParams, Distinct, ResourceEstimate
+from medeval.core.schema import MIB, ChapterParams, Distinct, ResourceEstimate
 
 #: cases in scikit-learn's copy of WDBC (212 malignant, 357 benign)
 WDBC_CASES = 569

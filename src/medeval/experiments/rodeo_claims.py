@@ -1,7 +1,7 @@
 r"""Chapter 2 (RoDeO): every claim, check and erratum, decided from computed results by a stated rule.
 
 :func:`chapter_claims` takes the chapter's computed inputs (a plain dict, see :data:`INPUT_KEYS`) and returns a
-:class:`~medeval.experiments.claims.ClaimList`; the notebook only calls it, shows the table and explains it.
+:class:`~medeval.core.claims.ClaimList`; the notebook only calls it, shows the table and explains it.
 Each claim has one ``decide_<name>`` function (the rule) that returns ``(Decision, ours)`` from small frames,
 so every rule is tested on constructed inputs (``tests/experiments/test_rodeo_claims.py``).
 
@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from medeval.experiments.claims import (
+from medeval.core.claims import (
     DEFAULT_ALPHA,
     ClaimList,
     Decision,

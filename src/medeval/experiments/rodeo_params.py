@@ -11,7 +11,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from medeval.runtime.params import MIB, ChapterParams, Distinct, ResourceEstimate, Violation, ranked_drivers
+from medeval.core.schema import MIB, ChapterParams, Distinct, ResourceEstimate, Violation, ranked_drivers
 
 #: the 8 ChestX-ray8 box classes (the detector's outputs)
 N_CLASSES = 8

@@ -916,7 +916,7 @@ def argmax_precision_ttest(precision_a, precision_b, *, equal_var: bool = False,
        t = \frac{\bar x_a - \bar x_b}{\sqrt{s_a^2 / n_a + s_b^2 / n_b}}
 
     with the Welch-Satterthwaite degrees of freedom. (The chapter's run-matched comparison, the paired
-    :math:`T = \bar d / (s_d / \sqrt{n})`, is :func:`medeval.experiments.claims.decide_paired`.) Returns scipy's result (``statistic``, ``pvalue``). NaN precisions raise ``ValueError``;
+    :math:`T = \bar d / (s_d / \sqrt{n})`, is :func:`medeval.core.claims.decide_paired`.) Returns scipy's result (``statistic``, ``pvalue``). NaN precisions raise ``ValueError``;
     each group needs at least two runs.
 
     Examples

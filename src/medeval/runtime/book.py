@@ -66,7 +66,7 @@ def scorecard_totals(executed: list[ExecutionResult]) -> dict[str, dict[str, int
     are kept apart. ``verdict`` is both together. The ``basis:<b>`` lines count only the rows that were tested on
     that basis: an [n/a] row ran on nothing, so it is counted on the ``not testable`` line instead. A [Re] or [¬Re]
     that fewer than 4 of 5 seeds share (the committed robustness record) counts as ``seed-sensitive``."""
-    from medeval.experiments.claims import BASES
+    from medeval.core.claims import BASES
     from medeval.runtime.robustness import counted_verdict
 
     def zero():
@@ -102,7 +102,7 @@ def verdict_matrix_markdown(executed: list[ExecutionResult]) -> str:
     """The book's verdicts at a glance: one row per numbered chapter (linked), the number of its rows with each
     verdict, and a total row; counted from the recorded paper-versus-us rows, nothing typed by hand. A verdict
     that no row has is shown as "·", so the eye finds the counts."""
-    from medeval.experiments.claims import VERDICTS
+    from medeval.core.claims import VERDICTS
     from medeval.runtime.params import chapter_numbers
 
     registry = chapters()
@@ -135,7 +135,7 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
     claims; exact recomputations are counted apart. Checks (formula identities, and paper sentences that follow
     from mathematics or the design) and errata are not claims and are not counted here.
     """
-    from medeval.experiments.claims import BASIS_HELP, VERDICTS
+    from medeval.core.claims import BASIS_HELP, VERDICTS
 
     registry = chapters()
     totals = scorecard_totals(executed)
@@ -472,10 +472,10 @@ def _toc_without_empty_globs(toc: dict, stage: Path) -> dict:
     return {**toc, "parts": parts}
 
 
-API_PACKAGES = ("medeval.metrics", "medeval.data", "medeval.models", "medeval.experiments", "medeval.plots",
-                "medeval.runtime")
+API_PACKAGES = ("medeval.metrics", "medeval.data", "medeval.models", "medeval.core", "medeval.experiments",
+                "medeval.plots", "medeval.runtime")
 API_TITLES = {"medeval.metrics": "Metrics", "medeval.data": "Data", "medeval.models": "Models",
-              "medeval.experiments": "Experiments and claims", "medeval.plots": "Figures",
+              "medeval.core": "Claims, parameters and the chapter protocol", "medeval.experiments": "Experiments and claims", "medeval.plots": "Figures",
               "medeval.runtime": "For developers: the runtime"}
 #: what a section of the API index says under its heading (a reader of the chapters can skip the runtime)
 API_NOTES = {"medeval.runtime": "What runs the chapters and builds this book (parameters and pre-flight, execution, "

@@ -200,7 +200,7 @@ def run_chapter(
 
         raise PreflightError(
             f"chapter {chapter_id!r}: estimated {format_seconds(local)} on this machine, more than "
-            f"{format_seconds(LONG_RUN_SECONDS)} ({estimate.describe(time=False)}); add --yes to start it anyway, or "
+            f"{format_seconds(LONG_RUN_SECONDS)} ({estimate.describe()}); add --yes to start it anyway, or "
             "lower " + (", ".join(estimate.drivers) if estimate.drivers else "the sizes"))
     params_json = params.model_dump(mode="json")
     if not chapter.notebook.exists():
@@ -223,7 +223,7 @@ def run_chapter(
         if previous:
             changed = [k for k, v in parts.items() if previous[-1].meta.get("key_parts", {}).get(k) != v]
             log(f"[medeval] {chapter_id} ({profile}): re-executing, changed: {', '.join(changed) or 'unknown'}")
-    log(f"[medeval] {chapter_id} ({profile}): executing {chapter.notebook.name}; {estimate.describe(time=False)}; "
+    log(f"[medeval] {chapter_id} ({profile}): executing {chapter.notebook.name}; {estimate.describe()}; "
         f"{describe_local_estimate(estimate.seconds)}")
 
     nb = jupytext.read(chapter.notebook)

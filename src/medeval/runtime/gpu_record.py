@@ -30,7 +30,7 @@ def session_names(root: Path | None = None) -> list[str]:
 
 def session_runs(root: Path | None = None, name: str = "session") -> list[dict]:
     """One row per chapter of a recorded GPU session: status, wall time, verdicts, overrides, device."""
-    from medeval.experiments.claims import VERDICTS
+    from medeval.core.claims import VERDICTS
 
     session = gpu_results_dir(root) / name
     summary_file = session / "summary.json"

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from medeval.experiments.claims import (  # a leaf module: no medeval imports
+from medeval.core.claims import (  # a leaf module: no medeval imports
     BASES,
     CHECK_COLUMNS,
     CLAIM_COLUMNS,
@@ -30,6 +30,7 @@ from medeval.experiments.claims import (  # a leaf module: no medeval imports
     VERDICTS,
     ClaimList,
     check_outcome_label,
+    explain,
 )
 from medeval.runtime import provenance as _provenance
 from medeval.runtime.params import (
@@ -112,7 +113,9 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
     if not os.environ.get("MEDEVAL_RESULTS_FILE"):
         # run by hand (Jupyter, papermill): say what it will cost here; under `medeval run` the runner has said it
         # in the terminal, and a log line does not belong on the rendered page
-        print(f"[medeval] {chapter_id} ({profile}): {estimate.describe()}")
+        from medeval.runtime.calibration import reference_seconds
+
+        print(f"[medeval] {chapter_id} ({profile}): {estimate.describe(reference_seconds)}")
     return params
 
 
@@ -314,11 +317,11 @@ def _rows(items, columns, required, what: str) -> list[dict]:
     return [{c: _jsonable(r.get(c, "")) for c in columns} for r in rows]
 
 
-def paper_vs_us(claims):
-    """Record the chapter's paper-versus-us table and return it for display.
+def _record_claims(claims) -> list[dict]:
+    """Record the chapter's paper-versus-us table (and a ClaimList's checks and errata); return its rows.
 
-    ``claims`` is a :class:`~medeval.experiments.claims.ClaimList` (its checks and errata are recorded too), a list
-    of :class:`~medeval.experiments.claims.Claim`, or a DataFrame with at least the columns
+    ``claims`` is a :class:`~medeval.core.claims.ClaimList` (its checks and errata are recorded too), a list
+    of :class:`~medeval.core.claims.Claim`, or a DataFrame with at least the columns
     ``claim, paper, ours, basis, n, test, verdict, reason``. Verdicts are ``[Re]``, ``[¬Re]``, ``[~]`` or ``[n/a]``;
     the basis is ``exact``, ``real`` or ``phantom``. The book's Scorecard page gathers these tables.
     """
@@ -341,14 +344,56 @@ def paper_vs_us(claims):
         raise ValueError(f"paper_vs_us: duplicate claim ids {sorted({i for i in ids if ids.count(i) > 1})}")
     record("paper_vs_us", rows)
     _glue_key_findings(rows)
-    return claims_display(rows)
+    return rows
+
+
+def paper_vs_us(claims) -> HTMLTable:
+    """Record the chapter's paper-versus-us table (:func:`_record_claims`) and return it for display."""
+    return claims_display(_record_claims(claims))
+
+
+class ClaimsSections:
+    """The recorded tail of a chapter page (:func:`claims_sections`): each method returns what one cell shows."""
+
+    def __init__(self, claims: ClaimList, rows: list[dict]):
+        self.claims, self._rows = claims, rows
+
+    def table(self) -> HTMLTable:
+        """The Paper-vs-us table (:func:`claims_display`)."""
+        return claims_display(self._rows)
+
+    def why(self):
+        """The "not reproduced, and why" text (:func:`medeval.core.claims.explain`), as Markdown."""
+        from IPython.display import Markdown
+
+        return Markdown(explain(self.claims))
+
+    def checks(self) -> HTMLTable:
+        """The Checks table (:func:`checks_display`)."""
+        return checks_display([c.row() for c in self.claims.checks])
+
+    def errata(self) -> HTMLTable:
+        """The Errata table (:func:`errata_display`)."""
+        return errata_display([e.row() for e in self.claims.errata])
+
+
+def claims_sections(claims: ClaimList) -> ClaimsSections:
+    """Record a chapter's decided claims, checks and errata in one call (:func:`paper_vs_us`), and return the tail
+    of its page: ``.table()`` (the Paper-vs-us table), ``.why()``, ``.checks()`` and ``.errata()``, each shown in
+    its own cell under the page's headings *Paper vs us*, *Checks* and *Deviations and errata*.
+
+    ``claims`` is what ``CLAIMS.decide(inputs, scale=profile)`` returns (:class:`medeval.core.chapter.ClaimRegistry`).
+    """
+    if not isinstance(claims, ClaimList):
+        raise TypeError(f"claims_sections needs the ClaimList of CLAIMS.decide(...), got {type(claims).__name__}")
+    return ClaimsSections(claims, _record_claims(claims))
 
 
 def _glue_key_findings(rows: list[dict]) -> None:
     """Glue the chapter's generated Key findings (``{glue:md}`key-findings```, shown at the top of the page)."""
     from IPython.display import Markdown
 
-    from medeval.experiments.claims import key_findings
+    from medeval.core.claims import key_findings
     from medeval.runtime.robustness import agreement
 
     seed = getattr(_state.get("params"), "seed", None)
@@ -690,7 +735,7 @@ def _collapsed(summary: str, table_html: str, *, open_: bool = False) -> str:
 def checks_display(rows: list[dict]) -> HTMLTable:
     """The checks table as HTML, collapsed under a one-line count of its outcomes (open when a check failed): each
     check's outcome is ``pass``, ``FAIL`` or ``undecided`` (a statistical check that the data at this scale cannot
-    decide; :class:`medeval.experiments.claims.Check`)."""
+    decide; :class:`medeval.core.claims.Check`)."""
     columns = [c for c in CHECK_COLUMNS if c != "why" or any(r.get("why") for r in rows)]
     names = {"why": "why a check, not a claim", "passed": "outcome"}
     head = "".join(f"<th>{names.get(c, c)}</th>" for c in columns)

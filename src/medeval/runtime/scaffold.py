@@ -220,7 +220,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from medeval.experiments.claims import ClaimList, decide_bound
+from medeval.core.claims import ClaimList, decide_bound
 
 
 def chapter_claims(summary: pd.DataFrame, *, scale: str) -> ClaimList:

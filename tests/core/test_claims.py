@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from medeval.experiments import claims as C
+from medeval.core import claims as C
 
 pytestmark = pytest.mark.claim
 
@@ -264,7 +264,7 @@ def test_an_undecided_row_says_which_way_it_leans_and_the_n_for_a_stated_effect(
 
 
 def test_key_findings_are_generated_from_the_rows_and_never_announce_a_seed_sensitive_verdict():
-    from medeval.experiments.claims import key_findings
+    from medeval.core.claims import key_findings
 
     def row(i, verdict, basis="phantom", reason=""):
         return {"id": f"c{i}", "claim": f"Claim {i}.", "verdict": verdict, "basis": basis, "reason": reason}
@@ -293,7 +293,7 @@ def test_blocked_trend_sees_trends_within_blocks_not_between_their_levels():
     """The stratified Mann–Kendall test decides on within-block trends: runs at different levels with no trend
     inside are not a trend (a pooled Kendall τ over all points is fooled when the levels line up with x's order
     within the pooled sample), a consistent within-run rise is, and under the null it holds its size."""
-    from medeval.experiments.claims import decide_blocked_trend, decide_trend
+    from medeval.core.claims import decide_blocked_trend, decide_trend
 
     x = np.tile(np.arange(6.0), 4)
     blocks = np.repeat(np.arange(4), 6)
@@ -301,7 +301,7 @@ def test_blocked_trend_sees_trends_within_blocks_not_between_their_levels():
     assert decide_blocked_trend(x, rise, blocks, direction="greater").verdict == "[Re]"
     assert decide_blocked_trend(x, rise, blocks, direction="less").verdict == "[¬Re]"
     # a single block without ties: S and its variance are Kendall's (τ = S / (n(n-1)/2)), as scipy computes τ
-    from medeval.experiments.claims import _kendall_s
+    from medeval.core.claims import _kendall_s
 
     rng = np.random.default_rng(0)
     y = rng.normal(size=12)
@@ -325,7 +325,7 @@ def test_blocked_trend_sees_trends_within_blocks_not_between_their_levels():
 
 
 def test_a_check_is_tri_state_and_an_undecided_check_is_neither_passed_nor_failed():
-    from medeval.experiments.claims import Check, ClaimList, check_outcome, explain
+    from medeval.core.claims import Check, ClaimList, check_outcome, explain
     from medeval.runtime.notebook import checks_display
 
     assert [check_outcome(v) for v in ("[Re]", "[¬Re]", "[~]", "[n/a]")] == [True, False, None, None]
@@ -357,7 +357,7 @@ def test_the_claims_table_never_prints_an_empty_n():
 
 
 def test_the_why_section_gives_mechanisms_and_names_the_inconclusive_rows_without_repeating_statistics():
-    from medeval.experiments.claims import ClaimList, Decision, explain
+    from medeval.core.claims import ClaimList, Decision, explain
 
     cl = ClaimList(scale="smoke")
     for i, (verdict, reason) in enumerate([("[Re]", ""), ("[¬Re]", "the phantom's prior sets the threshold"),

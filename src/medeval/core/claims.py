@@ -761,6 +761,33 @@ def combine(decisions: Sequence[Decision], *, test: str | None = None, labels: S
     return Decision(v, base, join("effect"), join("n"), reason, p_against=p_against)
 
 
+def decide_per_group(groups, decide, *, if_empty: str, labels: Sequence[str] | None = None, test: str | None = None,
+                     alpha: float = DEFAULT_ALPHA) -> Decision:
+    """Decide each group, then :func:`combine` them: a claim that must hold in every group (per dataset, per class,
+    per operator).
+
+    ``groups`` maps a label to the group's data (a mapping, or ``(label, data)`` pairs); ``decide(data)`` returns
+    the group's :class:`Decision`, or ``None`` to leave the group out (it is not part of the claim). With no group
+    decided the row is [n/a] with ``if_empty`` as its reason. ``labels`` renames the groups in the combined row.
+    """
+    items = list(groups.items()) if hasattr(groups, "items") else list(groups)
+    parts, names = [], []
+    for label, data in items:
+        d = decide(data)
+        if d is not None:
+            if not isinstance(d, Decision):
+                raise TypeError(f"decide_per_group: group {label!r} returned {type(d).__name__}, not a Decision")
+            parts.append(d)
+            names.append(str(label))
+    if labels is not None:
+        if len(labels) != len(parts):
+            raise ValueError(f"decide_per_group: {len(labels)} labels for {len(parts)} decided groups")
+        names = list(labels)
+    if not parts:
+        return not_testable(if_empty)
+    return combine(parts, labels=names, test=test, alpha=alpha)
+
+
 #: the note :func:`combine` appends to a test (removed from parts that are themselves combined rows)
 _COMBINED = re.compile(r" \[\d+ parts, all must hold(; Holm over \d+ tests against the claim)?\]")
 
@@ -907,3 +934,12 @@ class ClaimList:
         e = Erratum(where, printed, recomputed, note)
         self.errata.append(e)
         return e
+
+
+#: the rules a chapter's claims registry may name (:class:`medeval.core.chapter.ClaimSpec`): each returns a
+#: :class:`Decision` from data and is tested under a simulated null (tests/core/test_claims.py);
+#: :func:`not_testable` names a row that no data of this book can decide (its reason says why). The
+#: combinators (:func:`combine`, :func:`decide_per_group`) and the quality gate are not rules: a row names the
+#: rules of its parts.
+RULES = frozenset({decide_difference, decide_paired, decide_trend, decide_blocked_trend, decide_proportions,
+                   decide_equivalence, decide_bound, decide_tolerance, decide_exact, not_testable})
