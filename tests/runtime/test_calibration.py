@@ -157,7 +157,10 @@ def test_the_memory_estimate_is_within_a_factor_two_of_the_recorded_peak(chapter
     reference = calibration.calibration_record()["reference_machine"]
     if os.cpu_count() != reference.get("cpu_count"):
         pytest.skip(f"{os.cpu_count()} cores here, {reference.get('cpu_count')} on the reference machine")
-    recorded = calibration.recorded_timings(chapter_id)[profile]
+    recorded_profiles = calibration.recorded_timings(chapter_id)
+    if not recorded_profiles:  # a chapter new since the last `make calibrate` (its own smoke test checks the estimate)
+        pytest.skip(f"{chapter_id}: no run recorded on the reference machine yet (make calibrate)")
+    recorded = recorded_profiles[profile]
     assert "peak_memory_bytes" in recorded, f"{chapter_id} ({profile}): no peak memory recorded; run make calibrate"
     estimate = resolve_params(chapter_id, profile).resource_estimate().peak_bytes
     ratio = recorded["peak_memory_bytes"] / estimate

@@ -31,6 +31,8 @@ def test_every_exercise_of_every_chapter_has_minutes_and_one_week(course, exerci
     for cid, exs in exercises.items():
         for e in exs:
             assert course.plan_of(e.label).minutes > 0, e.label
+            if cid in course.unplanned:  # a scaffolded chapter: minutes, no week yet (course_problems checks why)
+                continue
             week, where = course.week_of(e.label)
             assert where in ("class", "homework")
             assert any(p.chapter == cid for w in course.weeks[:week.week] for p in w.parts), e.label

@@ -80,6 +80,8 @@ class Course(_Strict):
     concepts: dict[str, Concept]
     pointers: dict[str, dict[str, str]] = {}
     exercises: dict[str, dict[str, ExercisePlan]]
+    #: chapters outside the semester plan, with why (a chapter just scaffolded): their exercises need minutes, no week
+    unplanned: dict[str, str] = {}
     weeks: list[Week] = Field(min_length=12, max_length=14)
     assessment: list[AssessmentItem] = Field(min_length=1)
     rubrics: dict[Literal["written", "interpretation", "critical"], list[Criterion]]
@@ -210,10 +212,18 @@ def course_problems(course: Course, exercises: dict[str, list] | None = None) ->
                 problems.append(f"weeks[{week.week}]: {label} is assigned before its chapter "
                                 f"{chapter_of[label]} is taught")
     for label in sorted(set(kind_of) - set(assigned)):
-        problems.append(f"weeks: exercise {label} ({chapter_of[label]}) is assigned in no week")
+        if chapter_of[label] not in course.unplanned:
+            problems.append(f"weeks: exercise {label} ({chapter_of[label]}) is assigned in no week")
     for cid in known:
-        if cid not in started and exercises.get(cid):  # a chapter being drafted has no exercises to plan yet
-            problems.append(f"weeks: chapter {cid} is taught in no week")
+        if cid not in started and exercises.get(cid) and cid not in course.unplanned:
+            problems.append(f"weeks: chapter {cid} is taught in no week")  # (one being drafted has no exercises yet)
+    for cid, why in course.unplanned.items():
+        if cid not in known:
+            problems.append(f"unplanned.{cid}: unknown chapter")
+        elif cid in started:
+            problems.append(f"unplanned.{cid}: the chapter is taught in week {started[cid]}; remove it from unplanned")
+        elif not why.strip():
+            problems.append(f"unplanned.{cid}: say why the chapter is outside the plan")
     total = sum(a.weight for a in course.assessment)
     if abs(total - 100) > 1e-9:
         problems.append(f"assessment: the weights sum to {total:g}; expected 100")
