@@ -636,7 +636,7 @@ notebook.show_table(
 
 # %%
 # (R, 2) scores of each learner on the same pairs and folds -> EVE intervals (½V, 95 %) and the paired test
-# (eve.comparison_statistics, computed in eve.run)
+# (eve.comparison_statistics, computed by the grid's comparison unit in eve.run)
 comp = results.comparison
 pc = comp["paired"]
 

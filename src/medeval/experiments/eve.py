@@ -1020,7 +1020,8 @@ def known_truth_table(truth: dict) -> pd.DataFrame:
 def settings_summary(settings: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, classifier), in the settings' order: the mean over the setting sizes of the mean score,
     EVE/binomial and NFW/EVE."""
-    return settings.groupby(["dataset", "classifier"], sort=False)[["mean_score", "eve_to_binomial", "nfw_to_eve"]].mean()
+    columns = ["mean_score", "eve_to_binomial", "nfw_to_eve"]
+    return settings.groupby(["dataset", "classifier"], sort=False)[columns].mean()
 
 
 def interval_width_ratio(comparison: dict) -> float:
@@ -1127,15 +1128,17 @@ def run(P: Params, cache_dir=None) -> Results:
         drawstring=drawstring, drawstring_summary=summary,
         drawstring_summary_by_metric={m: summarise_drawstring(drawstring, m) for m in METRICS},
         drawstring_slope=drawstring_slope(drawstring),
-        drawstring_omitted_parent_sizes=sorted(drawstring.loc[drawstring["eve"].isna(), "parent_size"].unique().tolist()),
-        drawstring_neve_to_eve_largest_p=with_eve["neve"].iloc[-1] / with_eve["eve"].iloc[-1],
+        drawstring_omitted_parent_sizes=sorted(
+            drawstring.loc[drawstring["eve"].isna(), "parent_size"].unique().tolist()),
+        drawstring_neve_to_eve_largest_p=float(with_eve["neve"].iloc[-1] / with_eve["eve"].iloc[-1]),
         characterization=characterization,
         characterization_omitted_sizes=characterization.loc[characterization["eve"].isna(), "subset_size"].tolist(),
         strategies=strategies, lowest_mse=lowest_mse(strategies), truth=truth, known_truth=known_truth,
         truth_n_draws=int(known_truth.loc[known_truth["metric"] == P.metric, "n_draws"].min()),
         settings=settings, settings_summary=settings_means,
         setting_eve_to_binomial={f"{d}/{c}": float(v) for (d, c), v in settings_means["eve_to_binomial"].items()},
-        comparison=comparison, comparison_scores=comparison_scores, interval_width_ratio=interval_width_ratio(comparison),
+        comparison=comparison, comparison_scores=comparison_scores,
+        interval_width_ratio=interval_width_ratio(comparison),
         bridge=by["bridge"][0][1], pair_check=pair_check(P),
     )
 

@@ -576,8 +576,10 @@ def decide_repeated_lowest_mse(frame: pd.DataFrame, *, n_boot: int, seed: int = 
         return not_testable("no repeated strategy was run"), ""
     d = decide_per_group({f"n={n}": i_sc for n, i_sc in sizes.items()}, repeated_lower,
                          if_empty="no repeated strategy was run")
-    texts = [f"n={n}: MSE/MSE(LOO) " + ", ".join(f"{s} {_f(float(_mse(sc[s], sc['LOO']) / _mse(sc['LOO'], sc['LOO'])), 2)}"
-                                                 for s in sc) for n, (_, sc) in sizes.items()]
+    def relative_mses(sc) -> str:
+        return ", ".join(f"{s} {_f(float(_mse(sc[s], sc['LOO']) / _mse(sc['LOO'], sc['LOO'])), 2)}" for s in sc)
+
+    texts = [f"n={n}: MSE/MSE(LOO) {relative_mses(sc)}" for n, (_, sc) in sizes.items()]
     return d, "; ".join(texts)
 
 
@@ -1098,7 +1100,8 @@ def loo_high_variance(inp: ClaimInputs) -> dict:
 
 @CLAIMS.claim("adni-figures", where="Sec. 3-4, Figs. 1-3", rules=not_testable, inputs="dataset", family=True,
               control="none: no rule is run (the row is [n/a] while the main pool is not ADNI); with the ADNI CSV "
-                      "(profile `full`) the row is absent and the rows above run on ADNI")
+                      "(profile `full`) the row is absent and the rows above run on ADNI "
+                      "(test_claim_adni_figures_row_only_off_adni)")
 def adni_figures(inp: ClaimInputs) -> list[dict]:
     if inp.dataset == "adni":
         return []
