@@ -118,7 +118,6 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from medeval import plots
-from medeval.core.claims import explain as explain_claims
 from medeval.core.claims import verdict_counts
 from medeval.experiments import eve, eve_claims
 from medeval.runtime import notebook
@@ -163,15 +162,15 @@ notebook.parameters_table()
 # standardised.
 
 # %%
-X_main, y_main, _ = eve.load_pool(P.dataset, seed=P.seed, effect_size=P.effect_size,
-                                  n_features=P.n_features, adni_csv=P.adni_csv)
+# every computation of the chapter (the pools, the grid of runs, and what the page shows and records from them)
+results = eve.run(P, cache_dir=notebook.cache_dir("runs"))
+pool = results.pool
 
 # %% tags=["hide-input"]
-notebook.record("pool", {"dataset": P.dataset, "n_negative": int((y_main == 0).sum()), "n_positive": int((y_main == 1).sum()),
-                         "n_features": int(X_main.shape[1])})
+notebook.record("pool", pool)
 display(Markdown(
-    f"Pool `{P.dataset}`: {int((y_main == 0).sum())} negatives (HC / benign), {int((y_main == 1).sum())} positives "
-    f"(AD / malignant), {X_main.shape[1]} features."))
+    f"Pool `{pool['dataset']}`: {pool['n_negative']} negatives (HC / benign), {pool['n_positive']} positives "
+    f"(AD / malignant), {pool['n_features']} features."))
 
 # %% [markdown]
 # The classifier is a linear SVM with C large enough to be in the hard-margin limit. On the CPU every problem
@@ -350,14 +349,13 @@ display(Markdown(
 # `hard_margin_factor` change any held-out prediction?
 
 # %%
-results = eve.run_experiments(P, cache_dir=notebook.cache_dir("grid"))
-hard_margin = results["hard_margin"]
-band = eve_claims.quality_band(results)
+hard_margin = results.hard_margin
+band = results.quality_band
 
 # %% tags=["hide-input"]
 notebook.record_table("hard_margin", hard_margin)
-notebook.record("hard_margin_in_limit", bool(hard_margin["in_limit"].all()))
-notebook.record("engine_check", results["engine_check"])
+notebook.record("hard_margin_in_limit", results.hard_margin_in_limit)
+notebook.record("engine_check", results.engine_check)
 notebook.record("quality_band", band)
 display(Markdown(
     f"Hard-margin check (C = {P.svm_c:g} vs {P.svm_c * P.hard_margin_factor:g}): held-out predictions agree in "
@@ -387,17 +385,17 @@ notebook.show_table(
 # that does not move with P is unbiased at every P ({numref}`fig-eve-drawstring`).
 
 # %%
-drawstring = results["drawstring"]
-ds = eve.summarise_drawstring(drawstring)
-line = eve.drawstring_slope(drawstring)
+drawstring = results.drawstring
+ds = results.drawstring_summary
+line = results.drawstring_slope
 
 # %% tags=["hide-input"]
 notebook.record_table("drawstring", ds)
 notebook.record("drawstring_eve_slope", line)
-notebook.record("drawstring_omitted_parent_sizes", sorted(drawstring.loc[drawstring["eve"].isna(), "parent_size"].unique().tolist()))
+notebook.record("drawstring_omitted_parent_sizes", results.drawstring_omitted_parent_sizes)
 fig, axes = plots.new_axes(2, 2, width=4.0, height=2.6, sharex=True)
 for ax, m in zip(axes, METRICS, strict=True):
-    s = eve.summarise_drawstring(drawstring, m)
+    s = results.drawstring_summary_by_metric[m]
     ax.errorbar(s["parent_size"], s["eve"], yerr=2 * s["eve_se"], capsize=3,
                 **plots.style("estimator", "EVE"), label="EVE (disjoint pairs)")
     ax.errorbar(s["parent_size"], s["neve"], yerr=2 * s["neve_se"], capsize=3,
@@ -430,7 +428,7 @@ display(Markdown(
     f"{100 * line['relative_change']:+.1f} % ± {100 * line['relative_change_se']:.1f} % (SE) of its mean over "
     f"P = {int(valid['parent_size'].min())}–{int(valid['parent_size'].max())}. E[NEVE] goes "
     f"from {ds['neve'].iloc[0]:.2e} at P = {int(ds['parent_size'].iloc[0])} to {ds['neve'].iloc[-1]:.2e} at P = "
-    f"{int(ds['parent_size'].iloc[-1])}, where NEVE/EVE = {valid['neve'].iloc[-1] / valid['eve'].iloc[-1]:.2f}."))
+    f"{int(ds['parent_size'].iloc[-1])}, where NEVE/EVE = {results.drawstring_neve_to_eve_largest_p:.2f}."))
 notebook.show_table(
     ds, caption=f"Drawstring ({P.metric}): mean EVE and NEVE over the parents at each parent size, with their "
                 "Monte Carlo standard errors.",
@@ -449,12 +447,12 @@ notebook.show_table(
 # paper, divided by the binomial variance.
 
 # %%
-char = results["characterization"]
+char = results.characterization
 ok = char.dropna(subset=["eve"])
 
 # %% tags=["hide-input"]
 notebook.record_table("characterization", eve.without_raw(char).drop(columns=["note"]))
-notebook.record("characterization_omitted_sizes", char.loc[char["eve"].isna(), "subset_size"].tolist())
+notebook.record("characterization_omitted_sizes", results.characterization_omitted_sizes)
 notebook.record("characterization_eve_to_binomial", ok["eve_to_binomial"].tolist())
 notebook.record("characterization_nfw_to_eve", ok["nfw_to_eve"].tolist())
 notebook.record("characterization_neve_to_eve", ok["neve_to_eve"].tolist())
@@ -508,12 +506,11 @@ notebook.show_table(
 # for the MSE ({numref}`fig-eve-strategies`).
 
 # %%
-strat = results["strategies"]
-best = strat.loc[strat.groupby("subset_size")["mse_ratio"].idxmin()]
+strat = results.strategies
+best = results.lowest_mse
 
 # %% tags=["hide-input"]
-notebook.record_table("strategies", eve.without_raw(strat).assign(
-    mse_identity_error=(strat["mse"] - (strat["variance"] + strat["bias"] ** 2)).abs()))
+notebook.record_table("strategies", eve.without_raw(strat))
 fig, axes = plots.new_axes(3, 1, width=2.7, height=2.9, sharex=True)
 panels = (("sd_ratio", "SD / SD(LOO)", 1), ("bias_ratio", "bias / SD(LOO)", 0), ("mse_ratio", "MSE / MSE(LOO)", 1))
 for ax, (col, lab, ref) in zip(axes, panels, strict=True):
@@ -557,13 +554,12 @@ notebook.show_table(
 # ({eq}`eq-eve-paired`) under a true null, so its rejection rate is the type-I error of the EVE paired test.
 
 # %%
-truth = pd.concat([eve.truth_frame(results["truth"], m).assign(metric=m)
-                   for m in METRICS], ignore_index=True)
+truth = results.known_truth
 main_truth = truth[truth["metric"] == P.metric]
 
 # %% tags=["hide-input"]
 notebook.record_table("known_truth", truth)
-notebook.record("truth_n_draws", int(main_truth["n_draws"].min()))
+notebook.record("truth_n_draws", results.truth_n_draws)
 fig, axes = plots.new_axes(2, 1, width=4.0, height=2.9, sharey=True)
 sizes = sorted(truth["subset_size"].unique())
 offsets = np.linspace(-0.24, 0.24, len(METRICS))
@@ -618,13 +614,12 @@ notebook.show_table(
 # `full`, your ADNI CSV.
 
 # %%
-setting = results["settings"]
-summary = (setting.groupby(["dataset", "classifier"], sort=False)
-           [["mean_score", "eve_to_binomial", "nfw_to_eve"]].mean())
+setting = results.settings
+summary = results.settings_summary
 
 # %% tags=["hide-input"]
 notebook.record_table("settings", setting[["dataset", "classifier", "subset_size", "mean_score", "eve", "eve_to_binomial", "nfw_to_eve"]])
-notebook.record("setting_eve_to_binomial", {f"{d}/{c}": float(v) for (d, c), v in summary["eve_to_binomial"].items()})
+notebook.record("setting_eve_to_binomial", results.setting_eve_to_binomial)
 notebook.show_table(
     summary, caption=f"EVE against the naive models per data set and learner ({P.metric}, mean over the setting sizes).",
     labels={"mean_score": f"mean {P.metric}", "eve_to_binomial": "EVE / binomial", "nfw_to_eve": "NFW / EVE"})
@@ -641,15 +636,11 @@ notebook.show_table(
 
 # %%
 # (R, 2) scores of each learner on the same pairs and folds -> EVE intervals (½V, 95 %) and the paired test
-scores = results["comparison"]["scores"]
-statistics = eve.comparison_statistics(scores, subset_size=results["comparison"]["subset_size"], level=0.95)
-centre = statistics["ci_svm"]["centre"]
-pc = statistics["paired"]
+# (eve.comparison_statistics, computed by the grid's comparison unit in eve.run)
+comp = results.comparison
+pc = comp["paired"]
 
 # %% tags=["hide-input"]
-comp = dict(results["comparison"])
-comp.pop("scores")
-assert np.isclose(centre, comp["ci_svm"]["centre"]) and np.isclose(pc["mean_difference"], comp["paired"]["mean_difference"])
 notebook.record("comparison", comp)
 ci_table = pd.DataFrame({k: comp[k] for k in ("ci_svm", "ci_nearest_centroid", "binomial_ci_svm")}).T
 ci_table.index = ["SVM, EVE (½V)", "nearest centroid, EVE (½V)", "SVM, binomial"]
@@ -658,8 +649,7 @@ display(Markdown(
     f"SVM − nearest centroid on {comp['n_pairs']} pairs of {comp['subset_size']}+{comp['subset_size']} subjects: "
     f"mean difference {pc['mean_difference']:+.3f}, 95 % CI [{pc['ci_low']:+.3f}, {pc['ci_high']:+.3f}], "
     f"z = {pc['z']:.2f}, p = {pc['p_value']:.3g}. The EVE interval of the SVM is "
-    f"{(comp['ci_svm']['high'] - comp['ci_svm']['low']) / (comp['binomial_ci_svm']['high'] - comp['binomial_ci_svm']['low']):.2f}"
-    " times as wide as the binomial one."))
+    f"{results.interval_width_ratio:.2f} times as wide as the binomial one."))
 notebook.show_table(ci_table, caption=f"95 % confidence intervals of the expected {P.metric} at "
                                       f"{comp['subset_size']} subjects per class.",
                     labels={"centre": "centre", "low": "lower limit", "high": "upper limit"})
@@ -674,7 +664,7 @@ notebook.show_table(ci_table, caption=f"95 % confidence intervals of the expecte
 # fold-wise SD, which is exactly the NFW model ({eq}`eq-eve-nfw`).
 
 # %%
-bridge = results["bridge"]
+bridge = results.bridge
 
 # %% tags=["hide-input"]
 notebook.record("bridge", bridge)
@@ -696,10 +686,11 @@ notebook.show_table(
 # the drawstring's parents, and for the known truth the fresh draws and the independent pools.
 
 # %%
-claim_list = eve_claims.chapter_claims(results, P, scale=profile,
-                                       gpu=resolve_params("03-eve", "gpu"))
-notebook.record("verdict_counts", verdict_counts(claim_list.claims))
-notebook.paper_vs_us(claim_list)
+claims = eve_claims.CLAIMS.decide(eve_claims.claim_inputs(results, P, gpu=resolve_params("03-eve", "gpu")),
+                                  scale=profile)
+notebook.record("verdict_counts", verdict_counts(claims.claims))
+tail = notebook.claims_sections(claims)
+tail.table()
 
 # %% [markdown]
 # ### Rows that are not reproduced, and why
@@ -708,7 +699,7 @@ notebook.paper_vs_us(claim_list)
 # and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["remove-input"]
-display(Markdown(explain_claims(claim_list)))
+tail.why()
 
 # %% [markdown]
 # ## Checks
@@ -716,7 +707,7 @@ display(Markdown(explain_claims(claim_list)))
 # Identities of the formulas and properties of the implementation: computed, pass or fail, not claims.
 
 # %% tags=["remove-input"]
-notebook.checks_display([c.row() for c in claim_list.checks])
+tail.checks()
 
 # %% [markdown]
 # ## Deviations and errata

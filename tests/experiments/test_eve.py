@@ -292,6 +292,41 @@ def test_chapter_grid_covers_every_experiment():
         eve.Params(truth_pairs_per_pool=3, truth_null_pairs=5)
 
 
+#: a parameter set on which the whole chapter runs in a few seconds (P = 5 < 2n holds no disjoint pair)
+TINY = {"device": "cpu", "max_workers": 1, "drawstring_parent_sizes": [5, 10], "drawstring_subset_size": 5,
+        "drawstring_n_parents": 2, "drawstring_n_pairs": 2, "characterization_sizes": [5, 10],
+        "characterization_n_pairs": 3, "strategy_sizes": [5], "strategy_n_pairs": 2, "truth_sizes": [5, 10],
+        "truth_n_pools": 2, "truth_pairs_per_pool": 2, "truth_null_pairs": 1, "truth_n_draws": 10, "n_bootstrap": 100,
+        "setting_sizes": [5], "setting_n_pairs": 2, "comparison_size": 5, "comparison_n_pairs": 2, "bridge_n_pairs": 2,
+        "bridge_size": 40}
+
+
+def test_run_returns_results_that_feed_the_claims():
+    """``eve.run`` (the chapter protocol's entry point) on a tiny parameter set: a ``Results`` with every field
+    filled, which ``claim_inputs`` turns into inputs from which every claim and check of the chapter is decided."""
+    import dataclasses
+
+    from medeval.experiments import eve_claims
+    from medeval.runtime.params import resolve_params
+
+    P = resolve_params("03-eve", "smoke", TINY)
+    res = eve.run(P)
+    assert isinstance(res, eve.Results)
+    assert all(getattr(res, f.name) is not None for f in dataclasses.fields(res))
+    assert res.pool == {"dataset": "adni_phantom", "n_negative": 370, "n_positive": 252, "n_features": 80}
+    assert res.drawstring_omitted_parent_sizes == [5] and list(res.drawstring_summary["parent_size"]) == [5, 10]
+    assert set(res.drawstring_summary_by_metric) == set(eve.METRICS)
+    assert set(zip(res.known_truth["metric"], res.known_truth["subset_size"], strict=True)) == {
+        (m, n) for m in eve.METRICS for n in (5, 10)} and res.truth_n_draws == 10
+    assert "scores" not in res.comparison and set(res.comparison_scores) == {"svm", "nearest_centroid"}
+    assert (res.strategies["mse_identity_error"] < 1e-12).all() and list(res.lowest_mse["subset_size"]) == [5]
+    assert res.quality_band["floor"] == eve.QUALITY_FLOOR and len(res.quality_band["per_model"]) == 3
+    inp = eve_claims.claim_inputs(res, P, gpu=resolve_params("03-eve", "gpu"))
+    cl = eve_claims.CLAIMS.decide(inp, scale="smoke")
+    assert [c.id for c in cl.claims] == [s.id for s in eve_claims.CLAIMS.specs]
+    assert len(cl.checks) == 8 and all(c.passed for c in cl.checks)
+
+
 def test_sklearn_loop_on_every_core_gives_the_one_core_result():
     """The scikit-learn loop split over processes returns the same decision values as one process, in order;
     inside a grid's worker process it stays on one core; a bad n_jobs is refused."""

@@ -329,7 +329,10 @@ def test_claim_loo_high_variance_passes_and_fails():
 # the chapter: every row present, the quality floor, checks
 
 
-def synthetic_results(accuracy=0.85):
+def synthetic_inputs(accuracy=0.85, P=None, **changes):
+    """ClaimInputs of the whole chapter from constructed rows (the SVM's accuracy ``accuracy`` everywhere), with
+    the settings of ``P`` (default: the schema's, 200 bootstrap replicates) and ``changes`` to the fields."""
+    P = P or eve.Params(n_bootstrap=200)
     r = rng(5)
     ds = drawstring_frame()
     for m in METRICS:
@@ -341,19 +344,22 @@ def synthetic_results(accuracy=0.85):
         null = {m: pools[m][:, :5] + 0.01 * r.standard_normal((400, 5, 2)) for m in METRICS}
         truth[n] = {"draws": draws, "pools": pools, "null": null}
     hm = pd.DataFrame({"subset_size": [10, 25], "prediction_agreement": [1.0, 1.0], "in_limit": [True, True]})
-    return {
-        "drawstring": ds, "characterization": char_frame(), "strategies": strategy_frames(), "truth": truth,
-        "hard_margin": hm, "bridge": {"max_abs_difference_vs_sklearn": 0.0},
-        "engine_check": {"engine": "active_set", "agreement": 1.0, "n_problems": 50, "max_relative_difference": 1e-5},
-        "pair_check": {"subset_size": 25, "n_pairs": 10, "valid": 10},
-    }
+    fields = dict(
+        metric=P.metric, dataset=P.dataset, n_bootstrap=P.n_bootstrap, seed=P.seed,
+        drawstring_subset_size=P.drawstring_subset_size, drawstring_n_pairs=P.drawstring_n_pairs,
+        quality=eve.quality_figures(ds, truth), gpu_counts={}, drawstring=ds, **ec.known_truth_inputs(truth, P.metric),
+        characterization=char_frame(), strategies=strategy_frames(), hard_margin=hm,
+        engine_check={"engine": "active_set", "agreement": 1.0, "n_problems": 50, "max_relative_difference": 1e-5},
+        bridge={"max_abs_difference_vs_sklearn": 0.0}, pair_check={"subset_size": 25, "n_pairs": 10, "valid": 10},
+    )
+    return ec.ClaimInputs(**{**fields, **changes})
 
 
 def test_claim_chapter_rows_complete_and_decided():
-    P = eve.Params(n_bootstrap=200)
-    cl = ec.chapter_claims(synthetic_results(0.85), P, scale="default")
+    cl = ec.CLAIMS.decide(synthetic_inputs(0.85), scale="default")
     ids = [c.id for c in cl.claims]
     assert len(ids) == len(set(ids)) == 21
+    assert ids == [s.id for s in ec.CLAIMS.specs]  # the registry's order is the table's
     verdicts = {c.id: c.verdict for c in cl.claims}
     assert verdicts["adni-figures"] == "[n/a]"
     assert verdicts["eve-unbiased"] == "[Re]" and verdicts["three-fold-bias"] == "[Re]"
@@ -362,28 +368,33 @@ def test_claim_chapter_rows_complete_and_decided():
     assert len(cl.checks) == 8 and all(c.passed for c in cl.checks)
 
 
+def test_claim_adni_figures_row_only_off_adni():
+    assert [c.id for c in ec.CLAIMS.decide(synthetic_inputs(dataset="adni"), scale="full").claims
+            if c.id == "adni-figures"] == []
+    (row,) = ec.CLAIMS.decide(synthetic_inputs(dataset="wdbc"), scale="default", only=["adni-figures"]).claims
+    assert row.verdict == "[n/a]" and "the wdbc pool" in row.decision.reason and row.where == "Sec. 3-4, Figs. 1-3"
+
+
 def test_claim_quality_floor_gives_not_applicable():
-    P = eve.Params(n_bootstrap=200)
-    cl = ec.chapter_claims(synthetic_results(0.6), P, scale="default")
+    inp = synthetic_inputs(0.6)
+    cl = ec.CLAIMS.decide(inp, scale="default")
     assert {c.verdict for c in cl.claims} == {"[n/a]"}
     assert all("did not train" in c.decision.reason or c.id == "adni-figures" for c in cl.claims)
-    band = ec.quality_band(synthetic_results(0.6))
+    band = eve.quality_band(inp.quality)
     assert band["max"] < band["floor"] == ec.QUALITY_FLOOR
 
 
 def test_claim_reason_names_the_gpu_counts_for_inconclusive_rows():
-    P = eve.Params(n_bootstrap=200)
-    res = synthetic_results(0.85)
-    res["strategies"] = strategy_frames(pairs=20, bias={k: 0.0 for k in ("LOO", "10x1", "10x10", "3x1", "3x10")})
+    strategies = strategy_frames(pairs=20, bias={k: 0.0 for k in ("LOO", "10x1", "10x10", "3x1", "3x10")})
     gpu = eve.Params(strategy_n_pairs=2500)
-    cl = ec.chapter_claims(res, P, scale="default", gpu=gpu)
-    row = next(c for c in cl.claims if c.id == "three-fold-bias")
+    inp = synthetic_inputs(0.85, strategies=strategies,
+                           gpu_counts={g: ec.gpu_profile_counts(gpu, g) for g in ec.GROUPS})
+    (row,) = ec.CLAIMS.decide(inp, scale="default", only=["three-fold-bias"]).claims
     assert row.verdict == "[~]" and "2,500 pairs per size" in row.decision.reason
 
 
 def test_claim_explanations_cover_every_row_not_reproduced():
-    P = eve.Params(n_bootstrap=200)
-    cl = ec.chapter_claims(synthetic_results(0.85), P, scale="default")
+    cl = ec.CLAIMS.decide(synthetic_inputs(0.85), scale="default")
     text = explain_claims(cl)
     for c in cl.claims:
         assert (f'href="#claim-{c.id}"' in text) == (c.verdict != "[Re]")

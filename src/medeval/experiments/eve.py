@@ -24,8 +24,10 @@ or a scikit-learn ``SVC`` loop as the reference) and the measures of
 ``svm_cross_validation`` does), averaged over repeats. :func:`verify_hard_margin_limit` checks the paper's
 hard-margin criterion.
 
-:func:`run_experiments` builds every grid of the chapter and runs it as one grid (so that local workers stay
-busy); :mod:`medeval.experiments.eve_claims` decides the paper's claims from its results.
+:func:`run` is the chapter (the protocol of :mod:`medeval.core.chapter`): it builds every grid of the chapter and
+runs it as one grid (:func:`run_chapter_grid`, so that local workers stay busy), assembles the parts and computes
+what the page shows and records, returned as one :class:`Results`; :mod:`medeval.experiments.eve_claims` decides
+the paper's claims from it.
 """
 
 from __future__ import annotations
@@ -209,6 +211,38 @@ class ValidationResult:
     repeat_scores: dict[str, np.ndarray] = None
 
 
+def _validation_inputs(features, labels, subsets, metrics, require_balanced: bool):
+    """The checked inputs of :func:`run_validation`: (features as floats, labels in {0, 1}, an (S, m) index array).
+
+    Refuses features that do not match the labels, subsets that are not an index array into the samples, metrics
+    outside :data:`METRICS`, unbalanced subsets (with ``require_balanced``) and subsets that list a sample twice.
+    """
+    X = np.asarray(features, dtype=float)
+    y = check_binary_labels(labels)
+    if X.ndim != 2 or X.shape[0] != y.size:
+        raise ValueError(f"features must have shape (n_samples={y.size}, n_features), got {X.shape}")
+    idx = np.asarray(subsets, dtype=np.int64)
+    if idx.ndim == 1:
+        idx = idx[None]
+    if idx.ndim != 2 or idx.size == 0:
+        raise ValueError(f"subsets must be an (n_subsets, subset_size) index array, got shape {idx.shape}")
+    if idx.min() < 0 or idx.max() >= y.size:
+        raise ValueError(f"subsets must index into the {y.size} samples")
+    for metric in metrics:
+        if metric not in METRICS:
+            raise ValueError(f"metrics must be drawn from {METRICS}, got {metric!r}")
+    n_pos = y[idx].sum(axis=1)
+    if require_balanced and np.any(2 * n_pos != idx.shape[1]):
+        bad = int(np.sum(2 * n_pos != idx.shape[1]))
+        raise ValueError(
+            f"subsets: {bad} subset(s) are not balanced (equal numbers of each class are required; "
+            "pass require_balanced=False to allow it)"
+        )
+    if np.any(np.array([len(set(row)) for row in idx[: min(len(idx), 64)]]) != idx.shape[1]):
+        raise ValueError("subsets: a subset lists the same sample twice")
+    return X, y, idx
+
+
 def run_validation(
     features,
     labels,
@@ -232,30 +266,8 @@ def run_validation(
     at most ``max_problem_points`` (problems x points) are fitted at once.
     """
     strategy = parse_strategy(strategy)
-    X = np.asarray(features, dtype=float)
-    y = check_binary_labels(labels)
-    if X.ndim != 2 or X.shape[0] != y.size:
-        raise ValueError(f"features must have shape (n_samples={y.size}, n_features), got {X.shape}")
-    idx = np.asarray(subsets, dtype=np.int64)
-    if idx.ndim == 1:
-        idx = idx[None]
-    if idx.ndim != 2 or idx.size == 0:
-        raise ValueError(f"subsets must be an (n_subsets, subset_size) index array, got shape {idx.shape}")
-    if idx.min() < 0 or idx.max() >= y.size:
-        raise ValueError(f"subsets must index into the {y.size} samples")
-    for metric in metrics:
-        if metric not in METRICS:
-            raise ValueError(f"metrics must be drawn from {METRICS}, got {metric!r}")
+    X, y, idx = _validation_inputs(features, labels, subsets, metrics, require_balanced)
     y_sub = y[idx]
-    n_pos = y_sub.sum(axis=1)
-    if require_balanced and np.any(2 * n_pos != idx.shape[1]):
-        bad = int(np.sum(2 * n_pos != idx.shape[1]))
-        raise ValueError(
-            f"subsets: {bad} subset(s) are not balanced (equal numbers of each class are required; "
-            "pass require_balanced=False to allow it)"
-        )
-    if np.any(np.array([len(set(row)) for row in idx[: min(len(idx), 64)]]) != idx.shape[1]):
-        raise ValueError("subsets: a subset lists the same sample twice")
     rng = as_generator(rng, name="rng")
     fold_ids, n_eval = strategy_fold_ids(y_sub, strategy, rng)
     n_subsets, n_repeats, m = fold_ids.shape
@@ -910,43 +922,50 @@ def chapter_grid(P: Params) -> list[dict]:
     return [r[1] for r in runs]
 
 
-def run_experiments(P: Params, *, cache_dir=None) -> dict:
-    """Run the chapter's grid (:func:`chapter_grid`) and assemble its results.
-
-    Returns a dict: ``hard_margin`` (frame), ``engine_check`` (dict), ``drawstring`` (one row per parent),
-    ``characterization`` and ``settings`` (one row per size / setting, with raw per-pair arrays), ``strategies``
-    (one row per size and strategy, with raw per-pair arrays), ``truth`` (per size: ``draws`` {metric: (D,)},
-    ``pools`` {metric: (n_pools, R, 2)}, ``null`` {metric: (n_pools, R_null, 2)}), ``comparison`` and ``bridge``.
-    """
+def run_chapter_grid(P: Params, cache_dir=None) -> dict[str, list[tuple[dict, object]]]:
+    """Run the chapter's grid (:func:`chapter_grid`) as one grid through :func:`medeval.runtime.grid.run_grid`
+    (cached under ``cache_dir``; None: no cache) and group the results by kind: ``{kind: [(args, value), ...]}``,
+    each kind's runs in grid order."""
     from medeval.runtime.grid import run_grid
 
-    # the schema refuses these sizes for the pools of known size, the pre-flight for an ADNI CSV; kept for callers
-    check_pool_fits(P, load_pool(P.dataset, seed=P.seed, effect_size=P.effect_size, n_features=P.n_features,
-                                 adni_csv=P.adni_csv)[1])
     grid = chapter_grid(P)
     values = run_grid(chapter_unit, grid, cache_dir=cache_dir, scheduler=P.scheduler, max_workers=P.max_workers,
                       desc="chapter 3 grid")
-    by: dict[str, list] = {}
+    by: dict[str, list[tuple[dict, object]]] = {}
     for run, value in zip(grid, values, strict=True):
         by.setdefault(run["kind"], []).append((run["args"], value))
-    out: dict = {}
-    out["hard_margin"] = by["hard_margin"][0][1]
-    out["engine_check"] = by["engine_check"][0][1]
-    out["comparison"] = by["comparison"][0][1]
-    out["bridge"] = by["bridge"][0][1]
-    ds = pd.concat([v for _, v in by["drawstring"]], ignore_index=True)
-    out["drawstring"] = ds.sort_values(["parent_size", "parent"], kind="stable").reset_index(drop=True)
-    char = pd.concat([v for _, v in by["characterization"]], ignore_index=True)
-    out["characterization"] = characterization_ratios(char.sort_values("subset_size").reset_index(drop=True))
-    settings = pd.concat([v for _, v in by["settings"]], ignore_index=True)
+    return by
+
+
+def merge_drawstring_parts(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """One drawstring frame from the parts of :func:`drawstring_unit`, one row per parent, by parent size."""
+    ds = pd.concat(frames, ignore_index=True)
+    return ds.sort_values(["parent_size", "parent"], kind="stable").reset_index(drop=True)
+
+
+def merge_characterization_parts(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """One characterization frame (one row per size, with :func:`characterization_ratios`) from the units' rows."""
+    char = pd.concat(frames, ignore_index=True)
+    return characterization_ratios(char.sort_values("subset_size").reset_index(drop=True))
+
+
+def merge_setting_parts(frames: list[pd.DataFrame], P: Params) -> pd.DataFrame:
+    """The learner x data comparison: one row per setting and size, the settings in the order of
+    :func:`setting_list`, with :func:`characterization_ratios`."""
+    settings = pd.concat(frames, ignore_index=True)
     order = {s: i for i, s in enumerate(setting_list(P))}
     settings["_o"] = [order[(d, c)] for d, c in zip(settings["dataset"], settings["classifier"], strict=True)]
-    out["settings"] = characterization_ratios(settings.sort_values(["_o", "subset_size"]).drop(columns="_o")
-                                              .reset_index(drop=True))
-    out["strategies"] = merge_strategy_parts([v for _, v in by["strategies"]])
+    return characterization_ratios(settings.sort_values(["_o", "subset_size"]).drop(columns="_o")
+                                   .reset_index(drop=True))
+
+
+def merge_truth_parts(draws: list[tuple[dict, dict]], pools: list[tuple[dict, dict]]) -> dict:
+    """The known truth per size from the parts of :func:`truth_draws_unit` and :func:`truth_pools_unit` (each a list
+    of ``(args, value)``): ``{size: {"draws": {metric: (D,)}, "pools": {metric: (n_pools, R, 2)},
+    "null": {metric: (n_pools, R_null, 2)}}}``, the parts concatenated in order, sizes ascending."""
     truth: dict = {}
-    for kind in ("truth_draws", "truth_pools"):
-        for args, value in sorted(by.get(kind, []), key=lambda av: (av[0]["subset_size"], av[0]["part"])):
+    for kind, parts in (("truth_draws", draws), ("truth_pools", pools)):
+        for args, value in sorted(parts, key=lambda av: (av[0]["subset_size"], av[0]["part"])):
             t = truth.setdefault(args["subset_size"], {"draws": {}, "pools": {}, "null": {}})
             if kind == "truth_draws":
                 for metric, v in value.items():
@@ -956,9 +975,172 @@ def run_experiments(P: Params, *, cache_dir=None) -> dict:
                     for metric, v in value[key].items():
                         prev = t[field].get(metric)
                         t[field][metric] = v if prev is None else np.concatenate([prev, v])
-    out["truth"] = dict(sorted(truth.items()))
-    out["pair_check"] = pair_check(P)
-    return out
+    return dict(sorted(truth.items()))
+
+
+#: the SVM's mean 10-fold CV accuracy must exceed this wherever a claim uses it (our choice; the claims of
+#: :mod:`medeval.experiments.eve_claims` are [n/a] "did not train" below it)
+QUALITY_FLOOR = 0.7
+
+
+def quality_figures(drawstring: pd.DataFrame | None, truth: dict | None) -> dict[str, float]:
+    """The SVM's mean 10-fold CV accuracy wherever the claims use it: the main pool (the drawstring's subsets) and
+    the phantom's fresh draws at each known-truth size."""
+    q: dict[str, float] = {}
+    if drawstring is not None and len(drawstring) and "mean_accuracy" in drawstring:
+        q["pool, drawstring subsets"] = float(drawstring["mean_accuracy"].mean())
+    for n, t in (truth or {}).items():
+        if "accuracy" in t["draws"]:
+            q[f"phantom, fresh draws n={n}"] = float(np.mean(t["draws"]["accuracy"]))
+    return q
+
+
+def quality_band(quality: dict[str, float]) -> dict:
+    """The band of :func:`quality_figures` (``min``, ``max``, ``per_model``) with the chapter's ``floor``."""
+    vals = list(quality.values())
+    return {"min": min(vals) if vals else float("nan"), "max": max(vals) if vals else float("nan"),
+            "floor": QUALITY_FLOOR, "per_model": quality}
+
+
+def mse_identity_error(strategies: pd.DataFrame) -> pd.Series:
+    """|MSE − (variance + bias²)| of every strategy row (Sec. 3.3, :eq:`eq-eve-mse`): zero to rounding."""
+    return (strategies["mse"] - (strategies["variance"] + strategies["bias"] ** 2)).abs()
+
+
+def lowest_mse(strategies: pd.DataFrame) -> pd.DataFrame:
+    """Per size, the strategy row with the lowest MSE relative to LOO (``mse_ratio``)."""
+    return strategies.loc[strategies.groupby("subset_size")["mse_ratio"].idxmin()]
+
+
+def known_truth_table(truth: dict) -> pd.DataFrame:
+    """:func:`truth_frame` for every metric of :data:`METRICS`, stacked with a ``metric`` column."""
+    return pd.concat([truth_frame(truth, m).assign(metric=m) for m in METRICS], ignore_index=True)
+
+
+def settings_summary(settings: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, classifier), in the settings' order: the mean over the setting sizes of the mean score,
+    EVE/binomial and NFW/EVE."""
+    columns = ["mean_score", "eve_to_binomial", "nfw_to_eve"]
+    return settings.groupby(["dataset", "classifier"], sort=False)[columns].mean()
+
+
+def interval_width_ratio(comparison: dict) -> float:
+    """How many times as wide the SVM's EVE interval (½V) is as its naive binomial interval."""
+    ci, binomial = comparison["ci_svm"], comparison["binomial_ci_svm"]
+    return (ci["high"] - ci["low"]) / (binomial["high"] - binomial["low"])
+
+
+@dataclass
+class Results:
+    """Everything chapter 3 computes for one parameter set (:func:`run`); the notebook shows and records it, and
+    :func:`medeval.experiments.eve_claims.claim_inputs` reads it.
+
+    Main pool and SVM: ``pool`` (``dataset``, ``n_negative``, ``n_positive``, ``n_features`` of the main pool);
+    ``hard_margin`` (one row per subset size, :func:`hard_margin_unit`) and ``hard_margin_in_limit`` (every size in
+    the limit); ``engine_check`` (the engine against LIBSVM, :func:`engine_check_unit`); ``quality_band`` (the
+    SVM's accuracy where the claims use it, :func:`quality_band`).
+
+    Drawstring (Sec. 3.1): ``drawstring`` (one row per parent, :func:`drawstring_unit`); ``drawstring_summary``
+    (:func:`summarise_drawstring` of the chapter's metric, one row per P) and ``drawstring_summary_by_metric`` (the
+    same for every metric of :data:`METRICS`); ``drawstring_slope`` (:func:`drawstring_slope`);
+    ``drawstring_omitted_parent_sizes`` (P without EVE: no disjoint pair fits); ``drawstring_neve_to_eve_largest_p``
+    (E[NEVE]/E[EVE] at the largest P with EVE).
+
+    Characterization (Sec. 3.2): ``characterization`` (one row per size with its ratios and raw per-pair arrays,
+    :func:`characterization_unit`) and ``characterization_omitted_sizes`` (sizes too large for disjoint pairs).
+
+    Strategies (Sec. 3.3): ``strategies`` (one row per size and strategy with raw per-pair arrays and
+    ``mse_identity_error``, :func:`strategy_unit`) and ``lowest_mse`` (per size, the row of the lowest MSE).
+
+    Known truth (ours): ``truth`` (per size: ``draws`` {metric: (D,)}, ``pools`` {metric: (n_pools, R, 2)}, ``null``
+    {metric: (n_pools, R_null, 2)}); ``known_truth`` (:func:`truth_summary` per metric and size) and
+    ``truth_n_draws`` (the fewest fresh draws of a size, for the chapter's metric).
+
+    Learner x data (section 5 of the page): ``settings`` (one row per setting and size), ``settings_summary`` (mean
+    per setting) and ``setting_eve_to_binomial`` (``"dataset/classifier"`` → mean EVE/binomial).
+
+    Worked example and bridge: ``comparison`` (:func:`comparison_unit` without its scores), ``comparison_scores``
+    ({learner: (R, 2) scores as lists}), ``interval_width_ratio`` (:func:`interval_width_ratio`); ``bridge``
+    (:func:`bridge_unit`); ``pair_check`` (:func:`pair_check`).
+    """
+
+    pool: dict
+    hard_margin: pd.DataFrame
+    hard_margin_in_limit: bool
+    engine_check: dict
+    quality_band: dict
+    drawstring: pd.DataFrame
+    drawstring_summary: pd.DataFrame
+    drawstring_summary_by_metric: dict[str, pd.DataFrame]
+    drawstring_slope: dict
+    drawstring_omitted_parent_sizes: list[int]
+    drawstring_neve_to_eve_largest_p: float
+    characterization: pd.DataFrame
+    characterization_omitted_sizes: list[int]
+    strategies: pd.DataFrame
+    lowest_mse: pd.DataFrame
+    truth: dict
+    known_truth: pd.DataFrame
+    truth_n_draws: int
+    settings: pd.DataFrame
+    settings_summary: pd.DataFrame
+    setting_eve_to_binomial: dict[str, float]
+    comparison: dict
+    comparison_scores: dict[str, list]
+    interval_width_ratio: float
+    bridge: dict
+    pair_check: dict
+
+
+def pool_summary(P: Params, features, labels) -> dict:
+    """The main pool in numbers: its dataset, negatives (HC / benign), positives (AD / malignant) and features."""
+    y = np.asarray(labels)
+    return {"dataset": P.dataset, "n_negative": int((y == 0).sum()), "n_positive": int((y == 1).sum()),
+            "n_features": int(np.shape(features)[1])}
+
+
+def run(P: Params, cache_dir=None) -> Results:
+    """Every computation of chapter 3 for the parameters ``P``: the grid of runs (:func:`run_chapter_grid`, cached
+    under ``cache_dir``; None: no cache), assembled, and what the page shows and records from it (:class:`Results`).
+
+    Sizes that the main pool cannot hold are refused before any compute (:func:`check_pool_fits`: the schema
+    refuses them for the pools of known size, the pre-flight for an ADNI CSV; kept for direct callers).
+    """
+    X, y, _ = load_pool(P.dataset, seed=P.seed, effect_size=P.effect_size, n_features=P.n_features,
+                        adni_csv=P.adni_csv)
+    check_pool_fits(P, y)
+    by = run_chapter_grid(P, cache_dir)
+    drawstring = merge_drawstring_parts([v for _, v in by["drawstring"]])
+    summary = summarise_drawstring(drawstring)
+    with_eve = summary.dropna(subset=["eve"])
+    characterization = merge_characterization_parts([v for _, v in by["characterization"]])
+    strategies = merge_strategy_parts([v for _, v in by["strategies"]])
+    strategies = strategies.assign(mse_identity_error=mse_identity_error(strategies))
+    truth = merge_truth_parts(by.get("truth_draws", []), by.get("truth_pools", []))
+    known_truth = known_truth_table(truth)
+    settings = merge_setting_parts([v for _, v in by["settings"]], P)
+    settings_means = settings_summary(settings)
+    hard_margin, comparison = by["hard_margin"][0][1], dict(by["comparison"][0][1])
+    comparison_scores = comparison.pop("scores")
+    return Results(
+        pool=pool_summary(P, X, y), hard_margin=hard_margin, hard_margin_in_limit=bool(hard_margin["in_limit"].all()),
+        engine_check=by["engine_check"][0][1], quality_band=quality_band(quality_figures(drawstring, truth)),
+        drawstring=drawstring, drawstring_summary=summary,
+        drawstring_summary_by_metric={m: summarise_drawstring(drawstring, m) for m in METRICS},
+        drawstring_slope=drawstring_slope(drawstring),
+        drawstring_omitted_parent_sizes=sorted(
+            drawstring.loc[drawstring["eve"].isna(), "parent_size"].unique().tolist()),
+        drawstring_neve_to_eve_largest_p=float(with_eve["neve"].iloc[-1] / with_eve["eve"].iloc[-1]),
+        characterization=characterization,
+        characterization_omitted_sizes=characterization.loc[characterization["eve"].isna(), "subset_size"].tolist(),
+        strategies=strategies, lowest_mse=lowest_mse(strategies), truth=truth, known_truth=known_truth,
+        truth_n_draws=int(known_truth.loc[known_truth["metric"] == P.metric, "n_draws"].min()),
+        settings=settings, settings_summary=settings_means,
+        setting_eve_to_binomial={f"{d}/{c}": float(v) for (d, c), v in settings_means["eve_to_binomial"].items()},
+        comparison=comparison, comparison_scores=comparison_scores,
+        interval_width_ratio=interval_width_ratio(comparison),
+        bridge=by["bridge"][0][1], pair_check=pair_check(P),
+    )
 
 
 def pair_check(P: Params) -> dict:
