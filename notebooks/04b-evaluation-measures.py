@@ -113,7 +113,6 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from medeval import plots
-from medeval.core.claims import explain as explain_claims
 from medeval.experiments import evaluation_measures as em
 from medeval.experiments import evaluation_measures_claims as emc
 from medeval.runtime import notebook
@@ -150,6 +149,9 @@ notebook.parameters_table()
 # standard `testing/reference.csv`): a partial one is refused before any compute, naming what is missing, unless
 # `cls_imbalanced_test` asks for a subsample of the PCam test split instead (`pcam_subsample`, or `auto`: only
 # where CAMELYON16 is incomplete), and the page then says what stood in and why.
+
+# %%
+results = em.run(P, cache_dir=notebook.cache_dir("runs"))  # every computation of the chapter, once
 
 # %% [markdown]
 # (em-method)=
@@ -387,8 +389,7 @@ notebook.parameters_table()
 # {eq}`eq-em-recall`, FPR {eq}`eq-em-fpr` and precision {eq}`eq-em-precision`.
 
 # %%
-t51 = em.table_5_1()
-t52 = em.table_5_2(t51)
+t51, t52 = results.table_5_1, results.table_5_2
 
 # %% tags=["hide-input"]
 notebook.record_table("table_5_2", t52)
@@ -421,7 +422,7 @@ notebook.show_table(
 # what Saito and Rehmsmeier's (2017) R tool reports.
 
 # %%
-ties = em.tie_cases(P.n_recall_points)
+ties = results.tie_cases
 
 # %% tags=["hide-input"]
 notebook.record_table("tie_cases", ties)
@@ -437,7 +438,7 @@ notebook.show_table(ties, caption="Example 1 and the three tie cases of Fig. 5.7
 fig, axes = plots.new_axes(2, 1, width=4.0, height=3.2)
 for name in ("Example 1, model 1", "Example 1, model 2"):
     look = plots.style("model", name)
-    curves = em.tie_case_curves(name, P.n_recall_points)
+    curves = results.example1_curves[name]
     roc, r, p, pr = curves["roc"], curves["recall"], curves["precision"], curves["pr"]
     short = name.replace("Example 1, ", "")
     axes[0].plot(roc.fpr, roc.tpr, marker="o", **look, label=short)
@@ -476,34 +477,24 @@ plots.glue_figure("fig-em-example1", fig)
 # `full`) the thesis's own tasks run instead.
 
 # %%
-tasks = em.run_experiments(P, cache_dir=notebook.cache_dir("runs"))
-summaries = {role: em.task_summary(task, P) for role, task in tasks.items()}
+tasks = results.tasks  # by role: the histology task, then the CIFAR-10 one
 
 # %% tags=["hide-input"]
-names = {role: s["name"] for role, s in summaries.items()}
+names = {role: t.name for role, t in tasks.items()}
 notebook.record("tasks", names)
-stand_in = tasks["histology"].get("note", "")
+stand_in = tasks["histology"].note
 notebook.record("histology_test_set_note", stand_in)
 if stand_in:
     display(Markdown(f"**What stood in:** {stand_in}"))
-for role, s in summaries.items():
-    notebook.record_table(f"trials_{role}", s["trials"])
-    notebook.record(f"quality_band_{role}", s["quality_band"])
-    notebook.record(f"matched_recall_{role}", s["matched_recall"])
-    if "fig55" in s:
-        notebook.record_table("trials_fig55", s["fig55"]["trials"])
-        notebook.record("quality_band_fig55", s["fig55"]["quality_band"])
-rows = []
-for s in summaries.values():
-    t, q = s["trials"], s["quality_band"]
-    rows.append({"task": s["name"], "basis": s["basis"], "test examples": int(t["test positives"].iloc[0]
-                                                                               + t["test negatives"].iloc[0]),
-                 "positives": int(t["test positives"].iloc[0]),
-                 "trial-models per model": int(t.groupby("model").size().min()),
-                 "mean ROC-AUC by model": ", ".join(f"{m} {v:.3f}" for m, v in q["means"].items()),
-                 "ROC-AUC range": f"{q['min']:.3f}–{q['max']:.3f}", "means in band": q["in_band"]})
-notebook.show_table(pd.DataFrame(rows), caption="The two tasks: test-set size, trial-models and the ROC-AUC "
-                                                "band the models reached")
+for role, t in tasks.items():
+    notebook.record_table(f"trials_{role}", t.trials)
+    notebook.record(f"quality_band_{role}", t.quality_band)
+    notebook.record(f"matched_recall_{role}", t.matched_recall)
+    if t.fig55 is not None:
+        notebook.record_table("trials_fig55", t.fig55.trials)
+        notebook.record("quality_band_fig55", t.fig55.quality_band)
+notebook.show_table(results.overview, caption="The two tasks: test-set size, trial-models and the ROC-AUC "
+                                              "band the models reached")
 
 # %% tags=["hide-input"]
 Markdown(f"**Quality.** Models are compared only when every group's mean ROC-AUC on the test set exceeds the "
@@ -538,11 +529,9 @@ def mean_curves(axes, summary, models, label=lambda m: m):
             plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=label(model), **look)
 
 
-def mean_sd_table(trials, columns, by=("model",)):
-    """mean ± std over trial-models per group, as text, for a compact table."""
-    g = trials.groupby(list(by))[columns]
-    m, s = g.mean(), g.std()
-    return pd.DataFrame({c: notebook.mean_sd(m[c], s[c]) for c in columns}, index=m.index).reset_index()
+def mean_sd_table(mean, std):
+    """mean ± std over trial-models per group (em.mean_and_std), as text, for a compact table."""
+    return pd.DataFrame({c: notebook.mean_sd(mean[c], std[c]) for c in mean.columns}, index=mean.index).reset_index()
 
 
 # %% [markdown]
@@ -555,8 +544,7 @@ def mean_sd_table(trials, columns, by=("model",)):
 fig, axes = plots.new_axes(2, 2, width=4.0, height=2.4, sharex=True)
 axes = axes.reshape(2, 2)
 for j, (role, task) in enumerate(tasks.items()):
-    en_ep = [r for r in task["runs"] if r["distribution"] in ("En", "Ep")]
-    hist = em.score_histograms(en_ep, bins=P.hist_bins)
+    hist = task.score_histograms
     for i, actual in enumerate(("negative", "positive")):
         for model in ("En", "Ep"):
             h = hist[(hist.model == model) & (hist.actual == actual)]
@@ -587,10 +575,9 @@ plots.glue_figure("fig-em-histograms", fig)
 # Ep's histograms are shifted to the right (more FP). The table gives the mean FP and FN at the dashed line.
 
 # %% tags=["hide-input"]
-errs = pd.concat([s["trials"].groupby("model")[["FP at t", "FN at t"]].mean().assign(task=s["name"])
-                  for s in summaries.values()])
-notebook.record_table("errors_at_0.5", errs.reset_index())
-notebook.show_table(errs.reset_index()[["task", "model", "FP at t", "FN at t"]],
+errs = results.errors_at_threshold
+notebook.record_table("errors_at_0.5", errs)
+notebook.show_table(errs[["task", "model", "FP at t", "FN at t"]],
                     caption="Mean false positives and false negatives at the score threshold 0.5 over the "
                             "trial-models", digits=4, labels={"FP at t": "FP at 0.5", "FN at t": "FN at 0.5"})
 
@@ -603,11 +590,11 @@ notebook.show_table(errs.reset_index()[["task", "model", "FP at t", "FN at t"]],
 # %% tags=["hide-input"]
 fig, axes = plots.new_axes(2, 4, width=4.0, height=2.3)
 axes = axes.reshape(4, 2)
-for j, summ in enumerate(summaries.values()):
+for j, summ in enumerate(tasks.values()):
     for model in ("En", "Ep"):
-        m, look = summ["summary"][model]["runs"][0], plots.style("distribution", model)
+        m, look = summ.summary[model]["runs"][0], plots.style("distribution", model)
         roc, prt = m["roc"], m["prt"]
-        pr_r, pr_p = em.algorithm3_pr_points(roc, P.n_recall_points)
+        pr_r, pr_p = summ.first_trial_pr[model]
         axes[0, j].plot(roc.fpr, roc.tpr, **look, label=f"{model} {m['roc_auc']:.3f}")
         axes[1, j].plot(pr_r, pr_p, **look, label=f"{model} {m['pr_auc']:.3f}")
         axes[2, j].plot(prt.thresholds, prt.precision, **look, label=f"{model} {m['precision_auc']:.3f}")
@@ -643,8 +630,8 @@ plots.glue_figure("fig-em-single", fig)
 # %% tags=["hide-input"]
 fig, axes = plots.new_axes(2, 4, width=4.0, height=2.3)
 axes = axes.reshape(4, 2)
-for j, summ in enumerate(summaries.values()):
-    mean_curves(axes[:, j], summ["summary"], ("En", "Ep"))
+for j, summ in enumerate(tasks.values()):
+    mean_curves(axes[:, j], summ.summary, ("En", "Ep"))
 label_axes(axes, ROWS, [f"{n}: mean" for n in names.values()])
 fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
 plots.glue_figure("fig-em-mean", fig)
@@ -672,22 +659,22 @@ plots.glue_figure("fig-em-mean", fig)
 # shows the same model's precision and recall at every threshold.
 
 # %% tags=["hide-input"]
-summ = summaries["cifar"]
-s = summ["summary"]["En"]
-en_pr_auc = summ["trials"].loc[summ["trials"].model == "En", "PR-AUC (Alg. 4-5)"].mean()
+summ = tasks["cifar"]
+s = summ.summary["En"]
+en_pr_auc = summ.pr_auc_by_model["En"]
 fig, axes = plots.new_axes(2, 1, width=4.0, height=3.0)
 p = s["mean_pr"]
 plots.curve_with_band(axes[0], p.grid, p.mean, p.mean - p.std, p.mean + p.std, limits=(0, 1), label="En mean PR",
                       **plots.style("distribution", "En"))
 low = p.grid <= em.LOW_RECALL
 axes[0].fill_between(p.grid[low], 0, p.mean[low], color=plots.NEUTRAL, alpha=0.3, label=f"recall ≤ {em.LOW_RECALL}")
-axes[0].set(xlabel="recall", ylabel="precision", title=f"{summ['name']}, En: PR-AUC {en_pr_auc:.3f}")
+axes[0].set(xlabel="recall", ylabel="precision", title=f"{summ.name}, En: PR-AUC {en_pr_auc:.3f}")
 axes[0].legend(loc="lower left")
 for metric in ("precision", "recall"):
     c = s["mean_prt"][metric]
     plots.curve_with_band(axes[1], c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=metric,
                           **plots.style("metric", metric))
-axes[1].set(xlabel="threshold t", ylabel="PR-T", title=f"{summ['name']}, En: PR-T")
+axes[1].set(xlabel="threshold t", ylabel="PR-T", title=f"{summ.name}, En: PR-T")
 axes[1].legend(loc="lower left")
 plots.glue_figure("fig-em-pr-vs-prt", fig)
 
@@ -715,10 +702,10 @@ plots.glue_figure("fig-em-pr-vs-prt", fig)
 # {numref}`Chapter %s <ch-cd>` predicts that the C-biased model has the highest recall and the ¬C-biased one the highest precision.
 
 # %% tags=["hide-input"]
-if "fig55" in summaries["histology"]:
+if tasks["histology"].fig55 is not None:
     fig, axes = plots.new_axes(2, 2, width=4.0, height=2.6)
     axes = axes.reshape(2, 2)
-    mean_curves(axes.ravel(), summaries["histology"]["fig55"]["summary"], ("E2.a", "En", "Ep"),
+    mean_curves(axes.ravel(), tasks["histology"].fig55.summary, ("E2.a", "En", "Ep"),
                 label=lambda m: em.FIG55_NAMES[m])
     for ax, (kind, xl, yl) in zip(axes.ravel(), ROWS, strict=True):
         ax.set(xlabel=xl, ylabel=yl, title=kind)
@@ -741,10 +728,9 @@ if "fig55" in summaries["histology"]:
 # rows of the Paper vs us table decide its claims.
 
 # %% tags=["hide-input"]
-if "fig55" in summaries["histology"]:
+if tasks["histology"].fig55 is not None:
     display(notebook.show_table(
-        mean_sd_table(summaries["histology"]["fig55"]["trials"],
-                      ["ROC-AUC", "PR-AUC (Alg. 4-5)", "precision-AUC (PR-T)", "recall-AUC (PR-T)"]),
+        mean_sd_table(*tasks["histology"].fig55.areas),
         caption=f"E2.a, E2.b and E2.c on the balanced test set of the {names['histology']}: mean ± std over the "
                 "trial-models"))
 
@@ -760,13 +746,12 @@ if "fig55" in summaries["histology"]:
 # %% tags=["hide-input"]
 fig, axes = plots.new_axes(2, 3, width=4.0, height=2.3)
 axes = axes.reshape(3, 2)
-for j, (role, summ) in enumerate(summaries.items()):
-    r_star = summ["matched_recall"]
-    en_ep = [r for r in tasks[role]["runs"] if r["distribution"] in ("En", "Ep")]
-    corrected = em.prior_corrected_curves(en_ep, n_thresholds=P.n_thresholds)
+for j, summ in enumerate(tasks.values()):
+    r_star = summ.matched_recall
+    corrected = summ.prior_corrected_curves
     for model in ("En", "Ep"):
         look = plots.style("distribution", model)
-        curves = (summ["summary"][model]["mean_pr"], corrected[model]["precision"], corrected[model]["recall"])
+        curves = (summ.summary[model]["mean_pr"], corrected[model]["precision"], corrected[model]["recall"])
         for ax, c in zip(axes[:, j], curves, strict=True):
             plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=model, **look)
     axes[0, j].axvline(r_star, color=plots.NEUTRAL, ls="--", lw=1)
@@ -795,9 +780,8 @@ plots.glue_figure("fig-em-matched", fig)
 # *en-better-…* of the Paper vs us table decide, with a test over trial-models, whether a difference remains.
 
 # %% tags=["hide-input"]
-matched_cols = ["precision at matched recall", "precision-AUC (PR-T)", "precision-AUC (prior-corrected)",
-                "recall-AUC (PR-T)", "recall-AUC (prior-corrected)"]
-matched = pd.concat([mean_sd_table(s["trials"], matched_cols).assign(task=s["name"]) for s in summaries.values()])
+matched_cols = list(em.MATCHED_COLUMNS)
+matched = pd.concat([mean_sd_table(*t.matched_areas).assign(task=t.name) for t in tasks.values()])
 notebook.show_table(matched[["task", "model", *matched_cols]],
                     caption="Precision at the matched recall r* and the PR-T areas before and after the prior "
                             "correction: mean ± std over the trial-models",
@@ -814,10 +798,9 @@ notebook.show_table(matched[["task", "model", *matched_cols]],
 # "mean std" the across-trial spread and "{term}`Cohen's d`" the standardised separation {eq}`eq-em-cohen-d`.
 
 # %% tags=["hide-input"]
-for role, s in summaries.items():
-    sep = em.separability(s["trials"])
-    notebook.record_table(f"separability_{role}", sep)
-    display(notebook.show_table(sep, caption=f"How far each measure separates En and Ep on the {s['name']}",
+for role, t in tasks.items():
+    notebook.record_table(f"separability_{role}", t.separability)
+    display(notebook.show_table(t.separability, caption=f"How far each measure separates En and Ep on the {t.name}",
                                 digits=3))
 
 # %% [markdown]
@@ -828,13 +811,9 @@ for role, s in summaries.items():
 # of models run only above the quality floor, and every row reports the quality figure.
 
 # %%
-checks = em.table_checks(t52, ties)
-for role, task in tasks.items():
-    en_ep = [r for r in task["runs"] if r["distribution"] in ("En", "Ep")]
-    checks += em.pr_t_checks(en_ep, n_thresholds=P.n_thresholds, task=names[role])
-results = {"table_5_2": t52, "tie_cases": ties, "tasks": summaries, "checks": checks}
-claims = emc.chapter_claims(results, scale=profile)
-notebook.paper_vs_us(claims)
+claims = emc.CLAIMS.decide(emc.claim_inputs(results, P), scale=profile)
+tail = notebook.claims_sections(claims)
+tail.table()
 
 # %% [markdown]
 # ### Rows that are not reproduced, and why
@@ -843,7 +822,7 @@ notebook.paper_vs_us(claims)
 # and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["hide-input"]
-Markdown(explain_claims(claims))
+tail.why()
 
 # %% [markdown]
 # ## Checks
@@ -854,7 +833,7 @@ Markdown(explain_claims(claims))
 # scorecard.
 
 # %% tags=["hide-input"]
-notebook.checks_display([c.row() for c in claims.checks])
+tail.checks()
 
 # %% [markdown]
 # ## Deviations and errata
@@ -862,7 +841,7 @@ notebook.checks_display([c.row() for c in claims.checks])
 # Errata: arithmetic on the thesis's printed numbers that does not add up, recomputed.
 
 # %% tags=["hide-input"]
-notebook.errata_display([e.row() for e in claims.errata])
+tail.errata()
 
 # %% [markdown]
 # Deviations and text inconsistencies:

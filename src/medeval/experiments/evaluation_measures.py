@@ -13,11 +13,13 @@ Units:
   tested on the CAMELYON16 test patches (:func:`medeval.experiments.class_distribution.pcam_classification_run`,
   :func:`~medeval.experiments.class_distribution.with_imbalanced_test`) and CIFAR-10 automobile vs rest
   (:func:`medeval.experiments.cifar10_binary.cifar10_run`, ResNet50 with the Keras augmentation);
-* :func:`run_experiments`: every trial-model of the chapter through the grid executor;
-* :func:`task_summary`, :func:`trial_table`: per-trial figures (ROC, PR, PR-T, errors at the representative
+* :func:`run_grids`: every trial-model of the chapter through the grid executor;
+* :func:`trial_table`: per-trial figures (ROC, PR, PR-T, errors at the representative
   threshold, precision at a *matched* recall, PR-T after correcting the training prior) that the claims of
   :mod:`medeval.experiments.evaluation_measures_claims` are decided on;
-* :func:`score_histograms`, :func:`error_counts_by_threshold`, :func:`separability`: the analyses of §5.6-5.9.
+* :func:`score_histograms`, :func:`error_counts_by_threshold`, :func:`separability`: the analyses of §5.6-5.9;
+* :func:`run`: the chapter's one entry point, every computation above for a parameter set, as :class:`Results`
+  (each task summarised by :func:`summarise_task` into a :class:`TaskResults`).
 
 Why a matched comparison: En and Ep differ by the prior they were trained on, which mostly shifts the
 calibration of their scores. At a *fixed* threshold that shift alone gives En the higher precision and Ep the
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -182,8 +185,8 @@ def digits_grid(P: Params) -> list[dict]:
             for d in ("En", "Ep") for r in range(P.n_digit_trials)]
 
 
-def run_experiments(P: Params, *, cache_dir=None) -> dict[str, dict]:
-    """Every trial-model of the chapter: ``{role: {"name", "basis", "runs"}}`` for the roles of
+def run_grids(P: Params, cache_dir=None) -> dict[str, dict]:
+    """Every trial-model of the chapter: ``{role: {"name", "basis", "runs", "substitution"}}`` for the roles of
     :data:`TASK_ROLES` (the large histology test set and the moderate CIFAR-10 one); with real data the histology
     task also has a ``"note"``: what stood in for the CAMELYON16 test patches and why (empty when nothing did).
 
@@ -193,28 +196,41 @@ def run_experiments(P: Params, *, cache_dir=None) -> dict[str, dict]:
     """
     from pathlib import Path
 
-    from medeval.experiments.cifar10_binary import cifar10_run
     from medeval.models.training import load_optimizer_machinery
-    from medeval.runtime.grid import run_grid
 
     load_optimizer_machinery()  # before the pools fork: the workers share it
 
     def sub(name):
         return None if cache_dir is None else Path(cache_dir) / name
 
-    if P.data_source == "real":
-        hist = run_grid(histology_fn(P), phantom_grid(P), cache_dir=sub("en-ep-pcam"), scheduler=P.scheduler,
-                        max_workers=P.max_workers, desc="En/Ep/E2.a PCam trials")
-        imb = cd.with_imbalanced_test(hist, P, cache_dir=sub("camelyon16"))
-        cifar = run_grid(cifar10_run, cifar10_grid(P), cache_dir=sub("en-ep-cifar10"), scheduler=P.scheduler,
-                         max_workers=P.max_workers, desc="En/Ep CIFAR-10 trials")
-        hist_name = "PCam→CAMELYON16" if imb.source == "camelyon16" else "PCam→PCam subsample"
-        hist_sub = "our small patch CNN for the G-CNN" + (
-            "" if imb.source == "camelyon16" else "; a 1:imbalance subsample of the PCam test split for CAMELYON16")
-        cifar_sub = "" if P.cifar_model == "resnet50" else f"{P.cifar_model} for ResNet50"
-        return {"histology": {"name": hist_name, "basis": "real", "runs": imb.runs, "note": imb.note,
-                              "substitution": hist_sub},
-                "cifar": {"name": "CIFAR-10", "basis": "real", "runs": cifar, "substitution": cifar_sub}}
+    return _real_tasks(P, sub) if P.data_source == "real" else _phantom_tasks(P, sub)
+
+
+def _real_tasks(P: Params, sub) -> dict[str, dict]:
+    """The thesis's own tasks (:func:`run_grids` with ``data_source=real``): PCam trained, tested on CAMELYON16 (or
+    what stood in for it), and CIFAR-10; ``sub(name)`` is each grid's cache folder."""
+    from medeval.experiments.cifar10_binary import cifar10_run
+    from medeval.runtime.grid import run_grid
+
+    hist = run_grid(histology_fn(P), phantom_grid(P), cache_dir=sub("en-ep-pcam"), scheduler=P.scheduler,
+                    max_workers=P.max_workers, desc="En/Ep/E2.a PCam trials")
+    imb = cd.with_imbalanced_test(hist, P, cache_dir=sub("camelyon16"))
+    cifar = run_grid(cifar10_run, cifar10_grid(P), cache_dir=sub("en-ep-cifar10"), scheduler=P.scheduler,
+                     max_workers=P.max_workers, desc="En/Ep CIFAR-10 trials")
+    hist_name = "PCam→CAMELYON16" if imb.source == "camelyon16" else "PCam→PCam subsample"
+    hist_sub = "our small patch CNN for the G-CNN" + (
+        "" if imb.source == "camelyon16" else "; a 1:imbalance subsample of the PCam test split for CAMELYON16")
+    cifar_sub = "" if P.cifar_model == "resnet50" else f"{P.cifar_model} for ResNet50"
+    return {"histology": {"name": hist_name, "basis": "real", "runs": imb.runs, "note": imb.note,
+                          "substitution": hist_sub},
+            "cifar": {"name": "CIFAR-10", "basis": "real", "runs": cifar, "substitution": cifar_sub}}
+
+
+def _phantom_tasks(P: Params, sub) -> dict[str, dict]:
+    """The default tasks (:func:`run_grids`): degraded slide-phantom patches and the digits; ``sub(name)`` is each
+    grid's cache folder."""
+    from medeval.runtime.grid import run_grid
+
     hist = run_grid(histology_fn(P), phantom_grid(P), cache_dir=sub("en-ep-phantom"), scheduler=P.scheduler,
                     max_workers=P.max_workers, desc="En/Ep/E2.a phantom trials")
     digits = run_grid(digits_run, digits_grid(P), cache_dir=sub("en-ep-digits"), scheduler=P.scheduler,
@@ -539,25 +555,6 @@ def trial_table(runs: list[dict], key: str = "imbalanced", *, n_thresholds: int 
     return table, {"summary": summary, "matched_recall": float(matched_recall)}
 
 
-def task_summary(task: dict, P: Params) -> dict:
-    """Everything the chapter reads from one task's runs: the per-trial table on the imbalanced test set (and,
-    for the histology task, on the balanced one for Fig. 5.5), the matched recall, the error counts by threshold,
-    the Fig. 5.1 ordering share and the quality band."""
-    runs = task["runs"]
-    en_ep = [r for r in runs if r["distribution"] in ("En", "Ep")]
-    trials, extra = trial_table(en_ep, "imbalanced", n_thresholds=P.n_thresholds, n_recall_points=P.n_recall_points)
-    counts = error_counts_by_threshold(en_ep, "imbalanced", n_thresholds=P.hist_bins)
-    out = {"name": task["name"], "basis": task["basis"], "substitution": task.get("substitution", ""),
-           "trials": trials, "summary": extra["summary"],
-           "matched_recall": extra["matched_recall"], "error_counts": counts,
-           "ordering_share": ordering_share(counts), "quality_band": quality_band(trials)}
-    if any(r["distribution"] == "E2.a" for r in runs) and all("balanced" in r for r in runs):
-        bal, bextra = trial_table(runs, "balanced", n_thresholds=P.n_thresholds, n_recall_points=P.n_recall_points,
-                                  names=FIG55_NAMES)
-        out["fig55"] = {"trials": bal, "summary": bextra["summary"], "quality_band": quality_band(bal)}
-    return out
-
-
 def grid_control(n_pos: int, n_neg: int, *, n_draws: int = 40, seed: int = 0) -> pd.DataFrame:
     """The control of "101 or 1,001 recall points give the same PR-AUC" (§5.9): PR-AUC by Algorithms 4-5 on 101 and
     on 1,001 recall points for ``n_draws`` random rankings (uniform scores) of a test set with ``n_pos`` positives
@@ -693,3 +690,166 @@ def pr_t_checks(runs: list[dict], key: str = "imbalanced", n_thresholds: int = 1
         {"check": "average precision = scikit-learn's average_precision_score", "where": where,
          "expected": "|Δ| < 1e-10", "computed": "holds" if ok["ap"] else "fails", "passed": ok["ap"]},
     ]
+
+
+# --------------------------------------------------------------------------------------------------
+# the chapter: every computation, once
+
+#: The columns of the table of precision at the matched recall and the PR-T areas before and after the prior
+#: correction (section "A better model or a shifted one?").
+MATCHED_COLUMNS = ("precision at matched recall", "precision-AUC (PR-T)", "precision-AUC (prior-corrected)",
+                   "recall-AUC (PR-T)", "recall-AUC (prior-corrected)")
+#: The columns of the Fig. 5.5 table (E2.a, E2.b, E2.c on the balanced test set).
+FIG55_COLUMNS = ("ROC-AUC", "PR-AUC (Alg. 4-5)", "precision-AUC (PR-T)", "recall-AUC (PR-T)")
+
+
+@dataclass
+class Fig55Results:
+    """Fig. 5.5: E2.a, E2.b (the En runs) and E2.c (the Ep runs) on the balanced test set of the histology task.
+
+    ``trials``: the per-trial table (:func:`trial_table` with :data:`FIG55_NAMES`); ``summary``: its mean curves per
+    model (for the figure); ``quality_band``: :func:`quality_band` of ``trials``; ``areas``: the mean and the
+    standard deviation over trial-models of :data:`FIG55_COLUMNS` per model (:func:`mean_and_std`)."""
+
+    trials: pd.DataFrame
+    summary: dict
+    quality_band: dict
+    areas: tuple[pd.DataFrame, pd.DataFrame]
+
+
+@dataclass
+class TaskResults:
+    """One task of the chapter (a role of :data:`TASK_ROLES`), everything the page shows and the claims read of it.
+
+    ``name``, ``basis`` (``"phantom"`` or ``"real"``), ``substitution`` (what stands in for the thesis's data and
+    model, in words) and ``note`` (with real data: what stood in for the CAMELYON16 test patches and why; else
+    empty) describe the task; ``runs`` are its trial-models as :func:`run_grids` returned them. On the imbalanced
+    test set, En and Ep: ``trials`` (:func:`trial_table`), ``summary`` (mean curves per model), ``matched_recall``
+    (r*), ``error_counts`` (:func:`error_counts_by_threshold`, ``hist_bins`` thresholds) and their
+    ``ordering_share``, ``quality_band``, ``score_histograms`` (Fig. 5.1), ``first_trial_pr`` (the Algorithm-3 PR
+    points of each model's first trial-model, Fig. 5.2), ``pr_auc_by_model`` (mean PR-AUC of Algorithms 4-5, Fig.
+    5.4), ``prior_corrected_curves`` (mean PR-T curves after :func:`prior_corrected`), ``matched_areas``
+    (:func:`mean_and_std` of :data:`MATCHED_COLUMNS`), ``separability`` (:func:`separability`), ``random_rankings``
+    (:func:`grid_control` on a test set of this size: the control of the grid check) and ``checks`` (the PR-T
+    identities, :func:`pr_t_checks`). ``fig55``: E2.a/E2.b/E2.c on the balanced test set, or ``None`` where the task
+    has no E2.a runs or no balanced test set."""
+
+    name: str
+    basis: str
+    substitution: str
+    note: str
+    runs: list[dict]
+    trials: pd.DataFrame
+    summary: dict
+    matched_recall: float
+    error_counts: pd.DataFrame
+    ordering_share: float
+    quality_band: dict
+    score_histograms: pd.DataFrame
+    first_trial_pr: dict[str, tuple[np.ndarray, np.ndarray]]
+    pr_auc_by_model: dict[str, float]
+    prior_corrected_curves: dict[str, dict]
+    matched_areas: tuple[pd.DataFrame, pd.DataFrame]
+    separability: pd.DataFrame
+    random_rankings: pd.DataFrame
+    checks: list[dict]
+    fig55: Fig55Results | None = None
+
+
+@dataclass
+class Results:
+    """Everything chapter 4b computes for one parameter set (:func:`run`).
+
+    ``table_5_1`` / ``table_5_2``: the thesis's confusion-matrix example and its differences, recomputed
+    (:func:`table_5_1`, :func:`table_5_2`); ``tie_cases``: Example 1 and Fig. 5.7 through Algorithms 3-5
+    (:func:`tie_cases`) and ``example1_curves`` the curves of Example 1's two rankings (:func:`tie_case_curves`);
+    ``table_checks``: the checks of Tables 5.1-5.2 and the tie cases (:func:`table_checks`); ``tasks``: the two
+    tasks by role (histology, then cifar), each a :class:`TaskResults`; ``overview``: one row per task (test set,
+    trial-models, the ROC-AUC band reached, :func:`task_overview`); ``errors_at_threshold``: mean FP and FN at the
+    representative threshold per task and model (:func:`mean_errors_at_threshold`)."""
+
+    table_5_1: pd.DataFrame
+    table_5_2: pd.DataFrame
+    tie_cases: pd.DataFrame
+    example1_curves: dict[str, dict]
+    table_checks: list[dict]
+    tasks: dict[str, TaskResults]
+    overview: pd.DataFrame
+    errors_at_threshold: pd.DataFrame
+
+
+def mean_and_std(trials: pd.DataFrame, columns, by: tuple[str, ...] = ("model",)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The mean and the standard deviation (ddof = 1) over trial-models of ``columns``, per group of ``by``."""
+    g = trials.groupby(list(by))[list(columns)]
+    return g.mean(), g.std()
+
+
+def _fig55(runs: list[dict], P: Params) -> Fig55Results | None:
+    """Fig. 5.5's models on the balanced test set, or ``None`` where E2.a or the balanced test set is absent."""
+    if not (any(r["distribution"] == "E2.a" for r in runs) and all("balanced" in r for r in runs)):
+        return None
+    bal, extra = trial_table(runs, "balanced", n_thresholds=P.n_thresholds, n_recall_points=P.n_recall_points,
+                             names=FIG55_NAMES)
+    return Fig55Results(trials=bal, summary=extra["summary"], quality_band=quality_band(bal),
+                        areas=mean_and_std(bal, FIG55_COLUMNS))
+
+
+def summarise_task(task: dict, P: Params) -> TaskResults:
+    """Everything the chapter reads from one task of :func:`run_grids`: the per-trial table of En and Ep on the
+    imbalanced test set, the matched recall, the error counts by threshold and the Fig. 5.1 ordering share, the
+    quality band, the figures' curves and histograms, the separability table, the random rankings of the grid
+    check and the PR-T identities; for the histology task also Fig. 5.5 on the balanced test set."""
+    runs = task["runs"]
+    en_ep = [r for r in runs if r["distribution"] in ("En", "Ep")]
+    trials, extra = trial_table(en_ep, "imbalanced", n_thresholds=P.n_thresholds, n_recall_points=P.n_recall_points)
+    counts = error_counts_by_threshold(en_ep, "imbalanced", n_thresholds=P.hist_bins)
+    summary = extra["summary"]
+    return TaskResults(
+        name=task["name"], basis=task["basis"], substitution=task.get("substitution", ""),
+        note=task.get("note", ""), runs=runs, trials=trials, summary=summary,
+        matched_recall=extra["matched_recall"], error_counts=counts, ordering_share=ordering_share(counts),
+        quality_band=quality_band(trials), score_histograms=score_histograms(en_ep, bins=P.hist_bins),
+        first_trial_pr={m: algorithm3_pr_points(summary[m]["runs"][0]["roc"], P.n_recall_points)
+                        for m in ("En", "Ep")},
+        pr_auc_by_model={m: float(trials.loc[trials.model == m, "PR-AUC (Alg. 4-5)"].mean()) for m in ("En", "Ep")},
+        prior_corrected_curves=prior_corrected_curves(en_ep, n_thresholds=P.n_thresholds),
+        matched_areas=mean_and_std(trials, MATCHED_COLUMNS), separability=separability(trials),
+        random_rankings=grid_control(int(trials["test positives"].iloc[0]), int(trials["test negatives"].iloc[0])),
+        checks=pr_t_checks(en_ep, n_thresholds=P.n_thresholds, task=task["name"]), fig55=_fig55(runs, P))
+
+
+def task_overview(tasks: dict[str, TaskResults]) -> pd.DataFrame:
+    """One row per task: its test-set size and positives, the trial-models per model, each model's mean ROC-AUC,
+    the ROC-AUC range over trial-models and whether every model's mean lies in :data:`QUALITY_BAND`."""
+    rows = []
+    for t in tasks.values():
+        q = t.quality_band
+        rows.append({"task": t.name, "basis": t.basis,
+                     "test examples": int(t.trials["test positives"].iloc[0] + t.trials["test negatives"].iloc[0]),
+                     "positives": int(t.trials["test positives"].iloc[0]),
+                     "trial-models per model": int(t.trials.groupby("model").size().min()),
+                     "mean ROC-AUC by model": ", ".join(f"{m} {v:.3f}" for m, v in q["means"].items()),
+                     "ROC-AUC range": f"{q['min']:.3f}–{q['max']:.3f}", "means in band": q["in_band"]})
+    return pd.DataFrame(rows)
+
+
+def mean_errors_at_threshold(tasks: dict[str, TaskResults]) -> pd.DataFrame:
+    """Mean FP and FN at :data:`REPRESENTATIVE_THRESHOLD` over the trial-models, per task and model (columns
+    ``model``, ``FP at t``, ``FN at t``, ``task``)."""
+    return pd.concat([t.trials.groupby("model")[["FP at t", "FN at t"]].mean().assign(task=t.name)
+                      for t in tasks.values()]).reset_index()
+
+
+def run(P: Params, cache_dir=None) -> Results:
+    """Every computation of chapter 4b for the parameters ``P``: Tables 5.1-5.2, the tie cases and their checks,
+    and the two tasks' grids of trial-models (:func:`run_grids`, cached in sub-folders of ``cache_dir``; ``None``:
+    no cache), each summarised by :func:`summarise_task`."""
+    t51 = table_5_1()
+    t52 = table_5_2(t51)
+    ties = tie_cases(P.n_recall_points)
+    tasks = {role: summarise_task(task, P) for role, task in run_grids(P, cache_dir=cache_dir).items()}
+    return Results(table_5_1=t51, table_5_2=t52, tie_cases=ties,
+                   example1_curves={name: tie_case_curves(name, P.n_recall_points)
+                                    for name in ("Example 1, model 1", "Example 1, model 2")},
+                   table_checks=table_checks(t52, ties), tasks=tasks, overview=task_overview(tasks),
+                   errors_at_threshold=mean_errors_at_threshold(tasks))
