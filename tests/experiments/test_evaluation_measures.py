@@ -235,3 +235,24 @@ def test_the_time_estimate_is_within_a_factor_two_of_the_recorded_wall_time(prof
 
     assert resolve_params(CHAPTER, profile, {"device": "cuda"}).resource_estimate().seconds is None
     recorded_time_within(CHAPTER, profile, resolve_params(CHAPTER, profile).resource_estimate().seconds)
+
+
+def test_run_returns_results_whose_fields_feed_the_claims():
+    """``run`` on a tiny parameter set (the smoke profile, one process, two digits trial-models per model, no cache):
+    every task of both roles, and ``claim_inputs`` / ``CLAIMS.decide`` take the result as it is."""
+    from medeval.experiments import evaluation_measures_claims as emc
+    from medeval.runtime.params import resolve_params
+
+    P = resolve_params(CHAPTER, "smoke", {"max_workers": 1, "n_digit_trials": 2})
+    results = em.run(P, cache_dir=None)
+    assert isinstance(results, em.Results) and list(results.tasks) == list(em.TASK_ROLES)
+    for task in results.tasks.values():
+        assert isinstance(task, em.TaskResults) and set(task.trials.model) == {"En", "Ep"}
+        assert set(task.first_trial_pr) == {"En", "Ep"} and len(task.random_rankings) == 40
+    assert results.tasks["histology"].fig55 is not None and results.tasks["cifar"].fig55 is None
+    assert list(results.overview.task) == ["phantom patches", "digits"]
+    inputs = emc.claim_inputs(results, P)
+    assert inputs.histology.fig55_trials is results.tasks["histology"].fig55.trials
+    claims = emc.CLAIMS.decide(inputs, scale="smoke")
+    assert [c.id for c in claims.claims] == [s.id for s in emc.CLAIMS.specs]
+    assert len(claims.checks) == len(inputs.computed_checks) + 2 * 6 and len(claims.errata) == 1

@@ -3,6 +3,8 @@ comparisons of models below the quality floor are [n/a]."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -305,24 +307,33 @@ def test_claim_quality_floor_gives_na():
     assert emc.quality_gate(trained, ("En", "Ep"))[1] is None
 
 
-def _results(hist_auc=(0.9, 0.01)):
+@functools.cache
+def _random_rankings(n_pos: int = 300, n_neg: int = 3600):
+    """The grid check's control on a test set of the size of :func:`trials`' rows (as :func:`em.run` computes it)."""
+    return em.grid_control(n_pos, n_neg)
+
+
+def _task(name: str, basis: str, table: pd.DataFrame, **kw) -> emc.TaskInputs:
+    return emc.TaskInputs(name=name, basis=basis, trials=table, matched_recall=0.6,
+                          random_rankings=_random_rankings(), **kw)
+
+
+def _inputs(hist_auc=(0.9, 0.01)) -> emc.ClaimInputs:
     en_ep = {"En": {"ROC-AUC": hist_auc, "precision-AUC (PR-T)": (0.8, 0.02), "recall-AUC (PR-T)": (0.6, 0.02)},
              "Ep": {"ROC-AUC": hist_auc, "precision-AUC (PR-T)": (0.4, 0.02), "recall-AUC (PR-T)": (0.9, 0.02),
                     # recalibrated to En's prior, Ep is En: the whole fixed-threshold gap is calibration
                     "precision-AUC (recalibrated)": (0.8, 0.02), "recall-AUC (recalibrated)": (0.6, 0.02)}}
     fig55 = trials({"E2.a": {}, "E2.b": {"precision-AUC (PR-T)": (0.8, 0.02)}, "E2.c": {}})
-    return {
-        "table_5_2": em.table_5_2(), "tie_cases": em.tie_cases(),
-        "tasks": {"histology": {"name": "phantom patches", "basis": "phantom", "trials": trials(en_ep),
-                                "matched_recall": 0.6, "ordering_share": 0.9, "fig55": {"trials": fig55}},
-                  "cifar": {"name": "digits", "basis": "real", "trials": trials(en_ep, seed=1), "matched_recall": 0.6,
-                            "ordering_share": 0.8, "substitution": "8×8 digits for CIFAR-10"}},
-        "checks": em.table_checks(em.table_5_2(), em.tie_cases()),
-    }
+    return emc.ClaimInputs(
+        table_5_2=em.table_5_2(), tie_cases=em.tie_cases(),
+        histology=_task("phantom patches", "phantom", trials(en_ep), ordering_share=0.9, fig55_trials=fig55),
+        cifar=_task("digits", "real", trials(en_ep, seed=1), ordering_share=0.8,
+                    substitution="8×8 digits for CIFAR-10"),
+        computed_checks=em.table_checks(em.table_5_2(), em.tie_cases()))
 
 
 def test_claim_chapter_table_is_complete_and_valid():
-    cl = emc.chapter_claims(_results(), scale="test")
+    cl = emc.CLAIMS.decide(_inputs(), scale="test")
     ids = [c.id for c in cl.claims]
     assert len(ids) == len(set(ids))
     expected = {"t52-large", "t52-small", "fig54-inflated", "fig54-fp-fn", "fig55-h2", "fig55-recall-std",
@@ -359,7 +370,7 @@ def test_claim_chapter_table_is_complete_and_valid():
 
 
 def test_claim_chapter_table_below_floor_is_na():
-    cl = emc.chapter_claims(_results(hist_auc=(0.6, 0.01)), scale="test")
+    cl = emc.CLAIMS.decide(_inputs(hist_auc=(0.6, 0.01)), scale="test")
     verdicts = {c.id: c for c in cl.claims}
     for k in ("en-better", "prt-vs-roc", "prt-vs-pr", "spread", "fp-dominate"):
         c = verdicts[f"{k}-histology"]
@@ -367,3 +378,37 @@ def test_claim_chapter_table_below_floor_is_na():
         assert "quality" in c.ours
     # exact rows do not depend on models
     assert verdicts["t52-large"].verdict == "[Re]"
+
+
+def test_claim_rows_are_registered_in_the_table_s_order_and_decide_alone():
+    ids = [s.id for s in emc.CLAIMS.specs]
+    per_task = ("en-better", "prt-vs-roc", "prt-vs-pr", "spread", "fp-dominate")
+    assert ids == ["t52-large", "t52-small", *(f"{k}-histology" for k in per_task), "fig55-h2", "fig55-recall-std",
+                   "fig55-roc-pr", *(f"{k}-cifar" for k in per_task), "fig54-inflated", "fig54-fp-fn", "fig56"]
+    inp = _inputs()
+    alone = emc.CLAIMS.decide(inp, scale="test", only=["en-better-cifar", "fig55-h2"])
+    assert [c.id for c in alone.claims] == ["fig55-h2", "en-better-cifar"] and not alone.checks
+    whole = {c.id: c.row() for c in emc.CLAIMS.decide(inp, scale="test").claims}
+    assert all(c.row() == whole[c.id] for c in alone.claims)
+    # every per-task row names its task; without the balanced test set the Fig. 5.5 rows are [n/a]
+    assert alone.claims[1].claim.endswith("(digits)")
+    inp.histology.fig55_trials = None
+    cl = emc.CLAIMS.decide(inp, scale="test", only=["fig55-h2", "fig55-recall-std", "fig55-roc-pr"])
+    assert [c.verdict for c in cl.claims] == ["[n/a]"] * 3 and all(c.claim.endswith("(phantom patches)")
+                                                                   for c in cl.claims)
+
+
+def test_every_control_names_tests_that_exist():
+    """A claim's control that cites test functions cites functions of the test files it names (the controls are
+    true)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for spec in emc.CLAIMS.specs:
+        files = re.findall(r"tests/[\w/]+\.py", spec.control)
+        names = re.findall(r"::(\w+)", spec.control)
+        assert bool(files) == bool(names), spec.id
+        text = "".join((root / f).read_text() for f in files)
+        for name in names:
+            assert f"def {name}(" in text, (spec.id, name)
