@@ -27,6 +27,11 @@ def test_book_builds_with_every_page(smoke_book):
         assert (html / ch.part / f"{cid}.html").exists(), cid
 
 
+#: the book's six chapters (a scaffolded chapter joins the registry beside them)
+BOOK_CHAPTERS = {"01-mil-stability", "02-rodeo", "03-eve", "04a-class-distribution", "04b-evaluation-measures",
+                 "05-multilabel"}
+
+
 def test_no_error_outputs_in_any_page(smoke_book):
     _, out, _ = smoke_book
     notebooks = list((out / "source").rglob("*.ipynb"))
@@ -36,7 +41,8 @@ def test_no_error_outputs_in_any_page(smoke_book):
     subs = {(p.parent.name, p.stem) for p in notebooks if p not in pages}
     assert {cid for cid, _ in subs} == set(chapters()) and {stem for _, stem in subs} == {"further", "exercises",
                                                                                            "reference"}
-    assert {cid for cid, stem in subs if stem == "further"} == {cid for cid in chapters() if cid[0].isdigit()}
+    further = {cid for cid, stem in subs if stem == "further"}  # a new chapter has none until it tags a section
+    assert BOOK_CHAPTERS <= further <= {cid for cid in chapters() if cid[0].isdigit()}
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:

@@ -322,6 +322,22 @@ HOLES = {
     },
 }
 
+def data_mutants() -> dict[tuple[str, str], dict[str, str]]:
+    """Mutants kept as data, ``teaching/mutants/<chapter>.yaml`` (what the scaffold writes for a new chapter):
+    exercise label -> {what is wrong: code}."""
+    import yaml
+
+    from medeval.runtime.paths import project_root
+
+    found = {}
+    for path in sorted((project_root() / "teaching" / "mutants").glob("*.yaml")):
+        for label, mutants in (yaml.safe_load(path.read_text()) or {}).items():
+            found[path.stem, label] = dict(mutants)
+    return found
+
+
+MUTANTS.update(data_mutants())
+
 CHAPTERS = sorted({chapter for chapter, _ in MUTANTS})
 
 

@@ -40,7 +40,9 @@ def test_a_jupyterlab_save_through_jupytext_changes_no_byte(tmp_path):
 
 
 def test_the_scaffold_writes_the_same_header():
-    from medeval.runtime.scaffold import _NOTEBOOK
+    from medeval.runtime.paths import project_root
+    from medeval.runtime.scaffold import TEMPLATE
 
     header = chapters()["03-eve"].notebook.read_text().split("# %%", 1)[0]
-    assert _NOTEBOOK.startswith(header)
+    template = project_root() / TEMPLATE / "notebooks" / "00-template-chapter.py"
+    assert template.read_text().startswith(header)

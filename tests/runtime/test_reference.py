@@ -90,7 +90,9 @@ def test_the_smoke_build_is_the_committed_smoke_reference(run_chapter_smoke):
     from medeval.runtime.params import chapters
 
     ref = reference.load_reference("smoke")
-    results = {cid: run_chapter_smoke(cid).results for cid in chapters()}
+    new = reference.new_chapters("smoke")  # added since the reference was written: `make reference` takes them in
+    assert set(ref["chapters"]) <= set(chapters()), "the reference holds a chapter the registry has lost"
+    results = {cid: run_chapter_smoke(cid).results for cid in chapters() if cid not in new}
     for res in results.values():
         assert res["provenance"]["numerics"].startswith("pinned") and "incomplete" not in res["provenance"]["numerics"]
     report = reference.verify(results, ref)

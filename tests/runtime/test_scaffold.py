@@ -84,7 +84,8 @@ def test_a_scaffolded_chapter_passes_its_tests_and_every_per_chapter_test_as_gen
     assert {"params/09-scaffold-check.yaml", "notebooks/09-scaffold-check.py", "README.md", "book/intro.md",
             "src/medeval/experiments/scaffold_check_params.py", "src/medeval/experiments/scaffold_check.py",
             "src/medeval/experiments/scaffold_check_claims.py", "tests/notebooks/test_09-scaffold-check.py",
-            "tests/experiments/test_scaffold_check.py", "teaching/course.yaml"} == written
+            "tests/experiments/test_scaffold_check.py", "teaching/course.yaml",
+            "teaching/mutants/09-scaffold-check.yaml"} == written
     assert "| `09-scaffold-check` |" in (project / "README.md").read_text()
     assert "{ref}`7 <ch-scaffold-check>`" in (project / "book/intro.md").read_text()
     assert "template" not in "".join((project / p).read_text() for p in written if p.endswith((".py", ".yaml")))

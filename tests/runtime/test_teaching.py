@@ -395,7 +395,7 @@ def test_a_numbered_chapter_reference_reads_as_its_book_number_in_a_student_note
     from medeval.runtime.params import chapter_numbers
     from medeval.runtime.teaching import notebook_markdown
 
-    assert chapter_numbers() == {"ch-mil": 1, "ch-rodeo": 2, "ch-eve": 3, "ch-cd": 4, "ch-em": 5, "ch-ml": 6}
+    assert {"ch-mil": 1, "ch-rodeo": 2, "ch-eve": 3, "ch-cd": 4, "ch-em": 5, "ch-ml": 6}.items() <= chapter_numbers().items()
     text = notebook_markdown("as {numref}`Chapter %s <ch-ml>` shows; see {numref}`Chapter %s <ch-none>`")
     assert text == "as *Chapter 6* shows; see *Chapter*"
 

@@ -92,7 +92,7 @@ def environment_problems(environ: dict[str, str] | None = None) -> list[str]:
 
 
 def check_environment(environ: dict[str, str] | None = None) -> None:
-    """Raise :class:`~medeval.runtime.params.ParameterError` naming every bad ``MEDEVAL_*`` variable."""
+    """Raise :class:`~medeval.core.schema.ParameterError` naming every bad ``MEDEVAL_*`` variable."""
     problems = environment_problems(environ)
     if problems:
         from medeval.runtime.params import ParameterError

@@ -413,7 +413,7 @@ def verify_grid_cache(chapter_id: str | None = None, profile: str | None = None)
 def clear_grid_cache(chapter_id: str | None = None, profile: str | None = None) -> list[Path]:
     """Delete the grid cache of one chapter (or all), for one profile (or all); returns the folders removed.
 
-    Refused (:class:`~medeval.runtime.params.ParameterError`) while a run of such a chapter and profile is computing
+    Refused (:class:`~medeval.core.schema.ParameterError`) while a run of such a chapter and profile is computing
     (a staging folder whose runner is alive): removing its cache under it made that run fail."""
     from medeval.runtime.lifetime import pid_alive
 

@@ -220,6 +220,16 @@ def _row_difference(a: dict[str, Any] | None, b: dict[str, Any] | None) -> tuple
     return _row_text(a, fields), _row_text(b, fields)
 
 
+def new_chapters(profile: str = "smoke") -> list[str]:
+    """The registry's chapters that the committed reference of ``profile`` does not hold: chapters added since it
+    was written (a scaffolded chapter), which ``make reference`` and ``make calibrate`` on the reference machine
+    take in. ``medeval verify`` refuses them ("not in the reference"); the test suite reports them."""
+    from medeval.runtime.params import chapters
+
+    held = set(load_reference(profile).get("chapters") or {})
+    return [cid for cid in chapters() if cid not in held]
+
+
 def verify_chapter(reference: dict[str, Any], chapter: str, results: dict[str, Any] | None) -> ChapterVerification:
     ref = (reference.get("chapters") or {}).get(chapter)
     if ref is None:
