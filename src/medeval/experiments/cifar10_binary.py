@@ -164,6 +164,21 @@ def _nchw(images: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(images.transpose(0, 3, 1, 2)))
 
 
+def _check_run_arguments(distribution: str, model: str, run: int, weights_path, weights_sha256) -> None:
+    """:func:`cifar10_run`'s arguments, checked before any data is read: ValueError naming the parameter."""
+    if distribution not in ts.BINARY_DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {list(ts.BINARY_DISTRIBUTIONS)}, got {distribution!r}")
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    if int(run) != run or run < 0:
+        raise ValueError(f"run must be a non-negative integer, got {run!r}")
+    if weights_sha256 is not None:
+        if weights_path is None:
+            raise ValueError("weights_sha256 given without weights_path")
+        if file_hash(weights_path) != weights_sha256:
+            raise ValueError(f"weights_path {weights_path} changed since the run was configured (sha256 differs)")
+
+
 def cifar10_run(
     *,
     distribution: str,
@@ -224,17 +239,7 @@ def cifar10_run(
     from medeval.models.augmentation import RandomAffineFlip
     from medeval.models.training import predict, train_with_validation
 
-    if distribution not in ts.BINARY_DISTRIBUTIONS:
-        raise ValueError(f"distribution must be one of {list(ts.BINARY_DISTRIBUTIONS)}, got {distribution!r}")
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
-    if int(run) != run or run < 0:
-        raise ValueError(f"run must be a non-negative integer, got {run!r}")
-    if weights_sha256 is not None:
-        if weights_path is None:
-            raise ValueError("weights_sha256 given without weights_path")
-        if file_hash(weights_path) != weights_sha256:
-            raise ValueError(f"weights_path {weights_path} changed since the run was configured (sha256 differs)")
+    _check_run_arguments(distribution, model, run, weights_path, weights_sha256)
     rng = run_rng(seed, run, distribution)
     limit_cpu_threads(device)
 
