@@ -117,12 +117,14 @@ from IPython.display import Markdown, display
 from matplotlib.lines import Line2D
 
 from medeval import plots
-from medeval.core.claims import explain as explain_claims
 from medeval.experiments import mil_stability as ms
 from medeval.experiments import mil_stability_claims as msc
 from medeval.runtime import notebook
 
 P = notebook.setup("01-mil-stability", globals())
+# every computation of the chapter, once: the metric-only tables, the trainings of the protocol (cached) and what
+# the page shows and records from them
+results = ms.run(P, cache_dir=notebook.cache_dir("runs"))
 
 #: display names of the stability scores, with the paper's equation
 SCORE_LABELS = {
@@ -457,12 +459,10 @@ notebook.parameters_table()
 # ratios {eq}`eq-mil-agreement`:
 
 # %%
-tables = ms.paper_tables()
+tables = results.paper_tables
 
 # %% tags=["hide-input"]
-max_table_error = float(
-    np.max(np.abs(np.r_[tables["S_AJ (ours)"] - tables["S_AJ (paper)"], tables["S_APJ (ours)"] - tables["S_APJ (paper)"]]))
-)
+max_table_error = results.paper_tables_max_error
 notebook.record_table("table_ii_iii", tables)
 notebook.record("table_ii_iii_max_abs_error", max_table_error)
 notebook.show_table(
@@ -477,11 +477,11 @@ notebook.show_table(
 # $S_{APJ}$:
 
 # %%
-fig9 = ms.fig9_lines(step=5)
-ends = fig9[fig9["step"] == 50].set_index("line")["S_APJ"]
+fig9 = results.fig9
+ends = results.fig9_ends
 
 # %% tags=["hide-input"]
-notebook.record("fig9_endpoints", ends.to_dict())
+notebook.record("fig9_endpoints", ends)
 notebook.record("table_ix_green_end", float(ends["green: n11 up, n00 down"]))
 notebook.record("table_ix_black_end", float(ends["black dotted: n10 up, n01 down"]))
 fig, (ax,) = plots.new_axes(width=6.4, height=3.6)
@@ -523,11 +523,11 @@ display(Markdown(
 # agree only by chance.
 
 # %%
-chance = ms.chance_level(P.chance_n_bags, P.grid_size**2, seed=P.seed)
-chance_means = chance.set_index("score")["mean"]
+chance = results.chance
+chance_means = results.chance_means
 
 # %% tags=["hide-input"]
-notebook.record("chance_level", chance_means.to_dict())
+notebook.record("chance_level", chance_means)
 notebook.show_table(
     chance.assign(score=chance["score"].map(SCORE_LABELS))[["score", "mean", "std", "nan_pair_fraction"]],
     caption=f"Stability of {P.chance_n_bags:,} pairs of independent uniform maps of {P.grid_size**2} instances "
@@ -556,19 +556,12 @@ display(Markdown(
 # All trainings run through the grid executor (cached).
 
 # %%
-results = ms.run_experiments(P, cache_dir=notebook.cache_dir("mil-runs"))
-main_names = [n for n in results if "@" not in n]
+# the trainings ran in ms.run at the top of the page (ms.run_protocols: one grid through the grid executor)
+main_names = results.datasets
 
 # %% tags=["hide-input"]
 notebook.record("datasets", main_names)
-dataset_sizes = {
-    name: {"bags": len(r.data.bag_labels), "positive bags": int(r.data.bag_labels.sum()),
-           "bags with instance labels": int(r.data.truth_known.sum()), "test bags": len(r.test_idx),
-           "positive test bags": int(r.data.bag_labels[r.test_idx].sum()),
-           "positive instances per positive bag": float(r.data.instance_labels[r.data.bag_labels == 1].sum(axis=1).mean())
-           if r.data.truth_known.any() else float("nan")}
-    for name, r in results.items()
-}
+dataset_sizes = results.dataset_sizes
 notebook.record("dataset_sizes", dataset_sizes)
 sizes_frame = pd.DataFrame(dataset_sizes).T.rename_axis("dataset")
 notebook.show_table(sizes_frame, caption="Bags per dataset (cxr@c: the X-Ray analogue at lesion contrast c)",
@@ -583,16 +576,15 @@ notebook.show_table(sizes_frame, caption="Bags per dataset (cxr@c: the X-Ray ana
 # (roughly AUC 0.75–0.95); the band they reached is recorded here.
 
 # %%
-inputs = msc.claim_inputs(results, P, tables=tables, fig9=fig9, chance=chance)
-band = msc.quality_band(inputs)
+band = results.quality_band
 
 # %% tags=["hide-input"]
 notebook.record("quality_band", band)
-quality_table = pd.DataFrame({name: msc.quality(inputs, name, P.operators) for name in inputs.operator_datasets})
+quality_table = pd.DataFrame(results.quality)
 quality_table.index = [ms.OPERATOR_LABELS[o] for o in quality_table.index]
 display(Markdown(
     f"Mean {band['measure']} per operator: {band['min']:.2f} – {band['max']:.2f} (floor {band['floor']}); "
-    f"{sum(v <= band['floor'] for v in band['per_model'].values())} of {len(band['per_model'])} (dataset, operator) "
+    f"{results.quality_cells_below_floor} of {len(band['per_model'])} (dataset, operator) "
     "cells are below the floor."
 ))
 notebook.show_table(quality_table.rename_axis("operator"), caption=f"Mean {band['measure']} per operator and dataset",
@@ -604,10 +596,9 @@ notebook.show_table(quality_table.rename_axis("operator"), caption=f"Mean {band[
 # The paper correlates the candidate scores over all (bag, model pair) values and keeps one score per group.
 
 # %%
-reference = inputs.reference
-base_op = P.operators[0]
-all_bags = ms.stability_of(results[reference], base_op, P, selection="all")
-choice = ms.score_choice_correlations(all_bags)
+reference = results.reference
+base_op = results.base_operator
+choice = results.score_choice
 
 # %% tags=["hide-input"]
 notebook.record_table("score_choice", choice)
@@ -634,8 +625,8 @@ notebook.show_table(
 # The binary scores depend on $T(\text{binary})$ of {eq}`eq-mil-binarize`; the paper sweeps it from 0.1 to 0.9.
 
 # %%
-sweep = ms.positive_bags_threshold_sweep(results[reference], base_op, P.thresholds)
-apj_sweep = sweep[sweep["score"] == "adjusted_positive_jaccard"].reset_index(drop=True)
+sweep = results.threshold_sweep
+apj_sweep = results.threshold_sweep_apj
 
 # %% tags=["hide-input"]
 notebook.record_table("threshold_sweep", apj_sweep)
@@ -678,7 +669,7 @@ notebook.show_table(
 # ## Baseline and pooling operators: Table V and Table VII analogues
 
 # %%
-t7 = ms.table_vii({n: results[n] for n in main_names}, P)
+t7 = results.table_vii
 
 # %% tags=["hide-input"]
 notebook.record_table("table_vii", t7)
@@ -728,9 +719,7 @@ plots.glue_figure("fig-mil-operators", fig)
 # test set ("+").
 
 # %%
-baseline_rows = (t7["op"] == base_op) & t7["bag_auc"].notna()
-t5 = t7.loc[baseline_rows,
-            ["dataset", "bag_auc", "bag_auc_std", "dice", "dice_std", "accuracy"]]
+t5 = results.table_v
 
 # %% tags=["hide-input"]
 notebook.record_table("table_v", t5)
@@ -748,7 +737,7 @@ notebook.show_table(
 # predicted positive by exactly k of the models:
 
 # %%
-votes = {name: ms.vote_examples(results[name], base_op, P) for name in main_names}
+votes = results.votes
 
 # %% tags=["hide-input"]
 fig, axes = plots.new_axes(ncols=len(main_names), width=8.0 / len(main_names), height=2.8, sharey=True)
@@ -774,9 +763,7 @@ plots.glue_figure("fig-mil-votes", fig)
 # The table gives the stability of the bags drawn in {numref}`fig-mil-votes`:
 
 # %% tags=["hide-input"]
-vote_frames = [v.drop_duplicates("bag").assign(dataset=name) for name, v in votes.items() if len(v)]
-vote_rows = (pd.concat(vote_frames, ignore_index=True) if vote_frames
-             else pd.DataFrame(columns=["dataset", "bag", "test_bag", "S_APJ", "S_S"]))
+vote_rows = results.vote_example_bags
 notebook.show_table(
     vote_rows[["dataset", "bag", "test_bag", "S_APJ", "S_S"]],
     caption="The example bags of the vote histograms: mean S_APJ and S_S over the model pairs",
@@ -788,8 +775,8 @@ notebook.show_table(
 # ## Stability and instance performance (Figs. 6–7, Table VI)
 
 # %%
-t6 = ms.table_vi({n: results[n] for n in main_names}, P, operator=base_op)
-loc = inputs.loc[inputs.loc["operator"] == base_op]
+t6 = results.table_vi
+loc = results.bag_localization[results.bag_localization["operator"] == base_op]
 
 # %% tags=["hide-input"]
 notebook.record_table("table_vi", t6)
@@ -836,16 +823,7 @@ notebook.show_table(
 # `msc.WRONG_DICE`; the claim row compares the two shares with Fisher's exact test {cite:p}`fisher1922`.
 
 # %%
-confounded_summary = {}
-if inputs.confounded and inputs.control:
-    control_median = loc.loc[loc["dataset"] == inputs.control, "S_S"].median()
-    pair = loc[loc["dataset"].isin([inputs.control, inputs.confounded])]
-    for name, g in pair.groupby("dataset"):
-        stable_and_wrong = (g["S_S"] > control_median) & (g["dice_mean"] < msc.WRONG_DICE)
-        confounded_summary[name] = {
-            "bags": int(len(g)), "median S_S": float(g["S_S"].median()),
-            "median DICE": float(g["dice_mean"].median()),
-            "stable and wrong": int(stable_and_wrong.sum())}
+confounded_summary = results.stable_and_wrong
 
 # %% tags=["hide-input"]
 notebook.record("confounded_summary", confounded_summary)
@@ -860,11 +838,11 @@ notebook.show_table(
 # ## Stability and bag AUC over lesion contrast (Fig. 8)
 
 # %%
-fig8 = ms.stability_vs_auc(results, P)
+fig8 = results.fig8
 
 # %% tags=["hide-input"]
 notebook.record_table("fig8", fig8)
-notebook.record_table("fig8_levels", inputs.fig8)
+notebook.record_table("fig8_levels", results.fig8_levels)
 
 
 def dataset_kind(name: str) -> str:
@@ -879,7 +857,7 @@ for (name, op), g in fig8.groupby(["dataset", "operator"]):
         ax.scatter(g["bag_auc"], g[score], s=25, marker=markers.get(dataset_kind(name), "o"),
                    color=plots.color("operator", op))
 for ax, score in zip(axes, ("S_APJ", "S_S"), strict=True):
-    lv = inputs.fig8
+    lv = results.fig8_levels
     ax.plot(lv["bag_auc"], lv[score], color=plots.NEUTRAL, lw=0.8, zorder=0)
     ax.set(xlabel="mean bag AUC of the subset models", ylabel=f"mean {SCORE_SYMBOL[score]}")
 handles = [Line2D([], [], ls="", marker="o", color=plots.color("operator", op), label=ms.OPERATOR_LABELS[op])
@@ -903,8 +881,8 @@ plots.glue_figure("fig-mil-fig8", fig)
 
 # %% tags=["hide-input"]
 notebook.show_table(
-    inputs.fig8[["difficulty", "operator", "bag_auc", "S_APJ", "S_S"]].assign(
-        operator=inputs.fig8["operator"].map(ms.OPERATOR_LABELS)),
+    results.fig8_levels[["difficulty", "operator", "bag_auc", "S_APJ", "S_S"]].assign(
+        operator=results.fig8_levels["operator"].map(ms.OPERATOR_LABELS)),
     caption="The lesion-contrast levels of the X-Ray analogue (the grey line)",
     formats={"difficulty": "{:g}", "bag_auc": "{:.3f}", "S_APJ": "{:.3f}", "S_S": "{:.3f}"},
     labels={"difficulty": "lesion contrast", "bag_auc": "mean bag AUC", "S_APJ": "S_APJ", "S_S": "S_S"},
@@ -921,8 +899,9 @@ notebook.show_table(
 # removes only its own comparisons (the row names it with its figure).
 
 # %%
-claim_list = msc.chapter_claims(inputs, profile)
-notebook.paper_vs_us(claim_list)
+claims = msc.CLAIMS.decide(msc.claim_inputs(results, P), scale=profile)
+tail = notebook.claims_sections(claims)
+tail.table()
 
 # %% [markdown]
 # ### Rows that are not reproduced, and why
@@ -931,7 +910,7 @@ notebook.paper_vs_us(claim_list)
 # and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["remove-input"]
-display(Markdown(explain_claims(claim_list)))
+tail.why()
 
 # %% [markdown]
 # ## Checks
@@ -939,7 +918,7 @@ display(Markdown(explain_claims(claim_list)))
 # Identities of the formulas and properties of the scores on simulated maps: computed, pass or fail, not claims.
 
 # %% tags=["remove-input"]
-notebook.checks_display([c.row() for c in claim_list.checks])
+tail.checks()
 
 # %% [markdown]
 # ## Deviations and errata
@@ -947,7 +926,7 @@ notebook.checks_display([c.row() for c in claim_list.checks])
 # ### Numbers printed in the paper that do not add up
 
 # %% tags=["remove-input"]
-notebook.errata_display([e.row() for e in claim_list.errata])
+tail.errata()
 
 # %% [markdown]
 # ### In the text, and our deviations
