@@ -86,6 +86,27 @@ def test_one_training_run_and_stability():
     assert set(summary["score"]) >= {"adjusted_positive_jaccard", "spearman"}
 
 
+@pytest.mark.slow
+def test_run_returns_results_that_feed_the_claims():
+    """The chapter's entry point on a tiny parameter set (two operators, 40 bags, one epoch, two contrast levels):
+    a Results whose fields claim_inputs turns into the claims' inputs, and every registered claim is decided."""
+    from medeval.experiments import mil_stability_claims as mc
+
+    P = ms.Params(operators=["noisy_or", "max"], n_models=2, cv_folds=2, n_images=40, digits_n_bags=40, epochs=1,
+                  digits_epochs=1, max_pooling_extra_epochs=0, difficulty_levels=[0.1, 0.2], thresholds=[0.3, 0.5, 0.7],
+                  chance_n_bags=10, max_workers=1, confounded_operators=["noisy_or"], fig8_operators=["noisy_or"])
+    results = ms.run(P)
+    assert isinstance(results, ms.Results)
+    assert results.datasets == ["cxr", "digits", "digits_confounded"] and results.operator_datasets == ["cxr", "digits"]
+    assert set(results.quality_band["per_model"]) == {f"{d}/{o}" for d in ("cxr", "digits") for o in P.operators}
+    assert list(results.table_vii["op"]) == ["noisy_or", "max", "noisy_or", "max", "noisy_or"]
+    assert set(results.protocols) == {"cxr", "digits", "digits_confounded", "cxr@0.2"}
+    assert list(results.fig8_levels["difficulty"]) == [0.1, 0.2]
+    claims = mc.CLAIMS.decide(mc.claim_inputs(results, P), scale="test")
+    assert [c.id for c in claims.claims] == [s.id for s in mc.CLAIMS.specs]
+    assert claims.checks and claims.errata
+
+
 def test_real_data_absent_raises_clearly(tmp_path, monkeypatch):
     from medeval.data.manifest import DatasetUnavailableError
 

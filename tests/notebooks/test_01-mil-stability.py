@@ -9,7 +9,7 @@ import math
 import pytest
 
 from medeval.core.claims import BASES, CLAIM_COLUMNS, VERDICTS
-from medeval.experiments.mil_stability_claims import CLAIM_BUILDERS, QUALITY_FLOOR, QUALITY_MEASURE
+from medeval.experiments.mil_stability_claims import CLAIMS, QUALITY_FLOOR, QUALITY_MEASURE
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
@@ -78,7 +78,8 @@ def test_quality_band_recorded(results, in_range):
 def test_paper_vs_us(results):
     rows = results["paper_vs_us"]
     ids = [r["id"] for r in rows]
-    assert len(ids) == len(set(ids)) == len(CLAIM_BUILDERS)
+    assert len(ids) == len(set(ids)) == len(CLAIMS.specs)
+    assert ids == [s.id for s in CLAIMS.specs]  # the registry's order
     assert set(ids) == EXPECTED_IDS
     for r in rows:
         assert set(CLAIM_COLUMNS) <= set(r), r
