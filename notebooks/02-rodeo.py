@@ -104,7 +104,6 @@ from IPython.display import Markdown, display
 from matplotlib.transforms import offset_copy
 
 from medeval import plots
-from medeval.core.claims import explain as explain_claims
 from medeval.experiments import rodeo as R
 from medeval.experiments import rodeo_claims as RC
 from medeval.runtime import notebook
@@ -133,9 +132,8 @@ notebook.parameters_table()
 # default; the `full` profile uses the real ChestX-ray14 images.
 
 # %%
-summary = R.box_list_summary()
-targets, target_table = R.load_oracle_targets(P.oracle_test_fraction, P.seed)
-cells = R.oracle_target_cells(targets)
+results = R.run(P, cache_dir=notebook.cache_dir("runs"))
+summary, targets, cells = results.box_summary, results.targets, results.cells
 
 # %% tags=["hide-input"]
 notebook.record("nih_n_boxes", summary["n_boxes"])
@@ -148,7 +146,7 @@ display(Markdown(
     f"The box list has **{summary['n_boxes']} boxes in {summary['n_images']} images**. The oracle test set has "
     f"**{targets.n_images} images with {len(targets)} boxes**; {cells['n_occupied_cells']} of its "
     f"{cells['n_cells']} (image, class) cells hold a box, so "
-    f"{100 * (1 - cells['n_occupied_cells'] / cells['n_cells']):.1f} % are empty — every one a true negative "
+    f"{100 * results.empty_cell_share:.1f} % are empty — every one a true negative "
     f"for acc@IoU. The mean box is {summary['mean_box_width']:.3f} × {summary['mean_box_height']:.3f} of the "
     f"image (mean √(w·h) {summary['mean_box_side_sqrt_area']:.3f})."
 ))
@@ -410,8 +408,7 @@ notebook.show_table(
 # evaluated by the library's metrics as a one-image dataset.
 
 # %%
-maps = R.shift_map(P.shift_grid_size, P.shift_range)
-fig2 = R.shift_probe(maps)
+maps, fig2 = results.shift_maps, results.fig2
 
 # %% tags=["hide-input"]
 notebook.record("fig2", fig2)
@@ -459,11 +456,10 @@ display(Markdown(
 # sub-score.
 
 # %%
-oracle = R.run_oracle_figures(P, P.seed, cache_dir=notebook.cache_dir("oracle-figures"), scheduler=P.scheduler,
-                              max_workers=P.max_workers)
+oracle = results.oracle
 
 # %% tags=["hide-input"]
-notebook.record("oracle_runs", {f: int(len(frame)) for f, frame in oracle.items()})
+notebook.record("oracle_runs", results.oracle_runs)
 METRIC_GROUPS = {
     "acc@IoU": ["acc@10", "acc@30", "acc@50"],
     "AP@IoU": ["AP@10", "AP@30", "AP@50", "mAP"],
@@ -635,7 +631,7 @@ plots.glue_figure("fig-rodeo-duplication", fig)
 # scored by cIoU {eq}`eq-rodeo-ciou` and by the Hausdorff similarity {eq}`eq-rodeo-hausdorff`.
 
 # %%
-fig6 = R.fig6_curves()
+fig6 = results.fig6
 
 # %% tags=["hide-input"]
 fig, axes = plots.new_axes(2, width=3.8, height=2.8, sharey=True)
@@ -797,8 +793,7 @@ plots.glue_figure("fig-rodeo-confusion", fig)
 # boxed (0 gives the literal procedure, which boxes every class map of every image).
 
 # %%
-detector = R.train_cam_detector(P, P.seed)
-ours = R.detector_table(detector["predictions"], detector["targets"])
+detector, ours = results.detector, results.table1
 
 # %% tags=["hide-input"]
 notebook.record_table("table1_ours", ours)
@@ -808,10 +803,7 @@ data_info = detector["data"]
 notebook.record("detector_data_counts", {k: v for k, v in data_info.items() if not k.endswith("_image_index")})
 if "test_image_index" in data_info:  # real images: which boxed images were evaluated
     notebook.record("detector_test_images", data_info["test_image_index"])
-auc = pd.Series(detector["auc"], dtype=float)
-quality = {"measure": "per-class test AUC of the image-level classifier", "mean": float(auc.mean()),
-           "min": float(auc.min()), "max": float(auc.max()), "floor_on_mean": RC.AUC_FLOOR,
-           "passes_floor": bool(auc.mean() > RC.AUC_FLOOR)}
+quality = results.detector_quality
 notebook.record("detector_quality", quality)
 display(Markdown(
     f"Data: **{data_info['data']}**; {data_info['n_train']} training images of {data_info['n_train_patients']} "
@@ -819,9 +811,9 @@ display(Markdown(
     f"CAM boxes: **{len(detector['predictions'])}**. **Quality band**: classifier test AUC per class from "
     f"{quality['min']:.2f} to {quality['max']:.2f} (mean {quality['mean']:.2f}) — "
     + ", ".join(f"{c} {v:.2f}" for c, v in detector["auc"].items())
-    + f". The chapter's floor is a test AUC above {RC.AUC_FLOOR} for each class a row is about; classes below it "
+    + f". The chapter's floor is a test AUC above {R.AUC_FLOOR} for each class a row is about; classes below it "
     + "(their rows are not tested): "
-    + (", ".join(c for c, v in detector["auc"].items() if not v > RC.AUC_FLOOR) or "none")
+    + (", ".join(results.classes_below_floor) or "none")
     + "."
 ))
 TABLE1_LABELS = {"class": "finding", "classification": "RoDeO cls", "localization": "RoDeO loc",
@@ -841,9 +833,8 @@ notebook.show_table(
 # Percentile bootstrap intervals (95 %) over test images {cite:p}`efron1993bootstrap`:
 
 # %% tags=["hide-input"]
-boot = R.bootstrap_samples(detector["predictions"], detector["targets"], P.n_bootstrap, P.seed) if P.n_bootstrap > 0 else None
-if boot is not None:
-    ci = R.bootstrap_intervals(boot)
+ci = results.table1_ci
+if ci is not None:
     wide = ci.assign(ci=lambda d: d["low"].round(1).astype(str) + "–" + d["high"].round(1).astype(str))
     ci_table = wide.pivot(index="class", columns="metric", values="ci").reindex([*R.CLASSES, "Total"])
     ci_table = ci_table[list(R.TABLE1_METRICS)].rename_axis("finding")
@@ -862,7 +853,7 @@ if boot is not None:
 # RoDeO's Total pools all boxes (its cls Total is not the class mean).
 
 # %% tags=["hide-input"]
-paper_check = R.paper_table1_consistency()
+paper_check = results.paper_table1_check
 notebook.record_table("paper_table1_consistency", paper_check)
 notebook.record("paper_table1_inconsistent_rows", paper_check.loc[~paper_check["consistent"], "class"].tolist())
 notebook.show_table(
@@ -883,21 +874,9 @@ notebook.show_table(
 # so.
 
 # %%
-inputs = {
-    "oracle": oracle,
-    "cells": cells,
-    "fig2": fig2,
-    "fig6": fig6,
-    "box_summary": summary,
-    "table1_ours": ours,
-    "table1_boot": boot,
-    "detector_auc": detector["auc"],
-    "detector_data": P.detector_data,
-    "eq8_literal_loc": R.literal_eq8_localization(targets, [max(P.position_bias)], P.seed),
-    "closed_forms": RC.closed_forms(P, P.seed),
-}
-claims = RC.chapter_claims(inputs, scale=profile)
-notebook.paper_vs_us(claims)
+claims = RC.CLAIMS.decide(RC.claim_inputs(results, P), scale=profile)
+tail = notebook.claims_sections(claims)
+tail.table()
 
 # %% [markdown]
 # ### Rows that are not reproduced, and why
@@ -906,7 +885,7 @@ notebook.paper_vs_us(claims)
 # and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["hide-input"]
-display(Markdown(explain_claims(claims)))
+tail.why()
 
 # %% [markdown]
 # ## Checks
@@ -918,7 +897,7 @@ display(Markdown(explain_claims(claims)))
 # the empty cells), and Fig. 6's closed form. They are not claims and do not count in the scorecard.
 
 # %% tags=["hide-input"]
-notebook.checks_display([c.row() for c in claims.checks])
+tail.checks()
 
 # %% [markdown]
 # (rodeo-deviations)=
@@ -927,7 +906,7 @@ notebook.checks_display([c.row() for c in claims.checks])
 # Errata: arithmetic on the paper's numbers that does not add up, recomputed.
 
 # %% tags=["hide-input"]
-notebook.errata_display([e.row() for e in claims.errata])
+tail.errata()
 
 # %% [markdown]
 # Deviations:

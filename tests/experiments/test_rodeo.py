@@ -169,6 +169,27 @@ def test_bootstrap_samples_and_intervals(oracle_targets):
     assert (ci["low"] <= ci["high"]).all()
 
 
+def test_run_returns_results_that_feed_the_claims(tmp_path):
+    """``run`` on a tiny parameter set: a :class:`Results` whose fields feed ``claim_inputs``, from which every
+    registered claim, the checks and the errata are decided; the oracle grid is cached in its own sub-folder."""
+    from medeval.experiments import rodeo_claims as RC
+
+    P = R.Params(n_runs=1, oracle_test_fraction=0.1, sigma_pos=[0, 0.5, 1.0], sigma_shape=[0, 0.5],
+                 p_values=[0, 0.5, 1.0], expected_duplicates=[0, 1, 3], position_bias=[0, 1.0], sigma_size=[0, 0.5],
+                 sigma_ratio=[0, 0.5], random_box_sizes=[0.1, 0.25], shift_grid_size=5, n_train=32, n_test=16,
+                 image_size=64, epochs=1, n_bootstrap=2, max_workers=1, device="cpu")
+    res = R.run(P, cache_dir=tmp_path)
+    assert isinstance(res, R.Results) and (tmp_path / "oracle-figures").is_dir()
+    assert set(res.oracle) == set(R.FIGURES) and res.oracle_runs == {f: len(v) for f, v in res.oracle.items()}
+    assert res.empty_cell_share == pytest.approx(1 - res.cells["n_occupied_cells"] / res.cells["n_cells"])
+    assert res.detector_quality["floor_on_mean"] == R.AUC_FLOOR and res.table1["class"].tolist()[-1] == "Total"
+    assert res.table1_ci is not None and not (res.table1_ci["low"] > res.table1_ci["high"]).any()  # NaN: no box
+    assert res.paper_table1_check.loc[~res.paper_table1_check["consistent"], "class"].tolist() == ["Atelectasis"]
+    cl = RC.CLAIMS.decide(RC.claim_inputs(res, P), scale="test")
+    assert [c.id for c in cl.claims] == [s.id for s in RC.CLAIMS.specs] and cl.checks and cl.errata
+    assert not [c.id for c in cl.claims if "missing" in c.decision.reason]  # every input reached its claims
+
+
 # ---- the schema's rules, pre-flight and resource estimate (issue #17) ------------------------------------------
 def _refusal(**overrides) -> str:
     from medeval.runtime.params import ParameterError, resolve_params

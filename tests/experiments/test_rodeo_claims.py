@@ -1,12 +1,15 @@
 """Every claim rule of chapter 2 (RoDeO) can pass and can fail: constructed inputs for each rule.
 
-Each rule is reached through ``rodeo_claims.SPECS[id]`` (the same path :func:`chapter_claims` takes), on small
-synthetic oracle frames (one row per (setting, run)) or detector tables; no chapter run is needed.
+Each rule is reached through ``rodeo_claims.CLAIMS.decide(inputs, only=[id])`` (the same path the chapter takes),
+on a :class:`~medeval.experiments.rodeo_claims.ClaimInputs` built from small synthetic oracle frames (one row per
+(setting, run)) or detector tables; no chapter run is needed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import re
 
 import numpy as np
 import pandas as pd
@@ -19,6 +22,8 @@ from medeval.experiments import rodeo_claims as RC
 
 ALL = RC.ACC + RC.AP + ("mAP", "RoDeO") + RC.SUB
 RUNS = 5
+#: the registered claims, in the order of the Paper-vs-us table
+IDS = [spec.id for spec in RC.CLAIMS.specs]
 
 
 def frame(axes: dict, fns: dict, runs: int = RUNS, noise: float = 0.004, seed: int = 0, default=0.5) -> pd.DataFrame:
@@ -38,15 +43,29 @@ def frame(axes: dict, fns: dict, runs: int = RUNS, noise: float = 0.004, seed: i
     return pd.DataFrame(rows)
 
 
-def decide(cid: str, inputs: dict):
-    decision, ours = RC.SPECS[cid][5](inputs)
-    assert decision.verdict in VERDICTS
-    assert isinstance(ours, str)
-    return decision
+def decided(cid: str, inputs: RC.ClaimInputs):
+    """The row of claim ``cid`` decided alone from ``inputs``."""
+    (claim,) = RC.CLAIMS.decide(inputs, scale="smoke", only=[cid]).claims
+    assert claim.id == cid and claim.verdict in VERDICTS
+    assert isinstance(claim.ours, str)
+    return claim
 
 
-def oracle(fig: str, f: pd.DataFrame) -> dict:
-    return {"oracle": {fig: f}}
+def decide(cid: str, inputs: RC.ClaimInputs):
+    return decided(cid, inputs).decision
+
+
+def oracle(fig: str, f: pd.DataFrame, **fields) -> RC.ClaimInputs:
+    return RC.ClaimInputs(oracle={fig: f}, **fields)
+
+
+def with_fields(inputs: RC.ClaimInputs, **fields) -> RC.ClaimInputs:
+    return dataclasses.replace(inputs, **fields)
+
+
+def chapter(**fields):
+    """Every claim, check and erratum decided from a ClaimInputs with ``fields`` (the others empty)."""
+    return RC.CLAIMS.decide(RC.ClaimInputs(**fields), scale="smoke")
 
 
 def step(x, at):  # a cliff: 1 before ``at``, 0 after
@@ -102,7 +121,7 @@ def test_claim_fig3_ap_position_can_pass_and_fail():
     bad = frame({"sigma_pos": SIG, "sigma_shape": SIG}, {m: (lambda sigma_pos, sigma_shape: np.exp(-4 * sigma_shape))
                                                          for m in RC.AP})
     assert decide("fig3-ap-position", oracle("fig3", bad)).verdict == "[¬Re]"
-    assert decide("fig3-ap-position", {}).verdict == "[n/a]"
+    assert decide("fig3-ap-position", RC.ClaimInputs()).verdict == "[n/a]"
 
 
 @pytest.fixture(scope="module")
@@ -147,10 +166,10 @@ def test_reading_fig3_acc_floor_holds_on_its_control_so_it_is_a_check(all_wrong)
     # the control passes the rule: every box wrong still gives acc@IoU above the bound
     control = control_frame({"sigma_pos": SIG, "sigma_shape": SIG}, ctl)
     assert RC.decide_fig3_acc_floor(control, None)[0].verdict == "[Re]"
-    cl = RC.chapter_claims(oracle("fig3", bad) | {"closed_forms": {"all_wrong": ctl}}, scale="smoke")
+    cl = chapter(oracle={"fig3": bad}, all_wrong_control=ctl)
     (chk,) = [k for k in cl.checks if "high base value" in k.check]
     assert not chk.passed and "true-negative share" in chk.why and f"{ctl['acc@30']:.3f}" in chk.why
-    assert "fig3-acc-floor" not in RC.SPECS
+    assert "fig3-acc-floor" not in IDS
 
 
 def smooth_rodeo(sigma_pos, sigma_shape):
@@ -231,9 +250,9 @@ def test_claim_fig5_ap_high_iou_is_not_testable_as_stated():
     for f in (flat, falling):
         d = decide("fig5-ap-high-iou", oracle("fig5", f))
         assert d.verdict == "[n/a]" and "not testable as stated" in d.reason and "confidence" in d.reason
-    _, ours = RC.SPECS["fig5-ap-high-iou"][5](oracle("fig5", falling))
+    ours = decided("fig5-ap-high-iou", oracle("fig5", falling)).ours
     assert "AP@30" in ours and "AP@50" in ours
-    assert decide("fig5-ap-high-iou", {}).verdict == "[n/a]"
+    assert decide("fig5-ap-high-iou", RC.ClaimInputs()).verdict == "[n/a]"
 
 
 @pytest.mark.claim
@@ -284,15 +303,15 @@ def test_reading_fig7_acc_high_holds_on_its_control_so_it_is_a_check(all_wrong):
     assert RC.decide_fig7_acc_high(fig7(acc=0.1, rodeo=0.6))[0].verdict == "[¬Re]"
     control = control_frame({"random_box_size": SIZES, "p_overpred": [0.0, 0.1]}, ctl)
     assert RC.decide_fig7_acc_high(control)[0].verdict == "[Re]"  # every box wrong passes it too
-    cl = RC.chapter_claims(oracle("fig7", fig7()) | {"closed_forms": {"all_wrong": ctl}}, scale="smoke")
+    cl = chapter(oracle={"fig7": fig7()}, all_wrong_control=ctl)
     (chk,) = [k for k in cl.checks if "randomly placed" in k.check]
-    assert chk.passed and "true-negative share" in chk.why and "fig7-acc-high" not in RC.SPECS
+    assert chk.passed and "true-negative share" in chk.why and "fig7-acc-high" not in IDS
 
 
 @pytest.mark.claim
 def test_claim_fig7_shape_peak_can_pass_and_fail():
     summary = {"mean_box_side_sqrt_area": 0.24, "mean_box_width": 0.25, "mean_box_height": 0.25}
-    assert decide("fig7-shape-peak", oracle("fig7", fig7()) | {"box_summary": summary}).verdict == "[Re]"
+    assert decide("fig7-shape-peak", oracle("fig7", fig7(), box_summary=summary)).verdict == "[Re]"
     assert decide("fig7-shape-peak", oracle("fig7", fig7(peak=0.45))).verdict == "[¬Re]"
 
 
@@ -314,7 +333,7 @@ def test_claim_fig8_sharp_vs_smooth_can_pass_and_fail():
     smooth = {m: (lambda position_bias, sigma_pos: linear(position_bias, 2.5)) for m in RC.ACC + RC.AP}
     good = frame(axes, {**sharp, "RoDeO": lambda position_bias, sigma_pos: linear(position_bias, 2.5)})
     f3 = frame({"sigma_pos": SIG, "sigma_shape": [0.0]}, {**{m: cliff for m in RC.ACC + RC.AP}, "RoDeO": smooth_rodeo})
-    assert decide("fig8-sharp-vs-smooth", {"oracle": {"fig8": good, "fig3": f3}}).verdict == "[Re]"
+    assert decide("fig8-sharp-vs-smooth", RC.ClaimInputs(oracle={"fig8": good, "fig3": f3})).verdict == "[Re]"
     bad = frame(axes, {**smooth, "RoDeO": lambda position_bias, sigma_pos: step(position_bias, 0.6)})
     assert decide("fig8-sharp-vs-smooth", oracle("fig8", bad)).verdict == "[¬Re]"
 
@@ -392,9 +411,9 @@ def test_reading_fig11_acc_nonzero_holds_on_its_control_so_it_is_a_check(all_wro
     zero = one_axis("p_confuse", P, {m: (lambda p: 0.9 * (1 - p)) for m in RC.ACC}, noise=0.0)
     assert RC.decide_fig11_acc_nonzero(zero)[0].verdict in ("[~]", "[¬Re]")
     assert RC.decide_fig11_acc_nonzero(control_frame({"p_confuse": P}, ctl))[0].verdict == "[Re]"
-    cl = RC.chapter_claims(oracle("fig11", zero) | {"cells": {"n_cells": 80, "n_occupied_cells": 10}}, scale="smoke")
+    cl = chapter(oracle={"fig11": zero}, cells={"n_cells": 80, "n_occupied_cells": 10})
     (chk,) = [k for k in cl.checks if "never reaches zero" in k.check]
-    assert not chk.passed and "87.5 %" in chk.why and "fig11-acc-nonzero" not in RC.SPECS
+    assert not chk.passed and "87.5 %" in chk.why and "fig11-acc-nonzero" not in IDS
 
 
 @pytest.mark.claim
@@ -416,9 +435,9 @@ def test_fig6_closed_form_is_a_check():
     d = RC.decide_fig6(broken)[0]
     assert d.verdict == "[¬Re]" and "HS linear" in d.reason
     for c, passed in ((curves, True), (broken, False)):
-        (chk,) = [k for k in RC.chapter_claims({"fig6": c}, scale="smoke").checks if "Hausdorff" in k.check]
+        (chk,) = [k for k in chapter(fig6=c).checks if "Hausdorff" in k.check]
         assert chk.passed is passed and chk.why.startswith("a closed form")
-    assert "fig6-ciou-hausdorff" not in RC.SPECS
+    assert "fig6-ciou-hausdorff" not in IDS
 
 
 # --------------------------------------------------------------------------------------------------- Table 1
@@ -450,11 +469,11 @@ GOOD_AUC = dict.fromkeys(R.CLASSES, 0.85)
 @pytest.mark.claim
 def test_claim_table1_tn_dominance_can_pass_fail_and_floor():
     table, boot = detector()
-    ins = {"table1_ours": table, "table1_boot": boot, "detector_auc": GOOD_AUC}
+    ins = RC.ClaimInputs(table1_ours=table, table1_boot=boot, detector_auc=GOOD_AUC)
     assert decide("table1-tn-dominance", ins).verdict == "[Re]"
     table, boot = detector(acc_pneu=20.0, tp_pneu=100)  # low acc, mostly true positives
-    assert decide("table1-tn-dominance", ins | {"table1_ours": table, "table1_boot": boot}).verdict == "[¬Re]"
-    floor = decide("table1-tn-dominance", ins | {"detector_auc": dict.fromkeys(R.CLASSES, 0.55)})
+    assert decide("table1-tn-dominance", with_fields(ins, table1_ours=table, table1_boot=boot)).verdict == "[¬Re]"
+    floor = decide("table1-tn-dominance", with_fields(ins, detector_auc=dict.fromkeys(R.CLASSES, 0.55)))
     assert floor.verdict == "[n/a]" and "did not train" in floor.reason
 
 
@@ -463,14 +482,14 @@ def test_claim_table1_tn_dominance_floor_is_per_class():
     """Gated on the Pneumonia classifier itself: a good mean AUC does not let a failed class through, and other
     classes below the floor do not block it."""
     table, boot = detector()
-    ins = {"table1_ours": table, "table1_boot": boot}
+    ins = RC.ClaimInputs(table1_ours=table, table1_boot=boot)
     weak_pneu = GOOD_AUC | {"Pneumonia": 0.53}
     assert np.mean(list(weak_pneu.values())) > RC.AUC_FLOOR
-    d = decide("table1-tn-dominance", ins | {"detector_auc": weak_pneu})
+    d = decide("table1-tn-dominance", with_fields(ins, detector_auc=weak_pneu))
     assert d.verdict == "[n/a]" and "Pneumonia classifier 0.530" in d.reason and str(RC.AUC_FLOOR) in d.reason
     others_weak = dict.fromkeys(R.CLASSES, 0.55) | {"Pneumonia": 0.85}
-    assert decide("table1-tn-dominance", ins | {"detector_auc": others_weak}).verdict == "[Re]"
-    assert decide("table1-tn-dominance", ins | {"detector_auc": {}}).verdict == "[n/a]"  # no AUC: no evidence
+    assert decide("table1-tn-dominance", with_fields(ins, detector_auc=others_weak)).verdict == "[Re]"
+    assert decide("table1-tn-dominance", with_fields(ins, detector_auc={})).verdict == "[n/a]"  # no AUC: no evidence
 
 
 @pytest.mark.claim
@@ -481,10 +500,10 @@ def test_claim_table1_tn_dominance_on_its_control_is_not_reproduced(all_wrong):
     preds = R.all_wrong_predictions(targets)
     table = R.detector_table(preds, targets)
     boot = R.bootstrap_samples(preds, targets, 40, 0)
-    d, ours = RC.SPECS["table1-tn-dominance"][5]({"table1_ours": table, "table1_boot": boot,
-                                                  "detector_auc": GOOD_AUC, "closed_forms": {"all_wrong": ctl}})
-    assert d.verdict != "[Re]"
-    assert "control (every NIH test box moved off its object)" in ours
+    row = decided("table1-tn-dominance", RC.ClaimInputs(table1_ours=table, table1_boot=boot, detector_auc=GOOD_AUC,
+                                                        all_wrong_control=ctl))
+    assert row.verdict != "[Re]"
+    assert "control (every NIH test box moved off its object)" in row.ours
 
 
 @pytest.mark.claim
@@ -493,19 +512,19 @@ def test_claim_table1_class_readings_can_pass_fail_and_floor():
           "Pneumonia": {"classification": 5.0, "localization": 40.0, "shape_matching": 20.0, "mAP": 2.1},
           "Nodule": {"classification": 20.0, "localization": 5.0, "shape_matching": 1.0}}
     table, boot = detector(readings=ok, noise=0.3)
-    ins = {"table1_ours": table, "table1_boot": boot, "detector_auc": GOOD_AUC, "detector_data": "chestxray14"}
+    ins = RC.ClaimInputs(table1_ours=table, table1_boot=boot, detector_auc=GOOD_AUC, detector_data="chestxray14")
     assert decide("table1-class-readings", ins).verdict == "[Re]"
     bad = {**ok, "Nodule": {"classification": 1.0, "localization": 5.0, "shape_matching": 20.0}}
     table, boot = detector(readings=bad, noise=0.3)
-    assert decide("table1-class-readings", ins | {"table1_ours": table, "table1_boot": boot}).verdict == "[¬Re]"
-    assert decide("table1-class-readings", ins | {"detector_data": "phantom"}).verdict == "[n/a]"
-    low = decide("table1-class-readings", ins | {"detector_auc": dict.fromkeys(R.CLASSES, 0.6)})
+    assert decide("table1-class-readings", with_fields(ins, table1_ours=table, table1_boot=boot)).verdict == "[¬Re]"
+    assert decide("table1-class-readings", with_fields(ins, detector_data="phantom")).verdict == "[n/a]"
+    low = decide("table1-class-readings", with_fields(ins, detector_auc=dict.fromkeys(R.CLASSES, 0.6)))
     assert low.verdict == "[n/a]" and "did not train" in low.reason
     # per class: one of the row's classes below the floor makes the row [n/a], naming it; others do not matter
-    nodule = decide("table1-class-readings", ins | {"detector_auc": GOOD_AUC | {"Nodule": 0.6}})
+    nodule = decide("table1-class-readings", with_fields(ins, detector_auc=GOOD_AUC | {"Nodule": 0.6}))
     assert nodule.verdict == "[n/a]" and "Nodule classifier 0.600" in nodule.reason
     assert "Atelectasis classifier" not in nodule.reason
-    assert decide("table1-class-readings", ins | {"detector_auc": GOOD_AUC | {"Mass": 0.5}}).verdict == "[Re]"
+    assert decide("table1-class-readings", with_fields(ins, detector_auc=GOOD_AUC | {"Mass": 0.5})).verdict == "[Re]"
 
 
 # --------------------------------------------------------------------------------------------------- data
@@ -516,17 +535,17 @@ def test_claim_data_rows_can_pass_and_fail():
     s = {"n_images": 882, "n_boxes": 984, "mean_box_width": 0.2503, "mean_box_height": 0.2464,
          "mean_box_side_sqrt_area": 0.24}
     # the count of boxed images is arithmetic on the shipped list: a check when it agrees, an erratum when not
-    cl = RC.chapter_claims({"box_summary": s}, scale="smoke")
+    cl = chapter(box_summary=s)
     assert not [e for e in cl.errata if e.where.startswith("Sec. 4")]
     assert [k for k in cl.checks if "882 boxed images" in k.check][0].passed
-    cl = RC.chapter_claims({"box_summary": s | {"n_images": 880}}, scale="smoke")
+    cl = chapter(box_summary=s | {"n_images": 880})
     (err,) = [e for e in cl.errata if e.where.startswith("Sec. 4")]
     assert err.printed == "882 images" and err.recomputed == "880 images with 984 boxes"
-    assert "data-boxed-images" not in RC.SPECS
+    assert "data-boxed-images" not in IDS
     assert {c.id: c.basis for c in cl.claims}["data-mean-box-size"] == "exact"
-    assert decide("data-mean-box-size", {"box_summary": s}).verdict == "[Re]"
-    assert decide("data-mean-box-size", {"box_summary": s | {"mean_box_height": 0.2}}).verdict == "[¬Re]"
-    assert decide("data-mean-box-size", {}).verdict == "[n/a]"
+    assert decide("data-mean-box-size", RC.ClaimInputs(box_summary=s)).verdict == "[Re]"
+    assert decide("data-mean-box-size", RC.ClaimInputs(box_summary=s | {"mean_box_height": 0.2})).verdict == "[¬Re]"
+    assert decide("data-mean-box-size", RC.ClaimInputs()).verdict == "[n/a]"
 
 
 # --------------------------------------------------------------------------------------------------- the table
@@ -539,24 +558,33 @@ def test_claim_every_rule_has_a_test():
               "fig8-sharp-vs-smooth", "fig9-acc-invariant", "fig9-ap10-ratio", "fig9-rodeo-smooth", "fig10-all-fall",
               "fig10-decay-forms", "fig11-all-fall", "fig11-loc-shape",
               "table1-tn-dominance", "table1-class-readings", "data-mean-box-size"}
-    assert set(RC.SPECS) == tested
+    assert set(IDS) == tested and len(IDS) == len(tested)
+
+
+def test_every_control_names_a_test_of_this_module():
+    """A registry entry's control names the test that runs its rule on inputs where it must fail: that test exists."""
+    here = globals()
+    for spec in RC.CLAIMS.specs:
+        named = re.findall(r"\btest_\w+", spec.control)
+        assert named, spec.id
+        assert all(callable(here.get(name)) for name in named), (spec.id, named)
 
 
 def test_claim_basis_and_substitution():
     """Oracle rows run on the real NIH boxes with simulated predictions; detector rows follow the detector's data."""
-    rows = {c.id: c for c in RC.chapter_claims({}, scale="smoke").claims}
-    oracle_ids = [cid for cid in RC.SPECS if cid.startswith("fig")]
+    rows = {c.id: c for c in chapter().claims}
+    oracle_ids = [cid for cid in IDS if cid.startswith("fig")]
     assert oracle_ids and all(rows[c].basis == "real" and rows[c].substitution == RC.ORACLE_SUBSTITUTION
                               for c in oracle_ids)
     assert rows["table1-tn-dominance"].basis == "phantom" and "phantoms" in rows["table1-tn-dominance"].substitution
-    real = {c.id: c for c in RC.chapter_claims({"detector_data": "chestxray14"}, scale="smoke").claims}
+    real = {c.id: c for c in chapter(detector_data="chestxray14").claims}
     assert real["table1-class-readings"].basis == "real"
 
 
 @pytest.mark.claim
-def test_claim_chapter_claims_rows_checks_and_errata():
-    cl = RC.chapter_claims({}, scale="smoke")  # nothing computed: every claim is [n/a], paper arithmetic remains
-    assert [c.id for c in cl.claims] == list(RC.SPECS)
+def test_claim_registry_rows_checks_and_errata():
+    cl = chapter()  # nothing computed: every claim is [n/a], paper arithmetic remains
+    assert [c.id for c in cl.claims] == IDS
     assert {c.verdict for c in cl.claims} == {"[n/a]"} and all(c.decision.reason for c in cl.claims)
     assert all(c.basis in BASES and c.scale == "smoke" and c.paper and c.rule for c in cl.claims)
     assert [e.where for e in cl.errata] == ["Table 1, Atelectasis, RoDeO total"]
@@ -566,7 +594,7 @@ def test_claim_chapter_claims_rows_checks_and_errata():
     f8 = frame({"position_bias": [0.0, 1.0], "sigma_pos": [0.0]}, {"RoDeO loc": lambda position_bias, sigma_pos: 1.0,
                                                                       "RoDeO shape": lambda **k: 1.0,
                                                                       "RoDeO cls": lambda **k: 1.0}, noise=0.0)
-    cl = RC.chapter_claims({"oracle": {"fig8": f8}, "eq8_literal_loc": {1.0: 0.001}}, scale="smoke")
+    cl = chapter(oracle={"fig8": f8}, eq8_literal_loc={1.0: 0.001})
     bias = [k for k in cl.checks if "position bias" in k.check]
     assert len(bias) == 1 and not bias[0].passed
     assert any("Eq. 8" in e.where for e in cl.errata)
@@ -575,5 +603,5 @@ def test_claim_chapter_claims_rows_checks_and_errata():
 
 def test_claim_paper_column_holds_paper_figures_only():
     """The paper column quotes the paper; our recomputed numbers (e.g. Atelectasis' 12.0) never appear there."""
-    for cid, (_, _, paper, _, _, _) in RC.SPECS.items():
-        assert "12.0" not in paper and "ours" not in paper.lower(), cid
+    for c in chapter().claims:
+        assert "12.0" not in c.paper and "ours" not in c.paper.lower(), c.id

@@ -1,25 +1,30 @@
 """Chapter 2: RoDeO and IoU-based metrics for pathology detection (Meissen, Müller et al., MIDL 2023).
 
-Pure functions of (parameters, seed) used by ``notebooks/02-rodeo.py``:
+:func:`run` is the chapter's one entry point (:mod:`medeval.core.chapter`): every computation of the chapter for a
+parameter set, returned as one :class:`Results` that ``notebooks/02-rodeo.py`` shows and records and
+:func:`medeval.experiments.rodeo_claims.claim_inputs` reads. Its parts, pure functions of (parameters, seed):
 
 * :func:`load_oracle_targets` — the real NIH box list (984 boxes, 880 images), split 50/50 at patient
   level as in the paper; the oracle experiments run on the test half, in normalised coordinates.
 * :func:`oracle_predictions` — one oracle model: App. A corruptions composed in a fixed order.
 * :func:`evaluate_detections` — every metric of the chapter on one (predictions, targets) pair.
-* :func:`figure_settings` / :func:`run_oracle_figure` — the sweeps of Figs. 3, 4, 5, 7, 8, 9, 10, 11
-  (each setting repeated ``n_runs`` times, as the paper's "mean of 5 runs").
-* :func:`shift_map` — Fig. 2: AP@50, mAP, IoU and RoDeO localisation over centre offsets.
+* :func:`figure_settings` / :func:`run_oracle_figure` / :func:`run_oracle_figures` — the sweeps of Figs. 3, 4, 5,
+  7, 8, 9, 10, 11 (each setting repeated ``n_runs`` times, as the paper's "mean of 5 runs"), one grid task per figure.
+* :func:`shift_map` / :func:`shift_probe` — Fig. 2: AP@50, mAP, IoU and RoDeO localisation over centre offsets.
 * :func:`analytic_curves` — the closed forms overlaid on the figures.
 * :func:`train_cam_detector` / :func:`cam_boxes` / :func:`detector_table` / :func:`bootstrap_table` — the
-  Table 1 analogue: a weakly supervised multi-label CNN, boxes from class activation maps.
+  Table 1 analogue: a weakly supervised multi-label CNN, boxes from class activation maps; :func:`detector_quality`
+  its quality band against :data:`AUC_FLOOR`.
 * :func:`paper_table1_consistency` — the harmonic-mean check of the paper's Table 1 (Atelectasis erratum).
-* :func:`run_oracle_figures`, :func:`shift_probe`, :func:`oracle_target_cells`, :func:`literal_eq8_localization`,
-  :func:`fig6_curves` — the inputs of the chapter's claims (decided in :mod:`medeval.experiments.rodeo_claims`).
+* :func:`oracle_target_cells`, :func:`literal_eq8_localization`, :func:`fig6_curves`, :func:`all_wrong_control` —
+  further inputs of the chapter's claims and checks (decided in :mod:`medeval.experiments.rodeo_claims`).
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -65,6 +70,11 @@ PAPER_TABLE1 = pd.DataFrame(
 
 #: Names of the metric columns returned by :func:`evaluate_detections`.
 IOU_SHOWN = (0.1, 0.3, 0.5)
+
+#: The detector's quality floor, per class: the test AUC of the image-level classifier of that class. A claim about
+#: a class whose classifier is at or below it is [n/a]: for that class the detector did not train and its readings
+#: are not evidence either way (:mod:`medeval.experiments.rodeo_claims`); :func:`detector_quality` reports the band.
+AUC_FLOOR = 0.7
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -879,3 +889,93 @@ def paper_total_rows() -> dict[str, float]:
         f"{col}_reported_total": float(total[col])
         for col in ["classification", "localization", "acc@30", "mAP"]
     }
+
+
+# ------------------------------------------------------------------------------------------------------
+# the chapter's run
+
+
+def detector_quality(auc: dict[str, float]) -> dict:
+    """The detector's quality band: the mean, lowest and highest per-class test AUC of its image-level classifier,
+    and whether the mean lies above :data:`AUC_FLOOR` (the claims gate each class on its own AUC)."""
+    values = pd.Series(auc, dtype=float)
+    return {"measure": "per-class test AUC of the image-level classifier", "mean": float(values.mean()),
+            "min": float(values.min()), "max": float(values.max()), "floor_on_mean": AUC_FLOOR,
+            "passes_floor": bool(values.mean() > AUC_FLOOR)}
+
+
+@dataclass
+class Results:
+    """Everything chapter 2 computes for one parameter set (:func:`run`); the notebook shows and records it, and
+    :func:`medeval.experiments.rodeo_claims.claim_inputs` reads it.
+
+    Data: ``box_summary`` (:func:`box_list_summary` of the whole NIH box list); ``targets`` (the oracle test half,
+    :func:`load_oracle_targets`); ``cells`` (its :func:`oracle_target_cells`) and ``empty_cell_share`` (the share
+    of its (image, class) cells without a box, the true negatives of acc@IoU).
+
+    Fig. 2: ``shift_maps`` (:func:`shift_map`: the offsets and four score maps) and ``fig2`` (its read-outs,
+    :func:`shift_probe`).
+
+    Oracle figures: ``oracle`` ({figure: one row per (setting, run)}, :func:`run_oracle_figures`) and
+    ``oracle_runs`` ({figure: its number of rows}); ``fig6`` (the closed-form curves of App. C, :func:`fig6_curves`);
+    ``eq8_literal_loc`` ({largest position bias: mean RoDeO loc with Eq. 8 as printed},
+    :func:`literal_eq8_localization`); ``all_wrong_control`` (every metric with every box moved off its object,
+    :func:`all_wrong_control`: the control of the acc@IoU readings).
+
+    Table 1 analogue: ``detector`` (:func:`train_cam_detector`: CAM boxes, targets, probabilities, loss history,
+    per-class AUC and data counts); ``table1`` (:func:`detector_table` of its boxes, % per class and Total);
+    ``detector_quality`` (:func:`detector_quality`) and ``classes_below_floor`` (the classes whose AUC is not above
+    :data:`AUC_FLOOR`); ``table1_boot`` (:func:`bootstrap_samples`, None when ``n_bootstrap`` is 0) and
+    ``table1_ci`` (their :func:`bootstrap_intervals`, or None); ``paper_table1_check``
+    (:func:`paper_table1_consistency` of the paper's Table 1).
+    """
+
+    box_summary: dict
+    targets: ImageBoxes
+    cells: dict[str, int]
+    empty_cell_share: float
+    shift_maps: dict[str, np.ndarray]
+    fig2: dict[str, float]
+    oracle: dict[str, pd.DataFrame]
+    oracle_runs: dict[str, int]
+    fig6: dict[str, pd.DataFrame]
+    eq8_literal_loc: dict[float, float]
+    all_wrong_control: dict
+    detector: dict
+    table1: pd.DataFrame
+    detector_quality: dict
+    classes_below_floor: list[str]
+    table1_boot: pd.DataFrame | None
+    table1_ci: pd.DataFrame | None
+    paper_table1_check: pd.DataFrame
+
+
+def run(P: Params, cache_dir=None) -> Results:
+    """Every computation of chapter 2 for the parameters ``P`` (:class:`Results`): the box list and its oracle test
+    half, Fig. 2's shift map, the oracle figures (one grid through :func:`medeval.runtime.grid.run_grid`, cached in
+    the sub-folder ``oracle-figures`` of ``cache_dir``; None: no cache), Fig. 6's closed forms, the weakly supervised
+    detector with its Table 1, bootstrap intervals and quality band, the consistency of the paper's Table 1, Eq. 8 as
+    printed and the all-wrong control."""
+    summary = box_list_summary()
+    targets, _ = load_oracle_targets(P.oracle_test_fraction, P.seed)
+    cells = oracle_target_cells(targets)
+    maps = shift_map(P.shift_grid_size, P.shift_range)
+    oracle = run_oracle_figures(P, P.seed, cache_dir=None if cache_dir is None else Path(cache_dir) / "oracle-figures",
+                                scheduler=P.scheduler, max_workers=P.max_workers)
+    fig6 = fig6_curves()
+    detector = train_cam_detector(P, P.seed)
+    table1 = detector_table(detector["predictions"], detector["targets"])
+    boot = (bootstrap_samples(detector["predictions"], detector["targets"], P.n_bootstrap, P.seed)
+            if P.n_bootstrap > 0 else None)
+    return Results(
+        box_summary=summary, targets=targets, cells=cells,
+        empty_cell_share=1 - cells["n_occupied_cells"] / cells["n_cells"],
+        shift_maps=maps, fig2=shift_probe(maps), oracle=oracle,
+        oracle_runs={f: int(len(frame)) for f, frame in oracle.items()}, fig6=fig6,
+        eq8_literal_loc=literal_eq8_localization(targets, [max(P.position_bias)], P.seed),
+        all_wrong_control=all_wrong_control(targets), detector=detector, table1=table1,
+        detector_quality=detector_quality(detector["auc"]),
+        classes_below_floor=[c for c, v in detector["auc"].items() if not v > AUC_FLOOR],
+        table1_boot=boot, table1_ci=None if boot is None else bootstrap_intervals(boot),
+        paper_table1_check=paper_table1_consistency(),
+    )
