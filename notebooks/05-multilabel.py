@@ -98,31 +98,15 @@ real_protocols = None
 import warnings
 
 import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
 from medeval import plots
-from medeval.core.claims import explain as explain_claims
 from medeval.experiments import multilabel_cxr14 as ex
-from medeval.experiments import multilabel_cxr14_claims as claims
+from medeval.experiments import multilabel_cxr14_claims as XC
 from medeval.runtime import notebook
 
 warnings.filterwarnings("ignore", category=ex.UndefinedMetricWarning)  # counts are reported in the tables
 P = notebook.setup("05-multilabel", globals())
-R = {}  # the recorded headline values, also used to build the paper-vs-us table
-
-
-def rec(key, value):
-    """Record a headline number (notebook.record) and keep it for the claims."""
-    R[key] = notebook.record(key, value)
-    return value
-
-
-def rec_table(key, frame):
-    """Record a table (notebook.record_table) and keep its rows for the claims."""
-    notebook.record_table(key, frame)
-    R[key] = (frame.reset_index() if frame.index.name is not None else frame).to_dict(orient="records")
-    return frame
 
 
 # %% tags=["remove-input"]
@@ -146,13 +130,14 @@ notebook.parameters_table()
 # ({mod}`medeval.data.phantoms.chest`); the `full` profile uses the real images instead (dataset
 # `chestxray14-images`, `medeval data fetch chestxray14-images`).
 
+# %%
+results = ex.run(P, cache_dir=notebook.cache_dir("runs"))  # every computation of the chapter, once
+
 # %% tags=["hide-input"]
-table, Y, LABELS = ex.load_label_matrix()
-N, K = Y.shape
-n_patients = int(table["patient_id"].nunique())
-rec("N", N)
-rec("K", K)
-rec("n_patients", n_patients)
+N, K, n_patients, LABELS = results.n_images, results.n_labels, results.n_patients, results.labels
+notebook.record("N", N)
+notebook.record("K", K)
+notebook.record("n_patients", n_patients)
 display(Markdown(f"**{N:,} images of {n_patients:,} patients, K = {K} labels.**"))
 
 # %% [markdown]
@@ -485,20 +470,17 @@ display(Markdown(f"**{N:,} images of {n_patients:,} patients, K = {K} labels.**"
 # The thesis's Fig. labelcount: how often each finding occurs and how many findings an X-ray carries.
 
 # %% tags=["hide-input"]
-freq = ex.label_frequency_table(Y, LABELS)
-counts = ex.label_count_table(Y)
+freq, counts, hist_pct = results.label_frequency, results.label_count_histogram, results.labels_per_image_pct
 notebook.record_table("label_frequency", freq)
 notebook.record_table("label_count_histogram", counts)
-rec("label_proportions", dict(zip(freq["label"], freq["proportion"], strict=True)))
-hist_pct = {"0": 100 * counts["proportion"].iloc[0], "1": 100 * counts["proportion"].iloc[1],
-            "2+": 100 * counts["proportion"].iloc[2:].sum()}
-rec("labels_per_image_pct", hist_pct)
-rec("max_labels", int(counts["n_labels"].iloc[-1]))
-rec("max_labels_count", int(counts["count"].iloc[-1]))
+notebook.record("label_proportions", results.label_proportions)
+notebook.record("labels_per_image_pct", hist_pct)
+notebook.record("max_labels", results.max_labels)
+notebook.record("max_labels_count", results.max_labels_count)
 
 def sig3(v):
     """Three significant digits, an em dash for a missing value."""
-    return "—" if v is None or pd.isna(v) else f"{v:.3g}"
+    return "—" if v is None or np.isnan(v) else f"{v:.3g}"
 
 
 BAR = "0.35"  # one series per panel: a dark grey, not a colour that names something elsewhere
@@ -544,15 +526,15 @@ display(Markdown(
 # (VOC 2007/2012, NUS-WIDE, WIDER-Attribute, MS-COCO, Planet) need label files we do not ship.
 
 # %%
-ind = ex.indicator_row(Y)
-top_set, top_set_count = ex.most_frequent_labelset(Y)
-hloss_all_zero = ex.no_finding_hamming_loss(Y)  # predict no finding
+ind = results.indicators
+top_set, top_set_count = results.most_frequent_labelset, results.most_frequent_labelset_count
+hloss_all_zero = results.no_finding_hamming_loss  # predict no finding
 
 # %% tags=["hide-input"]
 for key in ("LCard", "LDens", "LDiv", "PLDiv", "PMax"):
-    rec(key, ind[key].iloc[0])
-rec("pmax_is_empty_set", bool(not top_set.any()))
-rec("hloss_all_zero", hloss_all_zero)
+    notebook.record(key, ind[key].iloc[0])
+notebook.record("pmax_is_empty_set", bool(not top_set.any()))
+notebook.record("hloss_all_zero", hloss_all_zero)
 display(notebook.show_table(
     ind, caption="Multi-label indicators of ChestX-ray14 (the thesis's Tab. mlprop, first row)", digits=4,
     formats={"LDens": "{:.5f}", "PLDiv": "{:.5f}", "PMax": "{:.4f}", "LCard": "{:.4f}"}))
@@ -570,8 +552,8 @@ display(Markdown(
 # co-occurrence matrix {eq}`eq-ml-cooc`, an estimate of $P(\text{column label}\mid\text{row label})$.
 
 # %%
-corr, cooc = ex.dependence_matrices(Y, LABELS)
-dep = ex.dependence_summary(Y, LABELS)
+corr, cooc = results.correlation, results.cooccurrence
+dep = results.dependence
 
 # %% tags=["hide-input"]
 ABBREV = {"Pleural_Thickening": "PlTh", "Pneumonia": "Pnia", "Pneumothorax": "Ptx"}  # the first 4 letters clash
@@ -583,15 +565,15 @@ plots.heatmap(axes[0], off, short, cmap="RdBu_r", fmt=None, vmin=-0.2, vmax=0.2)
 axes[0].set_title("(a) Pearson correlation")
 plots.heatmap(axes[1], cooc.to_numpy(), short, cmap="viridis", fmt=None, vmin=0, vmax=1)
 axes[1].set_title("(b) P(column | row)")
-rec("max_corr_pair", dep["max_corr_pair"])
-rec("max_corr", dep["max_corr"])
-rec("min_corr", dep["min_corr"])
-rec("phi2_chi2_max_abs_diff", dep["max_abs_phi2_minus_chi2_over_n"])
-rec("max_joint_count_asymmetry", dep["max_joint_count_asymmetry"])
-rec("mean_pairwise_chi2", dep["mean_pairwise_chi2"])
-rec("p_eff_given_card", dep["p_effusion_given_cardiomegaly"])
-rec("p_card_given_eff", dep["p_cardiomegaly_given_effusion"])
-rec("pairs_below_5", dep["pairs_below_5"])
+notebook.record("max_corr_pair", dep["max_corr_pair"])
+notebook.record("max_corr", dep["max_corr"])
+notebook.record("min_corr", dep["min_corr"])
+notebook.record("phi2_chi2_max_abs_diff", dep["max_abs_phi2_minus_chi2_over_n"])
+notebook.record("max_joint_count_asymmetry", dep["max_joint_count_asymmetry"])
+notebook.record("mean_pairwise_chi2", dep["mean_pairwise_chi2"])
+notebook.record("p_eff_given_card", dep["p_effusion_given_cardiomegaly"])
+notebook.record("p_card_given_eff", dep["p_cardiomegaly_given_effusion"])
+notebook.record("pairs_below_5", dep["pairs_below_5"])
 plots.glue_figure("fig-ml-corrs", fig)
 
 # %% [markdown]
@@ -644,13 +626,12 @@ display(Markdown(
 #   0.2, 0.3, 0.8); the code that computed the metrics uses 0.2. The last column uses the printed value.
 
 # %%
-toy = ex.toy_example()
-tm = toy["metrics"]
-best = claims.toy_best_sets(tm)
+tm = results.toy_metrics
+best = results.toy_best
 
 # %% tags=["hide-input"]
-rec_table("toy_metrics", tm)
-rec("toy_hloss_h2_printed", float(tm.loc["hloss", "h2 (printed f2)"]))
+notebook.record_table("toy_metrics", tm)
+notebook.record("toy_hloss_h2_printed", float(tm.loc["hloss", "h2 (printed f2)"]))
 display(notebook.show_table(
     tm, caption="The toy example: every metric of the three classifiers h1, h2, h3 (scores of the thesis's code) "
     "and of h2 with the printed f2", formats={c: "{:.4f}" for c in tm.columns}))
@@ -673,35 +654,26 @@ display(Markdown("Best classifier per metric of the table (ties included): "
 # {cite:p}`sechidis2011stratification` (`iterstrat`) is the extension the chapter discusses.
 
 # %%
-split_runs, Y_split = ex.run_split_experiment(Y, P)
-split_summary = ex.summarise_split_experiment(split_runs)
+split_runs, split_summary = results.split_runs, results.split_summary
 
 # %% tags=["hide-input"]
 notebook.record_table("split_summary", split_summary.rename_axis("statistic"))
-rec("split_n_images", int(Y_split.shape[0]))
-rec("split_folds", P.split_folds)
-rand = split_runs[split_runs["method"] == "random"]
-it = split_runs[split_runs["method"] == "iterative"]
-rec("LD_random_runs", rand["LD"].tolist())
-rec("LD_iterative_runs", it["LD"].tolist())
-rec("LD_mean", rand["LD"].mean())
-rec("LD_sd", rand["LD"].std())
-rec("LPD_mean", rand["LPD"].mean())
-rec("LPD_code_mean", rand["LPD (code, 1/K)"].mean())
-rec("FZ_max", rand["FZ"].max())
-rec("FLZ_max", rand["FLZ"].max())
-rec("FLPZ_mean", rand["FLPZ"].mean())
-rec("ED_max", rand["ED"].max())
-rec("mean_label_odds", ex.mean_label_odds(Y_split))
-rec("expected_flz", ex.expected_fold_label_zeros(Y_split, P.split_folds))
-if len(it):
-    rec("LD_iterative_mean", it["LD"].mean())
-    rec("LPD_iterative_mean", it["LPD"].mean())
-    rec("iterative_split_seconds", it["split_seconds"].mean())
+notebook.record("split_n_images", results.split_n_images)
+notebook.record("split_folds", P.split_folds)
+sf = results.split_figures  # the random folds' figures, and the iterative ones where stratification ran
+iterative_ran = "LD_iterative_mean" in sf
+for key in ("LD_random_runs", "LD_iterative_runs", "LD_mean", "LD_sd", "LPD_mean", "LPD_code_mean", "FZ_max",
+            "FLZ_max", "FLPZ_mean", "ED_max"):
+    notebook.record(key, sf[key])
+notebook.record("mean_label_odds", results.mean_label_odds)
+notebook.record("expected_flz", results.expected_flz)
+if iterative_ran:
+    for key in ("LD_iterative_mean", "LPD_iterative_mean", "iterative_split_seconds"):
+        notebook.record(key, sf[key])
 display(notebook.show_table(
     split_summary.rename_axis("statistic"), formats={c: sig3 for c in split_summary.columns},
     caption=f"Split quality: mean and SD over the repetitions of {P.split_folds}-fold splits of "
-    f"{Y_split.shape[0]:,} X-rays (the thesis's Tab. LDprop, with iterative stratification added)"))
+    f"{results.split_n_images:,} X-rays (the thesis's Tab. LDprop, with iterative stratification added)"))
 
 methods = list(split_runs["method"].unique())
 fig, axes = plots.new_axes(2, width=3.6, height=3.0)
@@ -731,18 +703,18 @@ plots.glue_figure("fig-ml-split-quality", fig)
 # %% tags=["hide-input"]
 text = (
     f"The chapter prints no numbers for this table, only that the statistics are \"extremely small with a small "
-    f"standard deviation\". On {Y_split.shape[0]:,} images, random {P.split_folds}-fold CV gives LD = "
-    f"{rand['LD'].mean():.2e} (SD {rand['LD'].std():.1e}) and LPD = {rand['LPD'].mean():.2e}; the largest FZ and FLZ "
-    f"over the repetitions are {rand['FZ'].max()} and {rand['FLZ'].max()}, and ED = {rand['ED'].max():g}"
-    + (" (N is divisible by the number of folds)." if Y_split.shape[0] % P.split_folds == 0 else ".")
-    + f" LD is an average of |fold odds − data-set odds|; the labels' mean odds are {R['mean_label_odds']:.4f}, so "
-    f"LD is {100 * rand['LD'].mean() / R['mean_label_odds']:.2f}% of the odds it measures. In closed form "
-    f"(hypergeometric), a random split has {R['expected_flz']:.1e} fold-label pairs without a positive on average."
+    f"standard deviation\". On {results.split_n_images:,} images, random {P.split_folds}-fold CV gives LD = "
+    f"{sf['LD_mean']:.2e} (SD {sf['LD_sd']:.1e}) and LPD = {sf['LPD_mean']:.2e}; the largest FZ and FLZ "
+    f"over the repetitions are {sf['FZ_max']} and {sf['FLZ_max']}, and ED = {sf['ED_max']:g}"
+    + (" (N is divisible by the number of folds)." if results.split_n_images % P.split_folds == 0 else ".")
+    + f" LD is an average of |fold odds − data-set odds|; the labels' mean odds are {results.mean_label_odds:.4f}, so "
+    f"LD is {100 * sf['LD_mean'] / results.mean_label_odds:.2f}% of the odds it measures. In closed form "
+    f"(hypergeometric), a random split has {results.expected_flz:.1e} fold-label pairs without a positive on average."
 )
-if len(it):
-    text += (f" Iterative stratification gives LD = {it['LD'].mean():.2e} and LPD = {it['LPD'].mean():.2e} "
-             f"(about {it['split_seconds'].mean():.1f} s per split against "
-             f"{rand['split_seconds'].mean():.2f} s for random folds).")
+if iterative_ran:
+    text += (f" Iterative stratification gives LD = {sf['LD_iterative_mean']:.2e} and LPD = "
+             f"{sf['LPD_iterative_mean']:.2e} (about {sf['iterative_split_seconds']:.1f} s per split against "
+             f"{sf['random_split_seconds']:.2f} s for random folds).")
 display(Markdown(text))
 
 # %% [markdown] tags=["further"]
@@ -756,15 +728,14 @@ display(Markdown(text))
 # earlier set is not before their first image in the later set.
 
 # %%
-overlap = ex.patient_overlap(table, seed=P.seed)
+overlap = results.patient_overlap
 
 # %% tags=["hide-input"]
 notebook.record_table("patient_overlap", overlap)
-row = overlap.set_index(["strategy", "sets"])
-rec("random_test_images_shared_pct", row.loc[("random", "train -> test"), "images_of_shared_patients_pct"])
-rec("random_rule_violations", int(row.loc[("random", "train -> test"), "rule_violations"]))
-rec("later_followup_rule_violations", int(row.loc["later_followup", "rule_violations"].sum()))
-rec("patient_level_shared", int(row.loc["patient", "shared_patients"].sum()))
+of = results.overlap_figures
+for key in ("random_test_images_shared_pct", "random_rule_violations", "later_followup_rule_violations",
+            "patient_level_shared"):
+    notebook.record(key, of[key])
 display(notebook.show_table(
     overlap.assign(sets=overlap["sets"].str.replace("->", "→")),
     caption="Patients shared between the sets of three 70/10/20 splits, and violations of the thesis's rule",
@@ -773,12 +744,12 @@ display(notebook.show_table(
     labels={"images_of_shared_patients_pct": "% of later set's images in shared patients",
             "train_pct": "train %", "validation_pct": "validation %", "test_pct": "test %"}))
 display(Markdown(
-    f"A random image split puts {row.loc[('random', 'train -> test'), 'images_of_shared_patients_pct']:.1f}% of "
+    f"A random image split puts {of['random_test_images_shared_pct']:.1f}% of "
     f"the test images in patients that are also in training, and "
-    f"{row.loc[('random', 'train -> test'), 'rule_violations']:,} patients have test images that are *not* later "
+    f"{of['random_rule_violations']:,} patients have test images that are *not* later "
     "than their training images. Under the thesis rule "
-    f"{row.loc[('later_followup', 'train -> test'), 'images_of_shared_patients_pct']:.1f}% of the test images belong "
-    f"to patients also in training, with {int(row.loc['later_followup', 'rule_violations'].sum())} violations."
+    f"{of['later_followup_test_images_shared_pct']:.1f}% of the test images belong "
+    f"to patients also in training, with {of['later_followup_rule_violations']} violations."
 ))
 
 # %% [markdown]
@@ -793,38 +764,32 @@ display(Markdown(
 # undefined and reported, not averaged.
 
 # %%
-cnn_runs = ex.run_cnn(P)
-first = next(iter(cnn_runs.values()))[0]
+cnn_runs = results.cnn_runs
+first = results.evaluated_run
 
 # %% tags=["hide-input"]
-rec("data_source", P.data_source)
+notebook.record("data_source", P.data_source)
 if P.data_source == "real":  # the images found and the size of every split
-    notebook.record_table("cnn_real_runs", pd.DataFrame(
-        [{"protocol": r.info["protocol"], "fold": r.info["fold"], "n_images": r.info["n_images"],
-          "n_patients": r.info["n_patients"], "n_train": r.n_train, "n_validation": r.info["n_validation"],
-          "n_test": r.info["n_test"], "n_test_patients": int(np.unique(r.patient_test).size)}
-         for runs in cnn_runs.values() for r in runs]))
-rec("cnn_n_train", first.n_train)
-rec("cnn_n_test", int(len(first.y_test)))
-rec("cnn_train_seconds", first.train_seconds)
-rec("cnn_loss_history", first.loss_history)
+    notebook.record_table("cnn_real_runs", results.cnn_real_runs)
+notebook.record("cnn_n_train", first.n_train)
+notebook.record("cnn_n_test", int(len(first.y_test)))
+notebook.record("cnn_train_seconds", first.train_seconds)
+notebook.record("cnn_loss_history", first.loss_history)
 display(Markdown(f"Trained on {first.n_train:,} images ({first.info['data']}) in {first.train_seconds:.0f} s; "
                  f"final training loss {first.loss_history[-1] if first.loss_history else float('nan'):.4f}."))
 
 # %%
-evaluation = ex.evaluate_scores(
-    first.y_test, first.p_test, first.patient_test,
-    labels=first.labels, n_bootstrap=P.n_bootstrap, seed=P.seed)
+evaluation = results.evaluation
 
 # %% tags=["hide-input"]
 notebook.record_table("cnn_evaluation", evaluation)
 ev = evaluation.set_index("metric")
 for key in ("AUC macro", "F1 micro", "F1 macro", "mAP"):
-    rec(f"cnn_{key.replace(' ', '_')}", ev.loc[key, "value"])
-    rec(f"cnn_{key.replace(' ', '_')}_ci", [ev.loc[key, "ci_low"], ev.loc[key, "ci_high"]])
-per_label = ev.loc[[f"AUC {lab}" for lab in first.labels]]
-rec("cnn_n_labels_undefined_auc", int(per_label["value"].isna().sum()))
-quality = rec("cnn_quality", ex.cnn_quality(evaluation, first.labels))
+    notebook.record(f"cnn_{key.replace(' ', '_')}", ev.loc[key, "value"])
+    notebook.record(f"cnn_{key.replace(' ', '_')}_ci", [ev.loc[key, "ci_low"], ev.loc[key, "ci_high"]])
+per_label = ex.per_label_auc_rows(evaluation, first.labels)
+notebook.record("cnn_n_labels_undefined_auc", results.n_labels_undefined_auc)
+quality = notebook.record("cnn_quality", results.cnn_quality)
 display(notebook.show_table(
     evaluation, caption=f"Test-set metrics of the CNN with 95% patient-clustered bootstrap intervals "
     f"({P.n_bootstrap} replicates)",
@@ -874,9 +839,7 @@ plots.glue_figure("fig-ml-per-label-auc", fig)
 # sets; not done.)
 
 # %%
-eve = ex.eve_test_set_variance(
-    first.y_test, first.p_test, first.patient_test,
-    n_pairs=P.eve_pairs, n_bootstrap=P.n_bootstrap, seed=P.seed + 1)
+eve = results.eve
 
 # %% tags=["hide-input"]
 notebook.record_table("cnn_eve", eve)
@@ -897,18 +860,16 @@ display(notebook.show_table(
 # validation positive keep 0.5.
 
 # %%
-thr = ex.threshold_comparison(
-    first.y_val, first.p_val, first.y_test, first.p_test, first.patient_test,
-    labels=first.labels, n_bootstrap=P.n_bootstrap, seed=P.seed + 2)
+thr = results.threshold_comparison
 
 # %% tags=["hide-input"]
 notebook.record_table("threshold_comparison", thr["metrics"])
 tc = thr["metrics"].set_index("metric")
-rec("f1_macro_at_05", tc.loc["F1 macro", "at_0.5"])
-rec("f1_macro_tuned", tc.loc["F1 macro", "tuned"])
-rec("f1_micro_at_05", tc.loc["F1 micro", "at_0.5"])
-rec("f1_micro_tuned", tc.loc["F1 micro", "tuned"])
-rec("n_thresholds_not_tuned", int((~thr["thresholds"]["tuned_on_validation"]).sum()))
+notebook.record("f1_macro_at_05", tc.loc["F1 macro", "at_0.5"])
+notebook.record("f1_macro_tuned", tc.loc["F1 macro", "tuned"])
+notebook.record("f1_micro_at_05", tc.loc["F1 micro", "at_0.5"])
+notebook.record("f1_micro_tuned", tc.loc["F1 micro", "tuned"])
+notebook.record("n_thresholds_not_tuned", results.n_thresholds_not_tuned)
 fmt4 = {c: "{:.4f}" for c in ("at_0.5", "tuned")}
 fmt4.update({c: "{:+.4f}" for c in ("difference", "diff_ci_low", "diff_ci_high")})
 display(notebook.show_table(
@@ -938,21 +899,21 @@ display(Markdown(
 # %% tags=["hide-input"]
 AUC_FORMATS = {"ours": "{:.3f}", "ours (phantoms)": "{:.3f}"}
 if P.data_source == "real":
-    for protocol, comparison in ex.real_auc_by_protocol(cnn_runs).items():
+    for protocol, comparison in results.published_auc.items():
         notebook.record_table(f"published_auc_{protocol}", comparison.rename_axis("label"))
         display(notebook.show_table(
             comparison.rename_axis("label"), digits=3,
             caption=f"Per-label test AUC, protocol {protocol} (mean over {len(cnn_runs[protocol])} fold(s)), "
             "next to the published values"))
-    rec("cnn_auc_summary", f"mean per-label AUC {comparison['ours'].iloc[-1]:.3f} (real images)")
+    notebook.record("cnn_auc_summary", f"mean per-label AUC {comparison['ours'].iloc[-1]:.3f} (real images)")
 else:
     display(Markdown("Phantom run: the published values are shown for reference only."))
     display(notebook.show_table(
-        ex.published_auc_comparison(per_label["value"].set_axis(list(first.labels)))
+        results.published_auc["phantom"]
         .rename(columns={"ours": "ours (phantoms)"}).rename_axis("label"), digits=3,
         caption="Per-label test AUC of the CNN on phantoms next to the published values on the real images "
         "(not comparable)"))
-    rec("cnn_auc_summary", f"phantoms: macro AUC {ev.loc['AUC macro', 'value']:.3f} (not comparable)")
+    notebook.record("cnn_auc_summary", f"phantoms: macro AUC {ev.loc['AUC macro', 'value']:.3f} (not comparable)")
 
 # %% [markdown]
 # (ml-paper-vs-us)=
@@ -964,8 +925,9 @@ else:
 # default profile and `real` on `full`. Rules, tolerances and the bounds we chose are in each row.
 
 # %% tags=["hide-input"]
-CL = claims.chapter_claims(R, profile)
-notebook.paper_vs_us(CL)
+claims = XC.CLAIMS.decide(XC.claim_inputs(results, P), scale=profile)
+tail = notebook.claims_sections(claims)
+tail.table()
 
 # %% [markdown]
 # ### Rows that are not reproduced, and why
@@ -974,7 +936,7 @@ notebook.paper_vs_us(CL)
 # and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["remove-input"]
-Markdown(explain_claims(CL))
+tail.why()
 
 # %% [markdown]
 # ## Checks
@@ -982,7 +944,7 @@ Markdown(explain_claims(CL))
 # Identities of the chapter's formulas and of our splitters, computed on the same data; they are not claims.
 
 # %% tags=["remove-input"]
-notebook.checks_display([c.row() for c in CL.checks])
+tail.checks()
 
 # %% [markdown]
 # ## Deviations and errata found in the chapter
@@ -995,7 +957,7 @@ notebook.checks_display([c.row() for c in CL.checks])
 # statistics match in distribution only.
 
 # %% tags=["remove-input"]
-notebook.errata_display([e.row() for e in CL.errata])
+tail.errata()
 
 # %% [markdown]
 # ## Self-check

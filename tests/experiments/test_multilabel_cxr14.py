@@ -385,3 +385,35 @@ def test_the_memory_estimate_counts_no_batch_larger_than_the_training_split():
 
     assert peak(batch_size=4096) == peak(batch_size=140) < 2 * 0.65 * 2**30
     assert peak(batch_size=16) < peak(batch_size=64) < peak(batch_size=140)
+
+
+@pytest.mark.slow
+def test_run_returns_results_whose_fields_feed_the_claims():
+    """``run`` on a tiny parameter set (the smoke profile on 2,000 split images and 80 phantoms, no cache): every
+    computation of the page, and ``claim_inputs`` / ``CLAIMS.decide`` take the result as it is."""
+    from medeval.experiments import multilabel_cxr14_claims as mc
+    from medeval.runtime.params import resolve_params
+
+    P = resolve_params("05-multilabel", "smoke", {"device": "cpu", "split_subsample": 2000, "n_images": 80,
+                                                  "n_bootstrap": 10, "eve_pairs": 2})
+    results = ex.run(P, cache_dir=None)
+    assert isinstance(results, ex.Results)
+    assert (results.n_images, results.n_labels, results.n_patients) == (112120, 14, 30805)
+    assert results.label_proportions["Hernia"] == pytest.approx(227 / 112120)
+    assert sum(results.labels_per_image_pct.values()) == pytest.approx(100.0)
+    assert (results.max_labels, results.max_labels_count) == (9, 2) and not results.most_frequent_labelset.any()
+    assert results.toy_best == ex.toy_best_sets(results.toy_metrics)
+    runs = results.split_runs
+    assert results.split_n_images == 2000 and list(runs["method"].unique()) == ["random", "iterative"]
+    assert results.split_figures["LD_mean"] == runs.loc[runs["method"] == "random", "LD"].mean()
+    assert len(results.split_figures["LD_iterative_runs"]) == 1 and "LD_iterative_mean" in results.split_figures
+    assert results.overlap_figures["patient_level_shared"] == 0
+    assert results.overlap_figures["later_followup_rule_violations"] == 0
+    assert list(results.cnn_runs) == ["phantom"] and results.evaluated_run is results.cnn_runs["phantom"][0]
+    assert results.cnn_real_runs is None and list(results.published_auc) == ["phantom"]
+    assert results.cnn_quality == ex.cnn_quality(results.evaluation, results.evaluated_run.labels)
+    inputs = mc.claim_inputs(results, P)
+    assert inputs.toy_metrics is results.toy_metrics and inputs.cnn_n_test == len(results.evaluated_run.y_test)
+    claims = mc.CLAIMS.decide(inputs, scale="smoke")
+    assert [c.id for c in claims.claims] == [s.id for s in mc.CLAIMS.specs]
+    assert claims.checks and all(c.passed for c in claims.checks)

@@ -128,10 +128,35 @@ def test_paper_vs_us(results):
     assert ("phantoms" in cnn["reason"]) or ("did not train" in cnn["reason"])
 
 
-def test_claims_are_rebuilt_from_the_recorded_results(results):
-    from medeval.experiments.multilabel_cxr14_claims import chapter_claims
+#: ClaimInputs field -> the recorded key that holds it (every field of the claims' inputs is recorded)
+RECORDED_INPUTS = {
+    "n_images": "N", "n_labels": "K", "n_patients": "n_patients", "label_proportions": "label_proportions",
+    "labels_per_image_pct": "labels_per_image_pct", "max_labels": "max_labels", "max_labels_count": "max_labels_count",
+    "pmax_is_empty_set": "pmax_is_empty_set", "label_cardinality": "LCard", "label_density": "LDens",
+    "proportion_distinct_labelsets": "PLDiv", "proportion_most_frequent_labelset": "PMax",
+    "max_corr_pair": "max_corr_pair", "max_corr": "max_corr", "p_effusion_given_cardiomegaly": "p_eff_given_card",
+    "p_cardiomegaly_given_effusion": "p_card_given_eff", "phi2_chi2_max_abs_diff": "phi2_chi2_max_abs_diff",
+    "max_joint_count_asymmetry": "max_joint_count_asymmetry", "no_finding_hamming_loss": "hloss_all_zero",
+    "split_n_images": "split_n_images", "split_folds": "split_folds", "ld_random_runs": "LD_random_runs",
+    "ld_iterative_runs": "LD_iterative_runs", "mean_label_odds": "mean_label_odds", "expected_flz": "expected_flz",
+    "fz_max": "FZ_max", "flz_max": "FLZ_max", "flpz_mean": "FLPZ_mean", "ed_max": "ED_max", "lpd_mean": "LPD_mean",
+    "lpd_code_mean": "LPD_code_mean", "patient_level_shared": "patient_level_shared",
+    "later_followup_rule_violations": "later_followup_rule_violations", "data_source": "data_source",
+    "cnn_quality": "cnn_quality", "cnn_n_test": "cnn_n_test",
+}
 
-    rebuilt = [c.row() for c in chapter_claims(results, "smoke").claims]
+
+def test_claims_are_rebuilt_from_the_recorded_results(results):
+    import dataclasses
+
+    import pandas as pd
+
+    from medeval.experiments.multilabel_cxr14_claims import CLAIMS, ClaimInputs
+
+    assert set(RECORDED_INPUTS) | {"toy_metrics"} == {f.name for f in dataclasses.fields(ClaimInputs)}
+    inputs = ClaimInputs(**{field: results[key] for field, key in RECORDED_INPUTS.items()},
+                         toy_metrics=pd.DataFrame(results["toy_metrics"]).set_index("metric"))
+    rebuilt = [c.row() for c in CLAIMS.decide(inputs, scale="smoke").claims]
     assert [(r["id"], r["verdict"]) for r in rebuilt] == [(r["id"], r["verdict"]) for r in results["paper_vs_us"]]
 
 

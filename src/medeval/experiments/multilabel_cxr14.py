@@ -8,8 +8,9 @@ chapter (which trains no model), a multi-label CNN evaluated with the metrics th
 estimator of chapter 3, and fixed versus tuned thresholds.
 
 Every function is a pure function of its arguments (data, parameters, seed) and returns a tidy
-DataFrame, a dict or a small dataclass; the notebook ``notebooks/05-multilabel.py`` only calls,
-plots and explains.
+DataFrame, a dict or a small dataclass. :func:`run` does every computation of the chapter for one parameter
+set and returns them as one :class:`Results`; the notebook ``notebooks/05-multilabel.py`` calls it once and
+then only displays, records, plots and explains.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ __all__ = [
     "TOY_LABELS",
     "TOY_SCORES",
     "TOY_F2_PRINTED",
+    "TOY_METRICS",
+    "Results",
+    "run",
     "load_label_matrix",
     "label_frequency_table",
     "label_count_table",
@@ -44,14 +48,19 @@ __all__ = [
     "dependence_matrices",
     "dependence_summary",
     "toy_example",
+    "toy_best_sets",
+    "label_proportions",
+    "labels_per_image_percent",
     "split_statistics",
     "split_experiment",
     "run_split_experiment",
     "summarise_split_experiment",
+    "split_headline_figures",
     "mean_label_odds",
     "expected_fold_label_zeros",
     "three_way_split",
     "patient_overlap",
+    "overlap_headline_figures",
     "patient_bootstrap",
     "evaluate_scores",
     "eve_test_set_variance",
@@ -64,6 +73,9 @@ __all__ = [
     "cnn_quality",
     "real_auc_by_protocol",
     "published_auc_comparison",
+    "real_run_table",
+    "per_label_auc_rows",
+    "published_auc_tables",
 ]
 
 
@@ -110,6 +122,19 @@ def label_count_table(Y) -> pd.DataFrame:
     top = int(np.flatnonzero(hist)[-1])
     hist = hist[: top + 1]
     return pd.DataFrame({"n_labels": np.arange(top + 1), "count": hist, "proportion": hist / hist.sum()})
+
+
+def label_proportions(frequency: pd.DataFrame) -> dict[str, float]:
+    """Label → share of X-rays carrying it, from :func:`label_frequency_table` (most frequent first)."""
+    return dict(zip(frequency["label"], frequency["proportion"], strict=True))
+
+
+def labels_per_image_percent(counts: pd.DataFrame) -> dict[str, float]:
+    r"""Percentage of X-rays with no label, exactly one and several (the text's 54 %, 27 % and 19 %), from
+    :func:`label_count_table`: :math:`100\,\#\{i : |Y_i| = c\}/N` for ``"0"`` and ``"1"``, and the rest summed for
+    ``"2+"`` (Sec. Label Distribution, Fig. labelcount (b))."""
+    share = counts["proportion"]
+    return {"0": 100 * share.iloc[0], "1": 100 * share.iloc[1], "2+": 100 * share.iloc[2:].sum()}
 
 
 def indicator_row(Y, name: str = "ChestX-ray14") -> pd.DataFrame:
@@ -208,6 +233,38 @@ def _toy_metrics(scores) -> dict[str, float]:
             "err micro": ml.micro_average(ml.binary_error_rate, TOY_LABELS, h),
             "err macro": ml.macro_average(ml.binary_error_rate, TOY_LABELS, h),
         }
+
+
+#: The five rows of Tab. toymlmet: (row in the toy metrics table, label, better direction).
+TOY_METRICS = (
+    ("hloss", "Hamming loss", "min"),
+    ("subsetacc", "subset accuracy", "max"),
+    ("AP example (mldr ties 'last')", "AP example", "max"),
+    ("F1 micro", "F1 micro", "max"),
+    ("F1 macro (text: mean of per-label F1)", "F1 macro", "max"),
+)
+#: The toy example's three classifiers (columns of the toy metrics table).
+TOY_CLASSIFIERS = ("h1", "h2", "h3")
+
+
+def _toy_frame(toy) -> pd.DataFrame:
+    """The toy metrics as a metric x classifier DataFrame, from a DataFrame or from recorded row records."""
+    if isinstance(toy, pd.DataFrame):
+        return toy if toy.index.name == "metric" or "metric" not in toy.columns else toy.set_index("metric")
+    return pd.DataFrame(list(toy)).set_index("metric")
+
+
+def toy_best_sets(toy) -> dict[str, list[str]]:
+    """For each metric of Tab. toymlmet, the classifiers with the best value (ties included, to 1e-12).
+
+    ``toy`` is the metric x classifier table of :func:`toy_example` (or its recorded row records)."""
+    m = _toy_frame(toy)
+    out = {}
+    for row, label, better in TOY_METRICS:
+        v = m.loc[row, list(TOY_CLASSIFIERS)].astype(float)
+        best = v.min() if better == "min" else v.max()
+        out[label] = [h for h in TOY_CLASSIFIERS if abs(v[h] - best) <= 1e-12]
+    return out
 
 
 def toy_example() -> dict[str, pd.DataFrame]:
@@ -349,6 +406,31 @@ def summarise_split_experiment(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reindex(stats)
 
 
+def split_headline_figures(runs: pd.DataFrame) -> dict:
+    """The figures of the split experiment the chapter records and states (Tab. LDprop), from
+    :func:`run_split_experiment`'s rows.
+
+    Of the random folds: ``LD_random_runs`` (LD of every repetition), ``LD_mean`` and ``LD_sd`` (mean and SD over
+    the repetitions), ``LPD_mean``, ``LPD_code_mean`` (the thesis code's 1/K normalisation), ``FZ_max``,
+    ``FLZ_max``, ``FLPZ_mean``, ``ED_max`` and ``random_split_seconds`` (mean time of a split). Of iterative
+    stratification: ``LD_iterative_runs`` (empty when it did not run) and, when it ran, ``LD_iterative_mean``,
+    ``LPD_iterative_mean`` and ``iterative_split_seconds``.
+    """
+    rand = runs[runs["method"] == "random"]
+    it = runs[runs["method"] == "iterative"]
+    out = {
+        "LD_random_runs": rand["LD"].tolist(), "LD_iterative_runs": it["LD"].tolist(),
+        "LD_mean": rand["LD"].mean(), "LD_sd": rand["LD"].std(), "LPD_mean": rand["LPD"].mean(),
+        "LPD_code_mean": rand["LPD (code, 1/K)"].mean(), "FZ_max": rand["FZ"].max(), "FLZ_max": rand["FLZ"].max(),
+        "FLPZ_mean": rand["FLPZ"].mean(), "ED_max": rand["ED"].max(),
+        "random_split_seconds": rand["split_seconds"].mean(),
+    }
+    if len(it):
+        out.update(LD_iterative_mean=it["LD"].mean(), LPD_iterative_mean=it["LPD"].mean(),
+                   iterative_split_seconds=it["split_seconds"].mean())
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # patient overlap
 # ------------------------------------------------------------------------------------------------
@@ -418,6 +500,25 @@ def patient_overlap(table: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
                 "train_pct": sizes["train"], "validation_pct": sizes["validation"], "test_pct": sizes["test"],
             })
     return pd.DataFrame(rows)
+
+
+def overlap_headline_figures(overlap: pd.DataFrame) -> dict:
+    """The patient-overlap figures the chapter records and states, from :func:`patient_overlap`'s rows.
+
+    ``random_test_images_shared_pct`` and ``random_rule_violations`` (random image split, train -> test),
+    ``later_followup_test_images_shared_pct`` (the thesis rule, train -> test), ``later_followup_rule_violations``
+    (the thesis rule, summed over its three pairs of sets) and ``patient_level_shared`` (patients shared by the
+    patient-level split, summed over its three pairs; 0 by construction).
+    """
+    row = overlap.set_index(["strategy", "sets"])
+    return {
+        "random_test_images_shared_pct": row.loc[("random", "train -> test"), "images_of_shared_patients_pct"],
+        "random_rule_violations": int(row.loc[("random", "train -> test"), "rule_violations"]),
+        "later_followup_test_images_shared_pct":
+            row.loc[("later_followup", "train -> test"), "images_of_shared_patients_pct"],
+        "later_followup_rule_violations": int(row.loc["later_followup", "rule_violations"].sum()),
+        "patient_level_shared": int(row.loc["patient", "shared_patients"].sum()),
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -823,3 +924,173 @@ def published_auc_comparison(per_label_auc: pd.Series) -> pd.DataFrame:
     out.insert(0, "ours", per_label_auc.reindex(out.index).to_numpy())
     out.loc["mean"] = out.mean(numeric_only=True)
     return out
+
+
+def per_label_auc_rows(evaluation: pd.DataFrame, labels) -> pd.DataFrame:
+    """The per-label AUC rows of :func:`evaluate_scores` (index ``AUC <label>``, in the order of ``labels``)."""
+    return evaluation.set_index("metric").loc[[f"AUC {lab}" for lab in labels]]
+
+
+def real_run_table(cnn_runs: dict[str, list[CnnRun]]) -> pd.DataFrame:
+    """One row per real-image CNN run (protocol and fold): the images found, their patients, and the size of the
+    training, validation and test parts (images; test patients)."""
+    return pd.DataFrame(
+        [{"protocol": r.info["protocol"], "fold": r.info["fold"], "n_images": r.info["n_images"],
+          "n_patients": r.info["n_patients"], "n_train": r.n_train, "n_validation": r.info["n_validation"],
+          "n_test": r.info["n_test"], "n_test_patients": int(np.unique(r.patient_test).size)}
+         for runs in cnn_runs.values() for r in runs])
+
+
+def published_auc_tables(cnn_runs: dict[str, list[CnnRun]], evaluation: pd.DataFrame,
+                         data_source: str) -> dict[str, pd.DataFrame]:
+    """Our per-label test AUC next to the published values (:func:`published_auc_comparison`): on real images one
+    table per protocol (:func:`real_auc_by_protocol`); on phantoms ``{"phantom": ...}`` with the evaluated run's
+    per-label AUC (:func:`per_label_auc_rows`; not comparable, shown for reference)."""
+    if data_source == "real":
+        return real_auc_by_protocol(cnn_runs)
+    labels = list(next(iter(cnn_runs.values()))[0].labels)
+    return {"phantom": published_auc_comparison(per_label_auc_rows(evaluation, labels)["value"].set_axis(labels))}
+
+
+# ------------------------------------------------------------------------------------------------
+# the chapter: every computation for one parameter set
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class Results:
+    """Everything chapter 5 computes for one parameter set (:func:`run`); the notebook shows and records it, and
+    :func:`medeval.experiments.multilabel_cxr14_claims.claim_inputs` reads it.
+
+    Label table (Sec. Label Distribution; the whole shipped table at every profile): ``labels`` (the 14 findings),
+    ``n_images`` (N), ``n_labels`` (K), ``n_patients``; ``label_frequency`` (:func:`label_frequency_table`) and
+    ``label_proportions`` (:func:`label_proportions`); ``label_count_histogram`` (:func:`label_count_table`),
+    ``labels_per_image_pct`` (:func:`labels_per_image_percent`), ``max_labels`` (the most labels on one X-ray) and
+    ``max_labels_count`` (X-rays carrying that many); ``indicators`` (Tab. mlprop's row, :func:`indicator_row`);
+    ``most_frequent_labelset`` (a bool row over the labels) and ``most_frequent_labelset_count``
+    (:func:`most_frequent_labelset`); ``no_finding_hamming_loss`` (:func:`no_finding_hamming_loss`).
+
+    Label dependence (Fig. corrs): ``correlation`` and ``cooccurrence`` (label x label, :func:`dependence_matrices`)
+    and ``dependence`` (:func:`dependence_summary`).
+
+    Toy example (Tab. toymlmet): ``toy_metrics`` (metric x classifier, :func:`toy_example`) and ``toy_best``
+    (metric -> the best classifiers, :func:`toy_best_sets`).
+
+    Split experiment (Tab. LDprop): ``split_runs`` (one row per method and repetition, :func:`run_split_experiment`),
+    ``split_summary`` (:func:`summarise_split_experiment`), ``split_n_images`` (images the folds were drawn from),
+    ``split_figures`` (:func:`split_headline_figures`), ``mean_label_odds`` (:func:`mean_label_odds`) and
+    ``expected_flz`` (:func:`expected_fold_label_zeros`) of those images.
+
+    Patient overlap: ``patient_overlap`` (:func:`patient_overlap`) and ``overlap_figures``
+    (:func:`overlap_headline_figures`).
+
+    The CNN: ``cnn_runs`` (:func:`run_cnn`) and ``cnn_real_runs`` (:func:`real_run_table`; None on phantoms). Of the
+    evaluated run (:attr:`evaluated_run`: the first run of the first protocol): ``evaluation``
+    (:func:`evaluate_scores`), ``n_labels_undefined_auc`` (labels without a test AUC), ``cnn_quality``
+    (:func:`cnn_quality`), ``eve`` (:func:`eve_test_set_variance`), ``threshold_comparison``
+    (:func:`threshold_comparison`) and ``n_thresholds_not_tuned`` (labels that kept 0.5); ``published_auc``
+    (:func:`published_auc_tables`).
+    """
+
+    labels: tuple[str, ...]
+    n_images: int
+    n_labels: int
+    n_patients: int
+    label_frequency: pd.DataFrame
+    label_proportions: dict[str, float]
+    label_count_histogram: pd.DataFrame
+    labels_per_image_pct: dict[str, float]
+    max_labels: int
+    max_labels_count: int
+    indicators: pd.DataFrame
+    most_frequent_labelset: np.ndarray
+    most_frequent_labelset_count: int
+    no_finding_hamming_loss: float
+    correlation: pd.DataFrame
+    cooccurrence: pd.DataFrame
+    dependence: dict
+    toy_metrics: pd.DataFrame
+    toy_best: dict[str, list[str]]
+    split_runs: pd.DataFrame
+    split_summary: pd.DataFrame
+    split_n_images: int
+    split_figures: dict
+    mean_label_odds: float
+    expected_flz: float
+    patient_overlap: pd.DataFrame
+    overlap_figures: dict
+    cnn_runs: dict[str, list[CnnRun]]
+    cnn_real_runs: pd.DataFrame | None
+    evaluation: pd.DataFrame
+    n_labels_undefined_auc: int
+    cnn_quality: dict
+    eve: pd.DataFrame
+    threshold_comparison: dict[str, pd.DataFrame]
+    n_thresholds_not_tuned: int
+    published_auc: dict[str, pd.DataFrame]
+
+    @property
+    def evaluated_run(self) -> CnnRun:
+        """The CNN run the chapter evaluates: the first run of the first protocol (the only one on phantoms)."""
+        return next(iter(self.cnn_runs.values()))[0]
+
+
+def _label_table_fields(table: pd.DataFrame, Y, labels) -> dict:
+    """The :class:`Results` fields of the label table: counts, distribution, indicators, dependence."""
+    frequency, counts = label_frequency_table(Y, labels), label_count_table(Y)
+    top_set, top_set_count = most_frequent_labelset(Y)
+    correlation, cooccurrence = dependence_matrices(Y, labels)
+    return dict(
+        labels=tuple(labels), n_images=Y.shape[0], n_labels=Y.shape[1], n_patients=int(table["patient_id"].nunique()),
+        label_frequency=frequency, label_proportions=label_proportions(frequency), label_count_histogram=counts,
+        labels_per_image_pct=labels_per_image_percent(counts), max_labels=int(counts["n_labels"].iloc[-1]),
+        max_labels_count=int(counts["count"].iloc[-1]), indicators=indicator_row(Y),
+        most_frequent_labelset=top_set, most_frequent_labelset_count=top_set_count,
+        no_finding_hamming_loss=no_finding_hamming_loss(Y), correlation=correlation, cooccurrence=cooccurrence,
+        dependence=dependence_summary(Y, labels),
+    )
+
+
+def _split_fields(Y, P: Params) -> dict:
+    """The :class:`Results` fields of the split experiment (:func:`run_split_experiment` and its figures)."""
+    runs, y_split = run_split_experiment(Y, P)
+    return dict(split_runs=runs, split_summary=summarise_split_experiment(runs), split_n_images=int(y_split.shape[0]),
+                split_figures=split_headline_figures(runs), mean_label_odds=mean_label_odds(y_split),
+                expected_flz=expected_fold_label_zeros(y_split, P.split_folds))
+
+
+def _cnn_fields(P: Params) -> dict:
+    """The :class:`Results` fields of the CNN: its runs (:func:`run_cnn`), and the evaluation of the first run of
+    the first protocol with bootstrap intervals, EVE and tuned thresholds (seeds ``P.seed``, ``+ 1``, ``+ 2``)."""
+    cnn_runs = run_cnn(P)
+    first = next(iter(cnn_runs.values()))[0]
+    evaluation = evaluate_scores(first.y_test, first.p_test, first.patient_test, labels=first.labels,
+                                 n_bootstrap=P.n_bootstrap, seed=P.seed)
+    eve = eve_test_set_variance(first.y_test, first.p_test, first.patient_test, n_pairs=P.eve_pairs,
+                                n_bootstrap=P.n_bootstrap, seed=P.seed + 1)
+    thresholds = threshold_comparison(first.y_val, first.p_val, first.y_test, first.p_test, first.patient_test,
+                                      labels=first.labels, n_bootstrap=P.n_bootstrap, seed=P.seed + 2)
+    return dict(
+        cnn_runs=cnn_runs, cnn_real_runs=real_run_table(cnn_runs) if P.data_source == "real" else None,
+        evaluation=evaluation,
+        n_labels_undefined_auc=int(per_label_auc_rows(evaluation, first.labels)["value"].isna().sum()),
+        cnn_quality=cnn_quality(evaluation, first.labels), eve=eve, threshold_comparison=thresholds,
+        n_thresholds_not_tuned=int((~thresholds["thresholds"]["tuned_on_validation"]).sum()),
+        published_auc=published_auc_tables(cnn_runs, evaluation, P.data_source),
+    )
+
+
+def run(P: Params, cache_dir=None) -> Results:
+    """Every computation of chapter 5 for the parameters ``P``, in the order the page shows them: the real label
+    table's statistics and dependence, the toy example (Tab. toymlmet), the split experiment
+    (:func:`run_split_experiment`), the patient overlap of 70/10/20 splits, and the CNN (:func:`run_cnn`) with its
+    evaluation (:class:`Results`).
+
+    ``cache_dir`` is accepted for the chapter protocol and unused: the chapter runs no grid of runs (one split
+    experiment, one CNN per protocol and fold), so nothing is cached and every call computes afresh.
+    """
+    table, Y, labels = load_label_matrix()
+    label_fields = _label_table_fields(table, Y, labels)
+    toy_metrics = toy_example()["metrics"]
+    split_fields = _split_fields(Y, P)
+    overlap = patient_overlap(table, seed=P.seed)
+    return Results(**label_fields, toy_metrics=toy_metrics, toy_best=toy_best_sets(toy_metrics), **split_fields,
+                   patient_overlap=overlap, overlap_figures=overlap_headline_figures(overlap), **_cnn_fields(P))
