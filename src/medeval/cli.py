@@ -13,9 +13,9 @@ from medeval.runtime.params import (
     check_profile,
     describe_schema,
     parse_assignment,
-    preflight,
     resolve_params,
 )
+from medeval.runtime.preflight import preflight
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             return data_main(args.rest)
         if args.command == "chapters":
             if args.write_tables:
-                from medeval.runtime.params import write_chapter_tables
+                from medeval.runtime.chapter_tables import write_chapter_tables
 
                 changed = write_chapter_tables()
                 print("\n".join(f"rewrote {p}" for p in changed) or "the chapter tables are up to date")

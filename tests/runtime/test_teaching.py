@@ -365,7 +365,7 @@ def test_the_self_check_waits_for_mathjax_before_drawing(monkeypatch):
 
 @pytest.mark.skipif(not __import__("shutil").which("node"), reason="needs node to run the page's JavaScript")
 def test_the_mathjax_wait_runs_after_mathjax_starts_and_without_mathjax(tmp_path):
-    from medeval.runtime.notebook import _WAIT_FOR_MATHJAX
+    from medeval.runtime.quiz import _WAIT_FOR_MATHJAX
 
     script = _WAIT_FOR_MATHJAX + """
 var log = [];
@@ -392,7 +392,7 @@ setTimeout(function () {
 
 
 def test_a_numbered_chapter_reference_reads_as_its_book_number_in_a_student_notebook():
-    from medeval.runtime.params import chapter_numbers
+    from medeval.runtime.chapter_tables import chapter_numbers
     from medeval.runtime.teaching import notebook_markdown
 
     assert {"ch-mil": 1, "ch-rodeo": 2, "ch-eve": 3, "ch-cd": 4, "ch-em": 5, "ch-ml": 6}.items() <= chapter_numbers().items()

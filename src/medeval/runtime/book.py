@@ -103,7 +103,7 @@ def verdict_matrix_markdown(executed: list[ExecutionResult]) -> str:
     verdict, and a total row; counted from the recorded paper-versus-us rows, nothing typed by hand. A verdict
     that no row has is shown as "·", so the eye finds the counts."""
     from medeval.core.claims import VERDICTS
-    from medeval.runtime.params import chapter_numbers
+    from medeval.runtime.chapter_tables import chapter_numbers
 
     registry = chapters()
     by_label = chapter_numbers(registry)

@@ -26,10 +26,10 @@ from medeval.runtime.params import (
     ParameterError,
     check_profile,
     get_chapter,
-    preflight,
     resolve_params,
 )
 from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
+from medeval.runtime.preflight import preflight
 
 
 class ChapterExecutionError(RuntimeError):

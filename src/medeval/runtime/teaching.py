@@ -381,7 +381,7 @@ def _plain_role(match: re.Match) -> str:
         return f"[{text}]"
     if role == "numref" and "%s" in shown:  # "Chapter %s <ch-ml>": the book's number of that chapter
         label = re.search(r"<([^>]*)>$", text)
-        from medeval.runtime.params import chapter_numbers
+        from medeval.runtime.chapter_tables import chapter_numbers
 
         number = chapter_numbers().get(label.group(1)) if label else None
         return f"*{shown.replace('%s', str(number)) if number else shown.replace(' %s', '').replace('%s', '')}*"
