@@ -13,9 +13,9 @@ from medeval.runtime.params import (
     check_profile,
     describe_schema,
     parse_assignment,
-    preflight,
     resolve_params,
 )
+from medeval.runtime.preflight import preflight
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             return data_main(args.rest)
         if args.command == "chapters":
             if args.write_tables:
-                from medeval.runtime.params import write_chapter_tables
+                from medeval.runtime.chapter_tables import write_chapter_tables
 
                 changed = write_chapter_tables()
                 print("\n".join(f"rewrote {p}" for p in changed) or "the chapter tables are up to date")
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
 
             from medeval.runtime.answers import AnswersError, write_answers
             from medeval.runtime.course import CourseError
-            from medeval.runtime.teaching import ExerciseFormatError
+            from medeval.runtime.exercises import ExerciseFormatError
 
             try:
                 print(write_answers(Path(args.folder), Path(args.out)))
@@ -356,8 +356,9 @@ def _teaching(args) -> int:
     from pathlib import Path
 
     from medeval.runtime import grading
+    from medeval.runtime.exercises import ExerciseFormatError
     from medeval.runtime.grading import GradingError
-    from medeval.runtime.teaching import ExerciseFormatError, write_student_notebooks
+    from medeval.runtime.student_notebooks import write_student_notebooks
 
     try:
         if args.command == "student" and args.kit:

@@ -36,9 +36,9 @@ from medeval.runtime.params import (
     ParameterError,
     PreflightError,
     chapters,
-    preflight,
     resolve_params,
 )
+from medeval.runtime.preflight import preflight
 
 CHAPTERS = list(chapters())
 HEAVY = ("numpy", "pandas", "scipy", "torch", "matplotlib", "sklearn", "papermill", "jupytext", "nbformat")
@@ -157,7 +157,7 @@ def test_validation_and_preflight_import_nothing_heavy():
     libraries, so a refusal is fast."""
     code = (
         "import sys, json\n"
-        "from medeval.runtime.params import chapters, resolve_params, preflight\n"
+        "from medeval.runtime.params import chapters, resolve_params\nfrom medeval.runtime.preflight import preflight\n"
         "out = {}\n"
         "for cid in chapters():\n"
         "    P = resolve_params(cid, 'smoke'); P.resource_estimate()\n"

@@ -189,7 +189,7 @@ def test_torch_loaded_after_seeding_is_seeded_and_deterministic_there_and_in_for
             "torch.manual_seed(7)\nassert first == in_worker == torch.rand(3).tolist(), (first, in_worker)\n"
             "seed_everything(8)\nafter = torch.rand(3).tolist()\n"  # torch already loaded: seeded at once
             "torch.manual_seed(8)\nassert after == torch.rand(3).tolist()\n"
-            "from medeval.runtime.notebook import _SeedTorchOnImport\n"
+            "from medeval.runtime.seeding import _SeedTorchOnImport\n"
             "print(sum(isinstance(f, _SeedTorchOnImport) for f in sys.meta_path))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -327,7 +327,7 @@ def test_unreachable_and_workerless_schedulers_are_refused_in_seconds(tmp_path):
 
     from distributed import LocalCluster
 
-    from medeval.runtime.params import scheduler_problems
+    from medeval.runtime.preflight import scheduler_problems
 
     done = subprocess.run([sys.executable, "-m", "medeval.cli", "run", "A2-rerun", "--profile", "smoke", "--set",
                            "scheduler=tcp://127.0.0.1:1"], env={**os.environ, "MEDEVAL_RUNS": str(tmp_path)},

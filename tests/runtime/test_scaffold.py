@@ -13,13 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from medeval.runtime.params import (
-    TABLE_MARKERS,
-    ParameterError,
-    chapter_tables,
-    chapters,
-    stale_chapter_tables,
-)
+from medeval.runtime.chapter_tables import TABLE_MARKERS, chapter_tables, stale_chapter_tables
+from medeval.runtime.params import ParameterError, chapters
 from medeval.runtime.paths import project_root
 from medeval.runtime.scaffold import module_name, new_chapter
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from medeval.runtime import grading, teaching
+from medeval.runtime import grading, teachers_page, teaching
 from medeval.runtime.grading import GradingError, grade_notebook
 from medeval.runtime.teaching import (
     ExerciseFormatError,
@@ -289,7 +289,7 @@ def test_for_teachers_page_states_measured_times_and_never_estimates_a_gpu_time(
     registry = chapters()
     for cid, ch in registry.items():
         if ch.part == "chapters":
-            objectives = teaching._section(ch.notebook.read_text(), "What you will learn")
+            objectives = teachers_page._section(ch.notebook.read_text(), "What you will learn")
             assert objectives and objectives in page, cid
     plain = teaching.teachers_markdown(timings=timings, built={"03-eve"})
     assert "{ref}" not in plain and "{eq}" not in plain
@@ -365,7 +365,7 @@ def test_the_self_check_waits_for_mathjax_before_drawing(monkeypatch):
 
 @pytest.mark.skipif(not __import__("shutil").which("node"), reason="needs node to run the page's JavaScript")
 def test_the_mathjax_wait_runs_after_mathjax_starts_and_without_mathjax(tmp_path):
-    from medeval.runtime.notebook import _WAIT_FOR_MATHJAX
+    from medeval.runtime.quiz import _WAIT_FOR_MATHJAX
 
     script = _WAIT_FOR_MATHJAX + """
 var log = [];
@@ -392,7 +392,7 @@ setTimeout(function () {
 
 
 def test_a_numbered_chapter_reference_reads_as_its_book_number_in_a_student_notebook():
-    from medeval.runtime.params import chapter_numbers
+    from medeval.runtime.chapter_tables import chapter_numbers
     from medeval.runtime.teaching import notebook_markdown
 
     assert {"ch-mil": 1, "ch-rodeo": 2, "ch-eve": 3, "ch-cd": 4, "ch-em": 5, "ch-ml": 6}.items() <= chapter_numbers().items()

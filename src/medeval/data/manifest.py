@@ -1,4 +1,4 @@
-"""The data manifest (``data_manifest.yaml``): schema, lookup, fetching and verification.
+"""The data manifest (``data_manifest.yaml``): verification of the datasets' files, and every name of its interface.
 
 Every dataset the chapters use has one entry (:class:`DatasetEntry`). Where a dataset's files live:
 
@@ -26,25 +26,60 @@ relative path, size and sha256 of every file it unpacked, plus the archives' pub
 
 A file with nothing recorded (a dataset fetched before records existed, or placed and never recorded) is
 reported as ``unchecked``, never as ok. All file digests go through :func:`file_hash`.
+
+This module verifies; the rest of the interface, named here (``__all__``), is implemented one job per module: the
+schema (:mod:`medeval.data.manifest_schema`), locations and loading (:mod:`medeval.data.manifest_loading`), which
+chapters read a dataset (:mod:`medeval.data.dataset_users`), checksums and content records
+(:mod:`medeval.data.content_records`) and fetching (:mod:`medeval.data.fetching`).
 """
 
 from __future__ import annotations
 
-import datetime
-import functools
-import hashlib
 import importlib
 import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
-from medeval import _yaml
-from medeval._files import atomic_write_text, project_root
+from medeval._files import atomic_write_text
+from medeval.data.content_records import (  # noqa: F401  (the whole interface is named here)
+    CONTENT_FORMAT,
+    CONTENT_MANIFEST,
+    ContentRecordResult,
+    _content_files,
+    content_manifest_path,
+    file_hash,
+    read_content_record,
+    record_content,
+    verify_file,
+)
+from medeval.data.dataset_users import dataset_users
+from medeval.data.fetching import fetch
+from medeval.data.manifest_loading import (
+    _how_to_get,
+    _local_path,
+    _marker_path,
+    _presence_paths,
+    data_dir,
+    dataset_dir,
+    get_dataset,
+    load_manifest,
+    manifest_path,
+    repair_instructions,
+    repo_root,
+    resolve_reader,
+    shipped_path,
+)
+from medeval.data.manifest_schema import (
+    ACCESS_KINDS,
+    ChecksumError,
+    DataFile,
+    DatasetCorruptError,
+    DatasetEntry,
+    DatasetUnavailableError,
+    Manifest,
+)
 
 __all__ = [
     "ACCESS_KINDS",
@@ -79,620 +114,7 @@ __all__ = [
     "verify_file",
 ]
 
-ACCESS_KINDS = ("shipped", "bundled", "auto", "manual", "private")
-
-
-class DatasetUnavailableError(FileNotFoundError):
-    """A dataset (or one of its files) is not available locally; the message says how to get it."""
-
-
-class DatasetCorruptError(DatasetUnavailableError, ValueError):
-    """A dataset file is missing, truncated or altered; the message names the dataset, the file(s), what was
-    expected and the remedy.
-
-    A :class:`DatasetUnavailableError` (so ``require`` callers and the pre-flight check catch it as before) and a
-    ``ValueError`` (so callers of the readers, which raise ValueError for malformed files, catch it too).
-    """
-
-
-class ChecksumError(ValueError):
-    """A file's checksum differs from the manifest's; the message names the file and both checksums."""
-
-
-# ----------------------------------------------------------------------------------------------------------
-# schema
-
-
-class DataFile(BaseModel):
-    """One file of a dataset."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(description="repo-relative (shipped) or relative to the dataset directory")
-    url: str | None = Field(None, description="download URL (auto datasets)")
-    size: int | None = Field(None, ge=0, description="size in bytes, where known")
-    sha256: str | None = Field(None, description="sha256 hex digest, where public")
-    md5: str | None = Field(None, description="md5 hex digest, where the publisher gives only md5")
-    origin: str | None = Field(None, description="where a shipped file was taken from")
-    unpack: Literal["untar", "unzip", "gunzip"] | None = Field(None, description="post-download processing")
-    unpack_to: str | None = Field(None, description="extraction folder, relative to the dataset directory")
-    note: str | None = None
-
-    @field_validator("sha256")
-    @classmethod
-    def _sha256_hex(cls, v):
-        if v is not None and (len(v) != 64 or any(c not in "0123456789abcdef" for c in v)):
-            raise ValueError(f"sha256 must be 64 lower-case hex digits, got {v!r}")
-        return v
-
-    @field_validator("md5")
-    @classmethod
-    def _md5_hex(cls, v):
-        if v is not None and (len(v) != 32 or any(c not in "0123456789abcdef" for c in v)):
-            raise ValueError(f"md5 must be 32 lower-case hex digits, got {v!r}")
-        return v
-
-    @property
-    def known_hash(self) -> str | None:
-        """The strongest published checksum in pooch's ``"algo:hex"`` form, or None."""
-        if self.sha256:
-            return f"sha256:{self.sha256}"
-        if self.md5:
-            return f"md5:{self.md5}"
-        return None
-
-
-class DatasetEntry(BaseModel):
-    """One dataset of the manifest."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    title: str
-    description: str = ""
-    citation: str
-    licence: str
-    access: Literal["shipped", "bundled", "auto", "manual", "private"]
-    homepage: str | None = None
-    files: list[DataFile] = Field(default_factory=list)
-    layout: str | None = Field(None, description="expected folder layout once obtained")
-    instructions: str | None = Field(None, description="how to obtain a manual/private dataset")
-    reader: str = Field(description="dotted path of the function/class that reads it")
-    stand_in: str = Field(description="what the default profile uses instead")
-    notes: str | None = None
-
-    @model_validator(mode="after")
-    def _consistent(self):
-        if self.access == "shipped":
-            if not self.files:
-                raise ValueError(f"dataset {self.id!r}: shipped datasets must list their files")
-            for f in self.files:
-                if not f.sha256 or f.size is None or not f.origin:
-                    raise ValueError(
-                        f"dataset {self.id!r}: shipped file {f.path!r} needs sha256, size and origin"
-                    )
-        if self.access == "auto":
-            if not self.files:
-                raise ValueError(f"dataset {self.id!r}: auto datasets must list their files")
-            for f in self.files:
-                if not f.url:
-                    raise ValueError(f"dataset {self.id!r}: auto file {f.path!r} needs a url")
-        if self.access in ("manual", "private") and not self.instructions:
-            raise ValueError(f"dataset {self.id!r}: {self.access} datasets need instructions")
-        if "." not in self.reader:
-            raise ValueError(f"dataset {self.id!r}: reader must be a dotted path, got {self.reader!r}")
-        return self
-
-
-class Manifest(BaseModel):
-    """The whole ``data_manifest.yaml``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    version: int = 1
-    datasets: list[DatasetEntry]
-
-    @model_validator(mode="after")
-    def _unique_ids(self):
-        ids = [d.id for d in self.datasets]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"duplicate dataset ids in the manifest: {dupes}")
-        return self
-
-    def ids(self) -> list[str]:
-        return [d.id for d in self.datasets]
-
-
-# ----------------------------------------------------------------------------------------------------------
-# locations
-
-
-def repo_root() -> Path:
-    """The repository checkout (``medeval._files.project_root``, without requiring its ``params/``)."""
-    return project_root(require_params=False)
-
-
-def dataset_users(params_dir: str | os.PathLike | None = None) -> dict[str, list[str]]:
-    """Which chapters read each dataset: ``{dataset id: [chapter ids]}``, from the ``datasets:`` list of every
-    chapter's ``params/<chapter>.yaml`` (default ``<repo>/params``), the one place where a chapter states what it
-    reads (the pre-flight checks those datasets). Derived, never written by hand, so the two cannot disagree.
-    ValueError naming the file for a ``datasets:`` that is not a list of ids."""
-    folder = Path(params_dir) if params_dir is not None else repo_root() / "params"
-    users: dict[str, list[str]] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        with open(path, encoding="utf-8") as fh:
-            raw = _yaml.safe_load(fh) or {}
-        listed = raw.get("datasets", []) if isinstance(raw, dict) else []
-        if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
-            raise ValueError(f"{path}: 'datasets' must be a list of dataset ids, got {listed!r}")
-        for dataset_id in listed:
-            users.setdefault(dataset_id, []).append(path.stem)
-    return users
-
-
-def manifest_path() -> Path:
-    """``<repo>/data_manifest.yaml``."""
-    return repo_root() / "data_manifest.yaml"
-
-
-def data_dir() -> Path:
-    """Where downloaded datasets live: ``$MEDEVAL_DATA`` if set, else ``pooch.os_cache("medeval")``."""
-    env = os.environ.get("MEDEVAL_DATA")
-    if env:
-        return Path(env).expanduser()
-    import pooch
-
-    return Path(pooch.os_cache("medeval"))
-
-
-def dataset_dir(dataset_id: str) -> Path:
-    """``data_dir() / dataset_id`` (not created)."""
-    get_dataset(dataset_id)  # validates the id
-    return data_dir() / dataset_id
-
-
-def shipped_path(dataset_id: str, index: int = 0) -> Path:
-    """Absolute path of a shipped file (``<repo>/data/...``)."""
-    entry = get_dataset(dataset_id)
-    if entry.access != "shipped":
-        raise ValueError(f"dataset_id {dataset_id!r} is not shipped (access {entry.access!r})")
-    return repo_root() / entry.files[index].path
-
-
-# ----------------------------------------------------------------------------------------------------------
-# loading
-
-
-@functools.lru_cache(maxsize=4)
-def _load_manifest_cached(path: str, mtime_ns: int) -> Manifest:
-    with open(path, encoding="utf-8") as fh:
-        raw = _yaml.safe_load(fh)
-    return Manifest.model_validate(raw)
-
-
-def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
-    """Read and validate the manifest (default ``<repo>/data_manifest.yaml``); cached by file mtime."""
-    p = Path(path) if path is not None else manifest_path()
-    if not p.is_file():
-        raise FileNotFoundError(
-            f"data manifest not found at {p}; set MEDEVAL_ROOT to the repository checkout"
-        )
-    return _load_manifest_cached(str(p.resolve()), p.stat().st_mtime_ns)
-
-
-def get_dataset(dataset_id: str, manifest: Manifest | None = None) -> DatasetEntry:
-    """The manifest entry of ``dataset_id``; ValueError listing the known ids otherwise."""
-    m = manifest if manifest is not None else load_manifest()
-    for entry in m.datasets:
-        if entry.id == dataset_id:
-            return entry
-    raise ValueError(f"dataset_id must be one of {m.ids()}, got {dataset_id!r}")
-
-
-def resolve_reader(entry: DatasetEntry):
-    """Import and return the object named by ``entry.reader``."""
-    module_name, _, attr = entry.reader.rpartition(".")
-    module = importlib.import_module(module_name)
-    return getattr(module, attr)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# checksums
-
-
-def file_hash(path: str | os.PathLike, algorithm: str = "sha256", chunk_size: int = 1 << 20) -> str:
-    """Hex digest of a file, streamed."""
-    h = hashlib.new(algorithm)
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(chunk_size), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def verify_file(path: str | os.PathLike, *, sha256: str | None = None, md5: str | None = None) -> None:
-    """Raise :class:`ChecksumError` (naming the file and the expected checksum) unless the file matches.
-
-    The sha256 is checked when given, else the md5. A missing file raises FileNotFoundError.
-    """
-    p = Path(path)
-    if not p.is_file():
-        expected = f"sha256 {sha256}" if sha256 else (f"md5 {md5}" if md5 else "no checksum")
-        raise FileNotFoundError(f"file {p} is missing (expected {expected})")
-    algo, expected = ("sha256", sha256) if sha256 else ("md5", md5)
-    if expected is None:
-        return
-    actual = file_hash(p, algo)
-    if actual != expected:
-        raise ChecksumError(f"checksum mismatch for {p}: expected {algo} {expected}, got {actual}")
-
-
-# ----------------------------------------------------------------------------------------------------------
-# content records: what fetch unpacked (or what the user placed), file by file
-
-CONTENT_MANIFEST = ".medeval-content.json"
-CONTENT_FORMAT = "medeval-content/1"
 PROBLEM_STATUSES = ("missing", "truncated", "corrupt")
-# bookkeeping files of the data layer, never part of a dataset's content
-_BOOKKEEPING_SUFFIXES = (".unpacked", ".part", ".sha256")
-
-
-@dataclass(frozen=True)
-class ContentRecordResult:
-    """What :func:`record_content` wrote: the record's path, the number and total size of the recorded files,
-    and the relative paths added, removed or changed (other size or sha256) since the previous record."""
-
-    dataset_id: str
-    path: Path
-    n_files: int
-    n_bytes: int
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-
-
-def content_manifest_path(dataset_id: str) -> Path:
-    """``data_dir() / <id> / .medeval-content.json``, the dataset's content record (may not exist)."""
-    return dataset_dir(dataset_id) / CONTENT_MANIFEST
-
-
-@functools.lru_cache(maxsize=16)
-def _read_content_cached(path: str, stamp: tuple[int, int, int]) -> dict:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        doc = {"format": f"unreadable ({exc})"}
-    if not isinstance(doc, dict) or doc.get("format") != CONTENT_FORMAT or not isinstance(doc.get("files"), dict):
-        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-        dataset_id = Path(path).parent.name
-        raise DatasetCorruptError(
-            f"dataset {dataset_id!r}: its content record {path} is damaged (format {found!r}, expected "
-            f"{CONTENT_FORMAT!r}). Remedy: `medeval data fetch {dataset_id} --force` (auto datasets) or "
-            f"`medeval data verify {dataset_id} --record` (datasets you placed) writes it again."
-        )
-    return doc
-
-
-def read_content_record(folder: str | os.PathLike) -> dict | None:
-    """The content record of a dataset folder (``<folder>/.medeval-content.json``), or None where there is none.
-
-    The record is a JSON object::
-
-        {"format": "medeval-content/1", "dataset_id": "cifar10", "access": "auto",
-         "source": "fetch" | "record", "created": "...", "updated": "...", "algorithm": "sha256",
-         "archives": {"cifar-10-python.tar.gz": {"url": ..., "size": ..., "sha256": ..., "md5": ...}},
-         "files": {"cifar-10-batches-py/data_batch_1": {"size": 31035704, "sha256": "...",
-                                                        "from": "cifar-10-python.tar.gz"}, ...}}
-
-    ``files`` maps every unpacked (or placed) file, by its path relative to the folder, to its size and sha256;
-    ``archives`` lists the downloads whose contents were recorded, with their published checksums. The parsed
-    record is cached by the file's mtime, size and inode, so loaders may call this on every open; treat the
-    returned dict as read-only. A record that is not valid raises :class:`DatasetCorruptError`.
-    """
-    p = Path(folder) / CONTENT_MANIFEST
-    try:
-        st = p.stat()
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return None
-    return _read_content_cached(str(p), (st.st_mtime_ns, st.st_size, st.st_ino))
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-
-
-def _new_record(entry: DatasetEntry, source: str) -> dict:
-    return {
-        "format": CONTENT_FORMAT,
-        "dataset_id": entry.id,
-        "access": entry.access,
-        "source": source,
-        "created": _now(),
-        "algorithm": "sha256",
-        "archives": {},
-        "files": {},
-    }
-
-
-def _write_record(root: Path, record: dict) -> Path:
-    """Write ``record`` atomically (temporary file in the same folder, fsync, rename)."""
-    path = root / CONTENT_MANIFEST
-    record = {**record, "updated": _now()}
-    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
-    return path
-
-
-def _hash_files(root: Path, rels, origin: str) -> dict[str, dict]:
-    out = {}
-    for rel in rels:
-        p = root / rel
-        out[rel] = {"size": p.stat().st_size, "sha256": file_hash(p), "from": origin}
-    return out
-
-
-def _store(record: dict, f: DataFile, archive_size: int | None, files: dict[str, dict]) -> None:
-    """Replace what ``record`` says about download ``f`` (its archive entry and the files it produced)."""
-    for rel in [r for r, rec in record["files"].items() if rec.get("from") == f.path]:
-        del record["files"][rel]
-    record["files"].update(files)
-    info = {"url": f.url, "size": archive_size if archive_size is not None else f.size}
-    info.update({k: v for k, v in (("sha256", f.sha256), ("md5", f.md5)) if v})
-    record["archives"][f.path] = info
-
-
-def _content_files(entry: DatasetEntry, root: Path) -> list[str]:
-    """Relative paths of every file under a dataset folder except the data layer's bookkeeping and kept archives
-    (those are checked against their published checksums)."""
-    archives = {f.path for f in entry.files if f.unpack}
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames):
-            rel = (Path(dirpath) / name).relative_to(root).as_posix()
-            if name.startswith(CONTENT_MANIFEST) or name.endswith(_BOOKKEEPING_SUFFIXES) or rel in archives:
-                continue
-            out.append(rel)
-    return out
-
-
-def record_content(dataset_id: str) -> ContentRecordResult:
-    """Hash every file of a placed (``manual``) or fetched (``auto``) dataset folder and write its content record.
-
-    This is how a dataset you copied by hand (MURA, ADNI, CAMELYON16) becomes checkable: afterwards
-    :func:`verify` detects files that went missing, were truncated or changed, :func:`require` and the readers
-    refuse truncated files. Run it once the copy is complete (``medeval data verify ID --record``); it reads every
-    byte (CAMELYON16's ~700 GB take a while). For ``auto`` datasets ``medeval data fetch ID --force`` is the
-    trustworthy way (it records what it unpacked from checksummed archives); recording trusts the files as they
-    are. The previous record is replaced; the result lists what changed since it.
-    """
-    entry = get_dataset(dataset_id)
-    if entry.access not in ("auto", "manual"):
-        raise ValueError(
-            f"dataset {dataset_id!r} is {entry.access}: only auto and manual datasets have a content record "
-            + ("(shipped files are checked against data_manifest.yaml)" if entry.access == "shipped" else "")
-        )
-    root = data_dir() / entry.id
-    missing = [p for p in _presence_paths(entry, root) if not p.exists()]
-    if missing or not root.is_dir():
-        shown = ", ".join(str(p) for p in missing[:3]) + (" ..." if len(missing) > 3 else "")
-        raise DatasetUnavailableError(f"{_how_to_get(entry)} Nothing recorded; missing: {shown or root}")
-    try:
-        previous = read_content_record(root)
-    except DatasetCorruptError:
-        previous = None
-    record = _new_record(entry, "record")
-    record["files"] = _hash_files(root, _content_files(entry, root), "verify --record")
-    for f in entry.files:
-        if f.unpack and _marker_path(entry, f).exists():
-            _store(record, f, None, {})
-            record["archives"][f.path]["note"] = "contents recorded as found on disk, not from a checked unpack"
-    path = _write_record(root, record)
-    old, new = (previous or {}).get("files", {}), record["files"]
-    return ContentRecordResult(
-        dataset_id=entry.id,
-        path=path,
-        n_files=len(new),
-        n_bytes=sum(r["size"] for r in new.values()),
-        added=tuple(sorted(set(new) - set(old))),
-        removed=tuple(sorted(set(old) - set(new))),
-        changed=tuple(sorted(r for r in set(new) & set(old) if new[r]["sha256"] != old[r].get("sha256"))),
-    )
-
-
-# ----------------------------------------------------------------------------------------------------------
-# fetch / require / verify
-
-
-def _how_to_get(entry: DatasetEntry) -> str:
-    where = data_dir() / entry.id
-    if entry.access == "private":
-        return f"dataset {entry.id!r} ({entry.title}) is private and cannot be obtained. {entry.instructions or ''}"
-    if entry.access == "manual":
-        return (
-            f"dataset {entry.id!r} ({entry.title}) must be obtained manually: {entry.instructions} "
-            f"Expected layout: {entry.layout or 'see data_manifest.yaml'} (dataset folder {where})."
-        )
-    if entry.access == "auto":
-        return (
-            f"dataset {entry.id!r} ({entry.title}) is not downloaded; run `medeval data fetch {entry.id}` "
-            f"(downloads into {where}; set MEDEVAL_DATA to choose the folder)."
-        )
-    return f"dataset {entry.id!r} ({entry.title}) is not available"
-
-
-def repair_instructions(entry: DatasetEntry) -> str:
-    """How to replace a damaged file of ``entry``: the remedy every corrupt-data message ends with."""
-    if entry.access == "auto":
-        return (
-            f"run `medeval data fetch {entry.id} --force` (downloads and unpacks {entry.id} again and rewrites "
-            "its content record)"
-        )
-    if entry.access == "manual":
-        return (
-            f"copy the damaged file(s) again from your download of {entry.id}, then run "
-            f"`medeval data verify {entry.id} --record` to record the intact copy. How to obtain it: "
-            f"{_how_to_get(entry)}"
-        )
-    if entry.access == "shipped":
-        return "restore the file from the repository (e.g. `git restore <path>`); it is part of the checkout"
-    return _how_to_get(entry)
-
-
-def _local_path(entry: DatasetEntry, f: DataFile) -> Path:
-    if entry.access == "shipped":
-        return repo_root() / f.path
-    return data_dir() / entry.id / f.path
-
-
-def _marker_path(entry: DatasetEntry, f: DataFile) -> Path:
-    """What proves a file is present: for unpacked archives a stamp file, for gunzipped files the .h5."""
-    base = data_dir() / entry.id
-    if f.unpack == "gunzip":
-        return base / f.path.removesuffix(".gz")
-    if f.unpack in ("untar", "unzip"):
-        return base / (f.path + ".unpacked")
-    return base / f.path
-
-
-def _presence_paths(entry: DatasetEntry, root: Path) -> list[Path]:
-    """The paths whose existence means the dataset was fetched (auto: the markers) or placed (manual)."""
-    return [_marker_path(entry, f) if entry.access == "auto" else root / f.path for f in entry.files]
-
-
-def _file_downloader(url: str, output_file, pooch_instance=None, check_only: bool = False):
-    """A pooch downloader for ``file://`` URLs (local mirrors, tests); pooch still checks the hash."""
-    import shutil
-    from urllib.parse import unquote, urlparse
-
-    source = Path(unquote(urlparse(url).path))
-    if check_only:
-        return source.is_file()
-    if not source.is_file():
-        raise FileNotFoundError(f"{url}: no such file")
-    if hasattr(output_file, "write"):
-        with open(source, "rb") as fh:
-            shutil.copyfileobj(fh, output_file)
-    else:
-        shutil.copyfile(source, output_file)
-    return None
-
-
-def _download(url: str, known_hash: str | None, path: Path, progress: bool) -> Path:
-    import pooch
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    downloader = _file_downloader if url.startswith("file://") else None
-    return Path(
-        pooch.retrieve(
-            url,
-            known_hash=known_hash,
-            fname=path.name,
-            path=path.parent,
-            progressbar=progress,
-            downloader=downloader,
-        )
-    )
-
-
-def _unpack(archive: Path, extract_to: Path, kind: str) -> list[str]:
-    """Extract ``archive`` into ``extract_to``; return the regular files it wrote, relative to ``extract_to``."""
-    import tarfile
-    import zipfile
-
-    extract_to.mkdir(parents=True, exist_ok=True)
-    if kind == "untar":
-        with tarfile.open(archive) as tar:
-            tar.extractall(extract_to, filter="data")  # refuses absolute paths and links out of the folder
-            names = [m.name for m in tar.getmembers() if m.isfile()]
-    else:
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(extract_to)
-            names = [i.filename for i in zf.infolist() if not i.is_dir()]
-    return [Path(os.path.normpath(n)).as_posix() for n in names]
-
-
-def _forget_fetch(entry: DatasetEntry, root: Path) -> None:
-    """Before ``fetch(force=True)``: drop the content record, the step markers and downloads pooch would keep."""
-    (root / CONTENT_MANIFEST).unlink(missing_ok=True)
-    for f in entry.files:
-        _marker_path(entry, f).unlink(missing_ok=True)
-        if f.known_hash is None:  # pooch re-downloads a file with a known hash only when it does not match
-            (root / f.path).unlink(missing_ok=True)
-
-
-def fetch(dataset_id: str, *, progress: bool = True, keep_archives: bool = False, force: bool = False) -> Path:
-    """Download (and unpack) an ``auto`` dataset into ``data_dir()/<id>``; return that folder.
-
-    Shipped and bundled datasets need nothing and return their location. Manual and private datasets
-    raise :class:`DatasetUnavailableError` with the instructions. Files already present and verified
-    are skipped; a checksum mismatch raises ``ValueError`` (pooch) naming the file, and the corrupt
-    download is not kept. Archives are deleted after unpacking unless ``keep_archives``; a marker file
-    ``<archive>.unpacked`` (or the gunzipped file itself) records that the step finished.
-
-    After each step the dataset's content record (``<id>/.medeval-content.json``, see
-    :func:`read_content_record`) gets the size and sha256 of every file the step produced, so
-    :func:`verify` can later tell an intact dataset from a truncated or altered one. The record is written
-    before the step's marker, atomically: an interrupted fetch resumes at the first unfinished step.
-    ``force=True`` starts over: it drops the record and the markers, then downloads (pooch keeps a download
-    only when it matches its published checksum) and unpacks every file again.
-    """
-    entry = get_dataset(dataset_id)
-    if entry.access == "shipped":
-        for f in entry.files:
-            verify_file(_local_path(entry, f), sha256=f.sha256)
-        return repo_root() / Path(entry.files[0].path).parent
-    if entry.access == "bundled":
-        return require(dataset_id)
-    if entry.access in ("manual", "private"):
-        raise DatasetUnavailableError(_how_to_get(entry))
-
-    root = data_dir() / entry.id
-    root.mkdir(parents=True, exist_ok=True)
-    if force:
-        _forget_fetch(entry, root)
-        record = _new_record(entry, "fetch")
-    else:
-        try:
-            existing = read_content_record(root)
-        except DatasetCorruptError:
-            existing = None
-        record = json.loads(json.dumps(existing)) if existing is not None else _new_record(entry, "fetch")
-    for f in entry.files:
-        marker = _marker_path(entry, f)
-        if marker.exists():
-            continue
-        target = root / f.path
-        downloaded = _download(f.url, f.known_hash, target, progress)
-        archive_size = downloaded.stat().st_size
-        if f.unpack == "gunzip":
-            import gzip
-            import shutil
-
-            tmp = marker.with_suffix(marker.suffix + ".part")
-            with gzip.open(downloaded, "rb") as src, open(tmp, "wb") as dst:
-                shutil.copyfileobj(src, dst, length=1 << 22)
-            tmp_rel = tmp.relative_to(root).as_posix()
-            produced = _hash_files(root, [tmp_rel], f.path)[tmp_rel]
-            _store(record, f, archive_size, {marker.relative_to(root).as_posix(): produced})
-            _write_record(root, record)
-            tmp.replace(marker)
-            if not keep_archives:
-                downloaded.unlink()
-        elif f.unpack in ("untar", "unzip"):
-            base = Path(f.unpack_to or ".")
-            extract_to = root / base
-            names = _unpack(downloaded, extract_to, f.unpack)
-            rels = [Path(os.path.normpath(base / n)).as_posix() for n in names]
-            _store(record, f, archive_size, _hash_files(root, rels, f.path))
-            _write_record(root, record)
-            marker.write_text(f"unpacked into {extract_to}\n")
-            if not keep_archives:
-                downloaded.unlink()
-        else:
-            _store(record, f, archive_size, _hash_files(root, [f.path], f.path))
-            _write_record(root, record)
-    return root
 
 
 def require(dataset_id: str) -> Path:

@@ -3,7 +3,7 @@
 A student notebook written by ``medeval student`` has a markdown answer cell under every teacher-read question:
 the part of a by-hand or coding exercise asked in words (``<label>-written``), the interpretation of an experimental
 exercise (``<label>-interpretation``) and the critical essay (``<label>``). Each such question's read-only prompt
-cell carries :data:`medeval.runtime.teaching.ANSWER_MARKER`, and otter closes the question with an ``<!-- END
+cell carries :data:`medeval.runtime.student_notebooks.ANSWER_MARKER`, and otter closes the question with an ``<!-- END
 QUESTION -->`` comment, so the answer is whatever the student wrote between the two. :func:`answers_html` puts,
 per student, each answer beside the model answer (the chapter's solution text) and the rubric of
 ``teaching/course.yaml``.
@@ -50,7 +50,7 @@ def written_answers(notebook: Path) -> tuple[str, list[WrittenAnswer]]:
     """
     import nbformat
 
-    from medeval.runtime.teaching import _ANSWER_MARKER, notebook_markdown
+    from medeval.runtime.student_notebooks import _ANSWER_MARKER, notebook_markdown
 
     notebook = Path(notebook)
     try:
@@ -130,7 +130,8 @@ def answers_html(notebooks: list[Path], *, root: Path | None = None, course=None
     chapter's source (a draft, or a test's fixture) where the model answers are read.
     """
     from medeval.runtime.course import load_course
-    from medeval.runtime.teaching import notebook_markdown, read_exercises
+    from medeval.runtime.exercises import read_exercises
+    from medeval.runtime.student_notebooks import notebook_markdown
 
     course = course if course is not None else load_course(check=False)
     read = [(Path(p), *written_answers(Path(p))) for p in notebooks]

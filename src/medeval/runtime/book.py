@@ -17,20 +17,14 @@ import yaml
 
 from medeval import _yaml
 from medeval.runtime.cache_keys import digest_files, source_digest
+from medeval.runtime.chapter_sections import OFF_PATH_PAGES, section_page, section_title, split_at_headings
 from medeval.runtime.execution import ChapterExecutionError, ExecutionResult, run_chapter
+from medeval.runtime.exercises import _EXERCISE, _OPTION
 from medeval.runtime.params import (
     ParameterError,
     chapters,
 )
 from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
-from medeval.runtime.teaching import (
-    _EXERCISE,
-    _OPTION,
-    OFF_PATH_PAGES,
-    section_page,
-    section_title,
-    split_at_headings,
-)
 
 
 def _copy_if_changed(src: Path, dst: Path) -> None:
@@ -103,7 +97,7 @@ def verdict_matrix_markdown(executed: list[ExecutionResult]) -> str:
     verdict, and a total row; counted from the recorded paper-versus-us rows, nothing typed by hand. A verdict
     that no row has is shown as "·", so the eye finds the counts."""
     from medeval.core.claims import VERDICTS
-    from medeval.runtime.params import chapter_numbers
+    from medeval.runtime.chapter_tables import chapter_numbers
 
     registry = chapters()
     by_label = chapter_numbers(registry)
@@ -360,7 +354,7 @@ def _fold_sections(cells: list[dict]) -> list[dict]:
     return out
 
 
-# sphinx-design badge colours of the exercise kinds (:data:`~medeval.runtime.teaching.KINDS`)
+# sphinx-design badge colours of the exercise kinds (:data:`~medeval.runtime.exercises.KINDS`)
 KIND_BADGES = {"by-hand": "primary", "coding": "success", "experimental": "info", "critical": "warning"}
 
 
@@ -411,7 +405,7 @@ def with_exercise_badges(text: str, minutes: dict[str, int]) -> str:
 
 def split_chapter_notebook(text: str, doc: str, title: str) -> dict[str, str]:
     """A chapter's executed notebook (JSON ``text``) as its main page and sub-pages
-    (:data:`~medeval.runtime.teaching.OFF_PATH_PAGES`):
+    (:data:`~medeval.runtime.chapter_sections.OFF_PATH_PAGES`):
     ``{"": main, "further": ..., "exercises": ..., "reference": ...}``, each a notebook of the same kernel and
     metadata; a sub-page exists only when the chapter has one of its sections (:func:`section_page`). On the main
     page the Method's parts are folded (:func:`fold_subsections`). ``doc`` is the chapter's page (its link back),
@@ -672,7 +666,7 @@ def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage
         part = registry[res.chapter].part
         text = res.notebook.read_text()
         if not solutions:
-            from medeval.runtime.teaching import without_solutions
+            from medeval.runtime.exercises import without_solutions
 
             text = without_solutions(text)
         text = with_exercise_badges(text, minutes.get(res.chapter, {}))
@@ -685,7 +679,7 @@ def _stage_and_render(profile, executed, chosen, build_root, teacher_root, stage
         dst = stage / "reruns" / f"{run.id}.ipynb"
         _write_if_changed(dst, run_store.rerun_notebook(run))
         wanted.add(dst)
-    from medeval.runtime.teaching import teachers_markdown
+    from medeval.runtime.teachers_page import teachers_markdown
 
     for name, text in (("scorecard.md", scorecard_markdown(executed)),
                        ("teaching.md", teachers_markdown(built={res.chapter for res in executed})),

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 RUBRIC_POINTS = 2.0
-"""What a teacher-read otter question is worth (:attr:`medeval.runtime.teaching.Exercise.points` of a critical
+"""What a teacher-read otter question is worth (:attr:`medeval.runtime.exercises.Exercise.points` of a critical
 exercise, the interpretation of an experimental one, a written answer); every rubric sums to it."""
 
 
@@ -144,7 +144,7 @@ def parse_course(text: str, path: Path | str = "course.yaml") -> Course:
 def course_problems(course: Course, exercises: dict[str, list] | None = None) -> list[str]:
     """Everything wrong with a parsed plan, as readable lines (empty when it is sound).
 
-    ``exercises`` maps each chapter to its exercises (:class:`medeval.runtime.teaching.Exercise`), by default read
+    ``exercises`` maps each chapter to its exercises (:class:`medeval.runtime.exercises.Exercise`), by default read
     from the chapters. Checked: concepts name known chapters; every exercise of every chapter has a plan, and no
     plan names an unknown exercise; a ``written`` part belongs to a by-hand or coding exercise; every exercise is
     assigned exactly once, in a week that covers its chapter or after; every concept a week needs is taught in
@@ -155,7 +155,7 @@ def course_problems(course: Course, exercises: dict[str, list] | None = None) ->
 
     known = chapters()
     if exercises is None:
-        from medeval.runtime.teaching import read_exercises
+        from medeval.runtime.exercises import read_exercises
 
         exercises = {cid: read_exercises(cid).exercises for cid in known}
     problems: list[str] = []
@@ -270,7 +270,7 @@ def stated_prerequisites(chapter_id: str) -> set[str]:
     """The other chapters that a chapter's *Prerequisites* section refers to (by ``{ref}``, ``{numref}`` or
     ``{eq}`` to one of their labels)."""
     from medeval.runtime.params import chapters
-    from medeval.runtime.teaching import _section
+    from medeval.runtime.teachers_page import _section
 
     stems = chapter_label_stems()
     text = _section(chapters()[chapter_id].notebook.read_text(), "Prerequisites")

@@ -67,7 +67,7 @@ def environment_problems(environ: dict[str, str] | None = None) -> list[str]:
             problems.append(str(exc))
     limit = env.get("MEDEVAL_MEMORY_LIMIT")
     if limit:
-        from medeval.runtime.params import parse_memory
+        from medeval.runtime.resources import parse_memory
 
         try:
             if parse_memory(limit) <= 0:

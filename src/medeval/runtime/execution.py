@@ -26,10 +26,10 @@ from medeval.runtime.params import (
     ParameterError,
     check_profile,
     get_chapter,
-    preflight,
     resolve_params,
 )
 from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
+from medeval.runtime.preflight import preflight
 
 
 class ChapterExecutionError(RuntimeError):
@@ -346,7 +346,7 @@ def run_chapter(
         record["input_path"] = (source.relative_to(project_root()).as_posix()
                                 if source.is_relative_to(project_root()) else source.name)
     _hide_parameter_cells(executed)
-    from medeval.runtime.teaching import reading_time
+    from medeval.runtime.chapter_sections import reading_time
 
     meta["reading"] = reading_time(executed)
     executed.cells.insert(1, _timing_note(meta, results))

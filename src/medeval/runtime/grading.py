@@ -34,7 +34,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from medeval.runtime.teaching import ChapterExercises, public_check_index, read_exercises
+from medeval.runtime.exercises import ChapterExercises, read_exercises
+from medeval.runtime.student_notebooks import public_check_index
 
 HIDDEN_CHECKS_FILE = "hidden-checks.json"
 """The file in a teacher folder that holds every check with its expected values as constants."""

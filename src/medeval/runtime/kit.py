@@ -2,7 +2,7 @@
 
 The kit holds medeval as a wheel, the files it reads at run time (``params/``, ``data/``, ``data_manifest.yaml``,
 found through ``MEDEVAL_ROOT``), each chosen chapter's student folder from
-:func:`medeval.runtime.teaching.write_student_notebooks` (the notebook with stubs and its ``tests/``), and a
+:func:`medeval.runtime.student_notebooks.write_student_notebooks` (the notebook with stubs and its ``tests/``), and a
 ``README.md`` with the install steps.
 It holds no chapter source (``notebooks/``), no teacher folder and no solution, which :func:`write_student_kit`
 checks before it returns.
@@ -70,7 +70,8 @@ def solutions_in(folder: Path, chapter_ids: list[str]) -> list[str]:
     """Files under ``folder`` (notebooks and text files, not the wheel) that hold a line of a solution of the
     chapters' exercises (a solution cell's line longer than 25 characters that neither its stub nor the prompt
     holds, or an explanation's first line longer than 20), as ``"path: exercise"``."""
-    from medeval.runtime.teaching import read_exercises, stub
+    from medeval.runtime.exercises import read_exercises
+    from medeval.runtime.student_notebooks import stub
 
     needles: list[tuple[str, str]] = []
     for cid in chapter_ids:
@@ -105,7 +106,7 @@ def write_student_kit(chapter_ids: list[str] | None, out_dir: Path, *, run_tests
     """
     from medeval.runtime.params import chapters
     from medeval.runtime.paths import project_root
-    from medeval.runtime.teaching import write_student_notebooks
+    from medeval.runtime.student_notebooks import write_student_notebooks
 
     out_dir = Path(out_dir)
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):

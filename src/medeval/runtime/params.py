@@ -1,17 +1,20 @@
-"""Chapter parameters: the registry of chapters, their profiles in ``params/<chapter>.yaml``, and the pre-flight.
+"""Chapter parameters: the registry of chapters, their profiles in ``params/<chapter>.yaml``, and resolution.
 
 The schema (a subclass of :class:`medeval.core.schema.ChapterParams` in ``medeval.experiments.<module>``) is the single source of
 defaults, ranges and help text. A profile lists only the values that differ from the schema defaults.
 Resolution order: schema default < profile < explicit overrides (``--set`` or ``papermill -p``). Every value
 is validated before any compute; an error names the parameter and its allowed range.
+
+What the machine must offer is checked next, by the pre-flight (:mod:`medeval.runtime.preflight`, with the memory
+this run may use from :mod:`medeval.runtime.resources`); the chapter tables of the README and the book's introduction
+are generated from the registry by :mod:`medeval.runtime.chapter_tables`. The pre-flight's and the schema's names stay
+importable from here, where the chapters' tests import them.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import math
-import os
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,37 +42,12 @@ from medeval.core.schema import (  # noqa: F401  (the schema names the runtime's
     ranked_drivers,
     scheduler_endpoint,
 )
-from medeval.runtime.calibration import reference_seconds
 from medeval.runtime.paths import project_root
+from medeval.runtime.preflight import SCHEDULER_TIMEOUT, preflight, scheduler_problems  # noqa: F401  (as above)
+from medeval.runtime.resources import available_memory_bytes, parse_memory  # noqa: F401  (as above)
 
 PROFILES = ("smoke", "default", "gpu", "full")
 PARTS = ("chapters", "appendix")
-
-
-def parse_memory(text: str, name: str = "MEDEVAL_MEMORY_LIMIT") -> int:
-    """Bytes from ``8G``, ``512M``, ``1.5GiB`` or a plain number; :class:`ParameterError` naming ``name`` else."""
-    units = {"K": 1024, "M": MIB, "G": GIB}
-    value = text.strip().upper().removesuffix("IB").removesuffix("B")
-    try:
-        out = float(value[:-1]) * units[value[-1]] if value[-1] in units else float(value)
-    except (ValueError, IndexError):
-        raise ParameterError(f"{name}={text!r}: expected bytes, e.g. 8G or 512M") from None
-    if not math.isfinite(out):
-        raise ParameterError(f"{name}={text!r}: expected bytes, e.g. 8G or 512M")
-    return int(out)
-
-
-def available_memory_bytes() -> int | None:
-    """Memory this run may use: ``MEDEVAL_MEMORY_LIMIT`` (bytes, or with a K/M/G suffix) when set, else the
-    operating system's available memory (psutil), else ``None`` (unknown: not checked)."""
-    limit = os.environ.get("MEDEVAL_MEMORY_LIMIT")
-    if limit:
-        return parse_memory(limit)
-    try:
-        import psutil
-    except ImportError:  # pragma: no cover - psutil is a dependency
-        return None
-    return int(psutil.virtual_memory().available)
 
 
 @dataclass(frozen=True)
@@ -257,73 +235,6 @@ def resolve_params(chapter_id: str, profile: str = "default", overrides: dict[st
         raise ParameterError(_validation_message(chapter_id, schema, exc, values)) from None
 
 
-#: seconds a scheduler has to accept a connection, and to report its workers, before the run is refused
-SCHEDULER_TIMEOUT = 3.0
-
-
-def scheduler_problems(address: str, timeout: float = SCHEDULER_TIMEOUT) -> list[str]:
-    """Why the scheduler at ``address`` cannot take a run, checked in seconds before any compute: no connection
-    within ``timeout`` (a wrong host or port: a Dask client would wait 30 s, then the run would die mid-way), or a
-    scheduler without workers (a grid would wait for ever)."""
-    import socket
-
-    host, port = scheduler_endpoint(address)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as exc:
-        return [f"scheduler={address!r}: nothing answers there within {timeout:g} s ({exc.__class__.__name__}: "
-                f"{exc.strerror or exc}); start the scheduler, or set scheduler=null for local processes"]
-    try:
-        from distributed import Client
-
-        with Client(address, timeout=timeout) as client:
-            workers = client.scheduler_info().get("workers", {})
-    except Exception as exc:  # noqa: BLE001 - any failure to talk to it is reported as such
-        return [f"scheduler={address!r}: a connection opens but no Dask scheduler answers ({exc.__class__.__name__})"]
-    if not workers:
-        return [f"scheduler={address!r}: the scheduler has no workers, so the grid would wait for ever; start "
-                "workers (dask worker ADDRESS) or set scheduler=null"]
-    return []
-
-
-def preflight(chapter_id: str, params: ChapterParams, *, available: int | None = None) -> ResourceEstimate:
-    """Check, before any compute, that this machine can run ``params``; return the resource estimate.
-
-    Refuses (:class:`PreflightError`, every problem listed) when a required dataset is missing or incomplete
-    (sizes checked, ``medeval data verify`` hashes), ``device='cuda'`` without CUDA, the estimated peak memory
-    above ``available`` (default :func:`available_memory_bytes`), or a chapter-specific problem.
-    """
-    problems: list[str] = []
-    estimate = params.resource_estimate()
-    available = available_memory_bytes() if available is None else available
-    if available is not None and estimate.peak_bytes > available:
-        problems.append(
-            f"{estimate.describe(reference_seconds)} exceeds the {format_bytes(available)} available on this machine; lower "
-            + (", ".join(estimate.drivers) if estimate.drivers else "the sizes") + " or run where more memory is")
-    if params.required_datasets():
-        from medeval.data.manifest import DatasetUnavailableError, require
-
-        for dataset_id in params.required_datasets():
-            try:
-                require(dataset_id)
-            except (DatasetUnavailableError, ValueError) as exc:
-                message = str(exc)
-                problems.append(message if message.startswith(f"dataset {dataset_id!r}")
-                                else f"dataset {dataset_id!r}: {message}")
-    if params.device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            problems.append("device='cuda' but no CUDA device is visible to torch; use device=auto or cpu")
-    if params.scheduler is not None:
-        problems += scheduler_problems(params.scheduler)
-    problems += params.preflight_problems()
-    if problems:
-        raise PreflightError(f"chapter {chapter_id!r} cannot run here:\n" + "\n".join(f"  {p}" for p in problems))
-    return estimate
-
-
 def parse_assignment(text: str) -> tuple[str, Any]:
     """``key=value`` with the value read as YAML (``3``, ``0.5``, ``true``, ``[a, b]``, ``null``)."""
     key, sep, value = text.partition("=")
@@ -352,79 +263,3 @@ def describe_schema(chapter_id: str) -> str:
         if info.description:
             lines.append(f"    {info.description}")
     return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The chapter tables of README.md and book/intro.md, generated from the registry
-
-SUMMARY_KEYS = ("label", "paper", "reproduces", "cite", "about")
-#: file -> (opening marker, closing marker); the lines between them are the generated table
-TABLE_MARKERS = {
-    "README.md": ("<!-- chapter table: generated from the summary of params/*.yaml by "
-                  "`medeval chapters --write-tables`; edit it there -->", "<!-- end of chapter table -->"),
-    "book/intro.md": ("% chapter table: generated from the summary of params/*.yaml by "
-                      "`medeval chapters --write-tables`; edit it there", "% end of chapter table"),
-}
-
-
-def chapter_numbers(registry: dict[str, Chapter] | None = None) -> dict[str, int]:
-    """The book's number of every numbered chapter by its page label (``ch-ml`` -> 6): the chapters of the part
-    "chapters" in the registry's order, as the book's table of contents numbers them."""
-    registry = chapters() if registry is None else registry
-    numbered = [ch for ch in registry.values() if ch.part == "chapters"]
-    return {ch.summary["label"]: n for n, ch in enumerate(numbered, start=1) if ch.summary.get("label")}
-
-
-def _summary(chapter: Chapter, key: str) -> str:
-    value = chapter.summary.get(key)
-    if key != "cite" and not value:
-        raise ParameterError(f"{chapter.yaml_path}: summary.{key} is missing; expected keys {list(SUMMARY_KEYS)}")
-    return str(value or "").replace("|", "\\|").strip()
-
-
-def chapter_tables(registry: dict[str, Chapter] | None = None) -> dict[str, str]:
-    """The chapter table of each file of :data:`TABLE_MARKERS`: every chapter and appendix page in the README,
-    the numbered chapters (with links and citations) in the book's introduction."""
-    registry = chapters() if registry is None else registry
-    readme = ["| id | paper | what the chapter reproduces |", "|---|---|---|"]
-    intro = ["| chapter | paper | what it is about |", "|---|---|---|"]
-    number = 0
-    for cid, ch in registry.items():
-        readme.append(f"| `{cid}` | {_summary(ch, 'paper')} | {_summary(ch, 'reproduces')} |")
-        if ch.part == "chapters":
-            number += 1
-            cite = _summary(ch, "cite")
-            paper = f"{{cite:t}}`{cite}`" if cite else _summary(ch, "paper")
-            intro.append(f"| {{ref}}`{number} <{_summary(ch, 'label')}>` | {paper} | {_summary(ch, 'about')} |")
-    return {"README.md": "\n".join(readme), "book/intro.md": "\n".join(intro)}
-
-
-def _with_table(text: str, name: str, table: str) -> str:
-    start, end = TABLE_MARKERS[name]
-    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
-        raise ParameterError(f"{name}: expected one chapter table between the lines {start!r} and {end!r}")
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    return f"{head}{start}\n{table}\n{end}{tail}"
-
-
-def stale_chapter_tables(root: Path | None = None) -> list[str]:
-    """The files whose chapter table differs from the registry (empty when all are in sync)."""
-    root = Path(root or project_root())
-    tables = chapter_tables()
-    return [name for name, table in tables.items()
-            if _with_table((root / name).read_text(), name, table) != (root / name).read_text()]
-
-
-def write_chapter_tables(root: Path | None = None) -> list[Path]:
-    """Rewrite the chapter tables of README.md and book/intro.md from the registry; returns the files changed."""
-    root = Path(root or project_root())
-    changed = []
-    for name, table in chapter_tables().items():
-        path = root / name
-        text = path.read_text()
-        new = _with_table(text, name, table)
-        if new != text:
-            path.write_text(new)
-            changed.append(path)
-    return changed

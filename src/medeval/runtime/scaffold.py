@@ -22,7 +22,7 @@ layer test reads their imports and a test reads the notebook with jupytext. Its 
 
 It also adds the chapter's exercises (their planned minutes) to ``teaching/course.yaml``, with the chapter under
 ``unplanned:`` until a teacher puts it into a week, and regenerates the README and introduction chapter tables
-(:func:`medeval.runtime.params.write_chapter_tables`); the book's table of contents picks the notebook up by its
+(:func:`medeval.runtime.chapter_tables.write_chapter_tables`); the book's table of contents picks the notebook up by its
 part's glob, and the data manifest's ``used_by`` follows from the YAML's ``datasets``. The generated experiment
 is small and real — the ROC-AUC of one WDBC feature over bootstrap resamples — and every piece is then replaced
 by the paper's.
@@ -111,7 +111,7 @@ def new_chapter(chapter_id: str, title: str, *, part: str = "chapters", module: 
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
     (root / "teaching" / "course.yaml").write_text(course)
-    from medeval.runtime.params import write_chapter_tables
+    from medeval.runtime.chapter_tables import write_chapter_tables
 
     changed = write_chapter_tables(root)
     return Scaffold(chapter_id, module, (*targets, Path("teaching/course.yaml"),
