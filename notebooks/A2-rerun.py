@@ -198,78 +198,7 @@ notebook.checks_display(notebook.record_checks([rerun_demo.shrinkage_check(runs)
 # Five quick questions on this page; each answer explains itself.
 
 # %% tags=["remove-input"]
-notebook.self_check([
-    {"question": "The grid executor caches every run under a key made of the function, its keyword arguments and "
-                 "the code digest. Which re-run of this page reuses every cached run of the default run and "
-                 "computes nothing new?",
-     "type": "multiple_choice",
-     "answers": [
-         {"answer": "--set seed=1", "correct": False,
-          "feedback": "No: the seed is a keyword argument of every run (it seeds each split), so all 80 runs are "
-                      "new."},
-         {"answer": "--set n_repeats=30", "correct": False,
-          "feedback": "Almost: the 80 runs of repeats 0 to 19 are reused, but repeats 20 to 29 at each of the 4 "
-                      "test-set sizes, 40 runs, are new."},
-         {"answer": "--set max_workers=1", "correct": True,
-          "feedback": "Right: max_workers decides where the runs execute, not what they compute; it is not among a "
-                      "run's keyword arguments, so all 80 keys are unchanged."},
-         {"answer": "--set regularisation_c=10", "correct": False,
-          "feedback": "No: C is passed to every run (it changes the fitted model), so all 80 runs are new."},
-     ]},
-    {"question": "What binomial SD, $\\sqrt{p(1-p)/n}$, does a hold-out accuracy of mean $p = 0.98$ on $n = 20$ "
-                 "test cases have? (three significant digits)",
-     "type": "numeric", "precision": 3,
-     "answers": [
-         {"type": "value", "value": 0.0313, "correct": True,
-          "feedback": "Yes: $\\sqrt{0.98 \\cdot 0.02 / 20} = \\sqrt{0.00098} = 0.0313$."},
-         {"type": "range", "range": [0.00097, 0.00099], "correct": False,
-          "feedback": "That is the variance $p(1-p)/n$; the SD is its square root."},
-         {"type": "range", "range": [0.1395, 0.1405], "correct": False,
-          "feedback": "That is $\\sqrt{p(1-p)}$, the SD of a single case; divide the variance by n first."},
-         {"type": "default", "feedback": "Hint: $\\operatorname{SD} = \\sqrt{p(1-p)/n}$ with p = 0.98, n = 20."},
-     ]},
-    {"question": "At the same mean accuracy, by what factor should the binomial SD shrink from a test set of 20 "
-                 "cases to one of 160? (three significant digits)",
-     "type": "numeric", "precision": 3,
-     "answers": [
-         {"type": "value", "value": 2.83, "correct": True,
-          "feedback": "Yes: the SD goes like $1/\\sqrt n$, so the factor is $\\sqrt{160/20} = \\sqrt 8 = 2.83$. "
-                      "Compare it with the ratio of the observed SDs in the table."},
-         {"type": "range", "range": [7.95, 8.05], "correct": False,
-          "feedback": "That is the factor for the variance; the SD shrinks by its square root."},
-         {"type": "default", "feedback": "Hint: only n changes in $\\sqrt{p(1-p)/n}$."},
-     ]},
-    {"question": "You re-run with n_repeats=200 instead of 20. What happens to the 'SD over repeats' column?",
-     "type": "multiple_choice",
-     "answers": [
-         {"answer": "It shrinks by a factor of about $\\sqrt{10}$", "correct": False,
-          "feedback": "No: that is the standard error of the MEAN over repeats. The SD of a single estimate does "
-                      "not depend on how many times you repeat it."},
-         {"answer": "It estimates the same quantity more precisely: it moves a little, but does not shrink "
-                    "systematically", "correct": True,
-          "feedback": "Right: the SD describes how much ONE hold-out estimate varies; more repeats only pin that "
-                      "SD down better (its own relative error falls roughly like $1/\\sqrt{2(R-1)}$)."},
-         {"answer": "It grows, because more repeats find more extreme splits", "correct": False,
-          "feedback": "No: the range grows with more repeats, but the SD is an average spread and stays put."},
-         {"answer": "It becomes equal to the binomial SD", "correct": False,
-          "feedback": "No: repeats do not change what varies between splits (test cases and training set); the "
-                      "binomial model describes only the first."},
-     ]},
-    {"question": "What happens with: medeval run A2-rerun --set n_repeats=1 ?",
-     "type": "multiple_choice",
-     "answers": [
-         {"answer": "The page runs and its table shows NaN for the SD", "correct": False,
-          "feedback": "No: invalid values never reach the computation; the page would otherwise compute a "
-                      "useless result."},
-         {"answer": "The value is silently raised to 2", "correct": False,
-          "feedback": "No: nothing is changed silently; the error names the parameter and its range."},
-         {"answer": "The page runs with the profile's value instead", "correct": False,
-          "feedback": "No: an override is either valid and used, or refused."},
-         {"answer": "It is refused before anything runs, naming n_repeats and its allowed range", "correct": True,
-          "feedback": "Right: the schema requires n_repeats >= 2 (one repeat has no SD), and the parameters are "
-                      "validated before any computation, as the error printed on this page shows."},
-     ]},
-])
+notebook.self_check()
 
 # %% [markdown]
 # ## Exercises

@@ -52,13 +52,16 @@ def test_chapter_has_four_exercises_of_the_four_kinds(chapter):
 
 
 def _self_check_questions(chapter) -> list[list[dict]]:
+    """The chapter's quizzes: its questions file (``teaching/quizzes/<chapter>.yaml``), once per self-check cell of
+    its notebook (which reads the file)."""
+    import yaml
+
+    from medeval.runtime.quiz import quiz_path
+
     nb = jupytext.read(chapters()[chapter].notebook)
-    found = []
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "notebook.self_check(" in cell.source:
-            call = ast.parse(cell.source).body[0].value
-            found.append(ast.literal_eval(call.args[0]))
-    return found
+    cells = [c for c in nb.cells if c.cell_type == "code" and "notebook.self_check(" in c.source]
+    assert all(c.source.strip() == "notebook.self_check()" for c in cells), "the questions live in the quiz file"
+    return [yaml.safe_load(quiz_path(chapter).read_text()) for _ in cells]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -80,7 +80,7 @@ def test_a_scaffolded_chapter_passes_its_tests_and_every_per_chapter_test_as_gen
             "src/medeval/experiments/scaffold_check_params.py", "src/medeval/experiments/scaffold_check.py",
             "src/medeval/experiments/scaffold_check_claims.py", "tests/notebooks/test_09-scaffold-check.py",
             "tests/experiments/test_scaffold_check.py", "teaching/course.yaml",
-            "teaching/mutants/09-scaffold-check.yaml"} == written
+            "teaching/mutants/09-scaffold-check.yaml", "teaching/quizzes/09-scaffold-check.yaml"} == written
     assert "| `09-scaffold-check` |" in (project / "README.md").read_text()
     assert "{ref}`7 <ch-scaffold-check>`" in (project / "book/intro.md").read_text()
     assert "template" not in "".join((project / p).read_text() for p in written if p.endswith((".py", ".yaml")))

@@ -331,20 +331,16 @@ def test_quiz_answers_are_shuffled_the_same_way_on_every_build():
 
 def test_the_chapters_correct_quiz_answers_are_not_mostly_first():
     """Issue #34: 14 of the 24 multiple-choice answers were the first option."""
-    import ast as _ast
 
-    import jupytext
 
     from medeval.runtime.params import chapters
+    from medeval.runtime.quiz import load_quiz
     from medeval.runtime.teaching import shuffled_answers
 
     positions = []
-    for ch in chapters().values():
-        for cell in jupytext.read(ch.notebook).cells:
-            if cell.cell_type == "code" and "notebook.self_check(" in cell.source:
-                questions = validate_self_check(_ast.literal_eval(_ast.parse(cell.source).body[0].value.args[0]))
-                positions += [[bool(a.get("correct")) for a in q["answers"]].index(True)
-                              for q in shuffled_answers(questions) if q["type"] == "multiple_choice"]
+    for cid in chapters():
+        positions += [[bool(a.get("correct")) for a in q["answers"]].index(True)
+                      for q in shuffled_answers(load_quiz(cid)) if q["type"] == "multiple_choice"]
     assert len(positions) >= 20
     assert positions.count(0) <= len(positions) / 3, positions
 
@@ -477,3 +473,18 @@ def test_a_chapter_is_cut_into_its_page_and_sub_pages_and_its_method_parts_are_f
     assert split_chapter_notebook(_nb(_md("## Exp\n\n### Sub\n\ntext")), "c/x", "t").keys() == {""}
     assert "### Sub" in json.loads(split_chapter_notebook(_nb(_md("## Exp\n\n### Sub\n\nt")), "c/x", "t")[""])[
         "cells"][0]["source"]
+
+
+def test_a_chapter_s_quiz_is_data_and_a_missing_or_malformed_file_is_refused_naming_it(tmp_path, monkeypatch):
+    from medeval.runtime import quiz
+
+    assert [q["type"] for q in quiz.load_quiz("03-eve")]  # every chapter's file validates (test_exercises too)
+    monkeypatch.setattr(quiz, "quiz_path", lambda cid: tmp_path / f"{cid}.yaml")
+    with pytest.raises(FileNotFoundError, match="09-none.yaml"):
+        quiz.load_quiz("09-none")
+    (tmp_path / "09-bad.yaml").write_text("question: not a list\n")
+    with pytest.raises(ValueError, match="09-bad.yaml: expected a list"):
+        quiz.load_quiz("09-bad")
+    (tmp_path / "09-worse.yaml").write_text("- {question: 'Q?', type: essay, answers: []}\n")
+    with pytest.raises(ValueError, match="09-worse.yaml"):
+        quiz.load_quiz("09-worse")

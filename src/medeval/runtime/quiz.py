@@ -94,10 +94,40 @@ function medevalWhenMathJaxReady(run, waited) {
 _QUIZ_INVOCATION = "{\n  try_show();\n}"  # the end of jupyterquiz's static_suffix.js.tpl
 
 
-def self_check(questions: list[dict]) -> None:
+#: where a chapter's self-check questions live, relative to the project root: ``<chapter-id>.yaml``
+QUIZ_FOLDER = "teaching/quizzes"
+
+
+def quiz_path(chapter_id: str):
+    """``teaching/quizzes/<chapter_id>.yaml``: the chapter's self-check questions, as data."""
+    from medeval.runtime.paths import project_root
+
+    return project_root() / QUIZ_FOLDER / f"{chapter_id}.yaml"
+
+
+def load_quiz(chapter_id: str) -> list[dict]:
+    """A chapter's self-check questions from :func:`quiz_path`, validated (:func:`validate_self_check`); a missing
+    or malformed file is refused naming it."""
+    import yaml
+
+    path = quiz_path(chapter_id)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no self-check questions for chapter {chapter_id!r} (a list of questions, "
+                                "see the other chapters' files)")
+    questions = yaml.safe_load(path.read_text())
+    if not isinstance(questions, list):
+        raise ValueError(f"{path}: expected a list of questions, got {type(questions).__name__}")
+    try:
+        return validate_self_check(questions)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def self_check(questions: list[dict] | None = None) -> None:
     """Show self-check questions (multiple choice or numeric, with feedback) that work in the offline book.
 
-    The questions are checked by :func:`validate_self_check`, their answers put in a
+    ``questions`` defaults to the running chapter's file (:func:`load_quiz`). The questions are checked by
+    :func:`validate_self_check`, their answers put in a
     fixed shuffled order (:func:`shuffled_answers`) and embedded in the page with
     jupyterquiz, so answering them needs no server and no network. The quiz is drawn once MathJax has typeset the
     page (``MathJax.startup.promise``), never before: jupyterquiz would otherwise load MathJax from a CDN.
@@ -107,6 +137,13 @@ def self_check(questions: list[dict]) -> None:
     import jupyterquiz.dynamic.display as quiz_display
     from IPython.display import Javascript, display
 
+    if questions is None:
+        from medeval.runtime.recording import _state
+
+        if not _state.get("chapter"):
+            raise RuntimeError("self_check() reads the running chapter's questions: call notebook.setup first, or "
+                               "pass the questions")
+        questions = load_quiz(_state["chapter"])
     shown: list = []
     with mock.patch.object(quiz_display, "display", lambda *objs: shown.extend(objs)):
         quiz_display.display_quiz(

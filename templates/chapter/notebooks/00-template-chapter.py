@@ -155,35 +155,7 @@ tail.errata()
 # Three quick questions on this chapter's formula and its rule; each answer tells you why.
 
 # %% tags=["remove-input"]
-notebook.self_check([
-    {"question": "Three positives score 0.9, 0.6 and 0.5; two negatives score 0.5 and 0.4. What is the ROC-AUC? "
-                 "(two decimals)",
-     "type": "numeric", "precision": 2,
-     "answers": [
-         {"type": "value", "value": 0.92, "correct": True,
-          "feedback": "Yes: of the 6 positive-negative pairs the positive wins 5 and ties 1, so (5 + 0.5) / 6."},
-         {"type": "range", "range": [0.83, 0.84], "correct": False,
-          "feedback": "That counts the tie as a loss (5 / 6); a tie counts one half."},
-         {"type": "default", "feedback": "Hint: count the pairs (positive, negative) the positive wins; a tie counts 1/2."}]},
-    {"question": "The rule says [Re] on the true labels and [~] on the permuted ones. What does the control show?",
-     "type": "multiple_choice",
-     "answers": [
-         {"answer": "That the rule can fail on these data, so its [Re] is a finding", "correct": True,
-          "feedback": "Right: a rule that says [Re] on its own control could not fail, and would be a check."},
-         {"answer": "That the feature is useless", "correct": False,
-          "feedback": "No: permuting the labels destroys any relation between feature and label on purpose."},
-         {"answer": "Nothing: the control is a formality", "correct": False,
-          "feedback": "No: it is what makes the verdict a claim rather than a property of the rule."}]},
-    {"question": "Which change to the scores leaves the ROC-AUC unchanged?",
-     "type": "multiple_choice",
-     "answers": [
-         {"answer": "Any strictly increasing map, such as s → log(s) for positive scores", "correct": True,
-          "feedback": "Right: the AUC depends only on the order of the scores."},
-         {"answer": "Adding noise", "correct": False,
-          "feedback": "No: noise changes the order of some pairs."},
-         {"answer": "Reversing the scores (s → −s)", "correct": False,
-          "feedback": "No: that maps the AUC to 1 − AUC."}]},
-])
+notebook.self_check()
 
 # %% [markdown]
 # ## Exercises
