@@ -18,7 +18,7 @@ REPO = project_root()
 @pytest.fixture()
 def sandbox(tmp_path, monkeypatch):
     """A copy of the project (src/medeval, params, notebooks, manifest) with MEDEVAL_ROOT pointing at it."""
-    for name in ("params", "notebooks"):
+    for name in ("params", "notebooks", "teaching"):
         shutil.copytree(REPO / name, tmp_path / name)
     shutil.copytree(REPO / "src" / "medeval", tmp_path / "src" / "medeval",
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -55,6 +55,13 @@ def test_new_src_file_notebook_and_params_each_invalidate(sandbox):
     k2 = _key()
     assert k2 != k1
     assert _key({"n_repeats": 5}) != k2
+
+
+def test_the_chapter_s_quiz_file_invalidates(sandbox):
+    base = _key()
+    quiz = sandbox / "teaching" / "quizzes" / "A2-rerun.yaml"
+    quiz.write_text(quiz.read_text() + "\n# an edit\n")
+    assert _key() != base
 
 
 def test_manifest_entry_change_invalidates_only_if_used(sandbox):

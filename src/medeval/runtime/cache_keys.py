@@ -1,6 +1,6 @@
 """Cache keys of executed chapters: what an executed notebook depends on, hashed.
 
-The key hashes the notebook source, the resolved parameters and profile, every file of ``src/medeval``, the
+The key hashes the notebook source and its self-check questions (``teaching/quizzes``), the resolved parameters and profile, every file of ``src/medeval``, the
 manifest entries the chapter reads (and a digest of the local data folders it reads), and the installed
 distributions' versions. An unchanged key reuses the newest good run with that key
 (:func:`medeval.runtime.execution.run_chapter`); any change executes a new run.
@@ -23,6 +23,7 @@ from medeval.runtime.params import (
     ParameterError,
 )
 from medeval.runtime.paths import project_root
+from medeval.runtime.quiz import quiz_path
 from medeval.runtime.robustness import chapter_record_digest
 
 KEY_VERSION = "1"
@@ -144,6 +145,8 @@ def cache_key(chapter: Chapter, profile: str, params_json: dict) -> tuple[str, d
     parts = {
         "key_version": KEY_VERSION,
         "notebook": file_hash(chapter.notebook),
+        # the page shows the chapter's self-check questions, read from their file when it runs
+        "quiz": file_hash(quiz_path(chapter.id)) if quiz_path(chapter.id).is_file() else "",
         "params": hashlib.sha256(json.dumps({"profile": profile, **params_json}, sort_keys=True).encode()).hexdigest(),
         "src": source_digest(root),
         "manifest": hashlib.sha256(
