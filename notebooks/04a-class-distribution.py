@@ -123,17 +123,17 @@ roc_margin = None
 
 # %% tags=["remove-input"]
 import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from medeval import plots
-from medeval.core.claims import explain as explain_claims
 from medeval.core.claims import verdict_counts
 from medeval.experiments import class_distribution as cd
+from medeval.experiments import class_distribution_claims as cdc
 from medeval.experiments import histology as H
 from medeval.runtime import notebook
+from medeval.runtime.params import resolve_params
 
 P = notebook.setup("04a-class-distribution", globals())
 
@@ -230,7 +230,10 @@ plots.glue_figure("fig-cd-phantom", fig)
 # ```
 
 # %%
-categories = cd.patch_category_table(P)
+# every computation of the chapter, once: the patch categories, the one grid of every run (cached) and the tables
+# the page shows and the claims read (cd.run)
+results = cd.run(P, cache_dir=notebook.cache_dir("runs"))
+categories = results.categories
 
 # %% tags=["hide-input"]
 notebook.record_table("patch_categories", categories)
@@ -307,7 +310,7 @@ notebook.show_table(categories.assign(share=categories["patches"] / categories["
 
 # %% tags=["remove-input"]
 # w_k U patches per category (Eq. cd-ratio), or every available patch (Eq. cd-prelim)
-proportions = cd.distribution_proportions(categories)
+proportions = results.proportions.copy()
 proportions.insert(2, "weights", [weights_text(cd.TRAINING_DISTRIBUTIONS[name])
                                   for name in proportions["distribution"]])
 proportions = proportions.rename(columns={f"π {k}": f"π {CLASS_NAMES[k]}" for k in cd.CATEGORIES})
@@ -463,15 +466,13 @@ notebook.show_table(proportions.assign(distribution=proportions["distribution"].
 # and the initialisation. The per-run tables below feed every figure and every rule of *Paper vs us*.
 
 # %%
-study = cd.run_study(P, cache_dir=notebook.cache_dir("runs"),
-                     camelyon16_cache_dir=notebook.cache_dir("camelyon16"))
-tables = cd.study_tables(study, P)
+study, tables = results.study, results.tables  # trained by cd.run at the top of the page (cd.run_study)
 
 # %% tags=["hide-input"]
 notebook.record_table("preliminary_runs", tables["prelim"])
 notebook.record_table("hypothesis_runs", tables["hyp"])
 notebook.record_table("classification_runs", tables["cls"])
-band = cd.quality_band(tables, P.quality_floor)
+band = results.quality_band
 notebook.record("quality_band", band)
 notebook.record("quality_floor", P.quality_floor)
 display(Markdown("**Quality band** of the models (patch level, $\\mathbb{C}$ vs rest; the thesis's U-Nets reached "
@@ -492,7 +493,7 @@ notebook.show_table(cd.distribution_table(prelim).assign(distribution=lambda d: 
                     labels={"notC": "¬C", "mixed": "C&¬C", "ratio / set": "categories"})
 
 # %%
-t44 = cd.table_4_4(prelim, P.evaluation_tile)
+t44 = results.table_4_4
 
 
 # %% tags=["hide-input"]
@@ -543,7 +544,7 @@ plots.glue_figure("fig-cd-table44", fig)
 # predicted positive as soon as one of its pixels is, so recall rises and precision falls with $e$.
 
 # %%
-sweep = cd.patch_size_sweep(prelim)
+sweep = results.patch_size_sweep
 
 # %% tags=["hide-input"]
 notebook.record_table("patch_size_sweep", sweep)
@@ -586,7 +587,7 @@ notebook.show_table(cd.distribution_table(hyp).assign(distribution=lambda d: d["
 
 # %%
 summary = tables["hyp_summary"]
-aucs = cd.auc_table(summary)
+aucs = results.hypothesis_aucs
 
 # %% tags=["hide-input"]
 notebook.record_table("hypothesis_aucs", aucs)
@@ -752,9 +753,8 @@ notebook.record("classification_imbalanced_note", study["imbalanced_note"])
 if study["imbalanced_note"]:
     display(Markdown(f"**What stood in:** {study['imbalanced_note']}"))
 imb_y = cls_runs[0]["imbalanced"]["y_true"]
-imb_ratio = float((~imb_y).sum() / max(int(imb_y.sum()), 1))
-notebook.record("classification_imbalanced_ratio", imb_ratio)
-imbalanced_label = cd.imbalanced_label(cls_runs, imbalanced_source)
+notebook.record("classification_imbalanced_ratio", results.imbalanced_ratio)
+imbalanced_label = results.imbalanced_label
 display(Markdown(f"Imbalanced test set: {imbalanced_label}, {imb_y.size:,} patches"
                  + (" (thesis: 10,487,709 CAMELYON16 test patches at 1:12)." if imbalanced_source == "camelyon16"
                     else ".")))
@@ -765,8 +765,7 @@ if c16_table is not None:
                                 caption="CAMELYON16 test slides: Otsu threshold and patches kept per slide",
                                 labels={"level_size": "level size", "otsu": "Otsu k*"}))
     # Fig. 3.4 for classification: the stitched C-probability of the slide with most tumour patches
-    maps = cd.camelyon16_most_tumour_slide_maps(c16_table, c16_summary, cls_runs[0]["imbalanced"]["score_c"],
-                                                P)
+    maps = results.camelyon16_maps
     fig, axes = plots.new_axes(2, 1, width=3.8, height=3.4)
     panels = [("ground truth", maps["truth"]), (f"{cls_runs[0]['distribution']} run 0: P(C)", maps["score"])]
     for ax, (title, image) in zip(axes, panels, strict=True):
@@ -783,10 +782,7 @@ if c16_table is not None:
         "classification).\n```"))
 
 # %%
-cls_aucs = []
-for test_set, s in tables["cls_summary"].items():
-    cls_aucs.append(cd.auc_table(s).assign(test_set=test_set))
-cls_aucs = pd.concat(cls_aucs, ignore_index=True)
+cls_aucs = results.classification_aucs
 
 # %% tags=["hide-input"]
 notebook.record_table("classification_aucs", cls_aucs)
@@ -833,14 +829,15 @@ mean_sd_table(cls_aucs, AUC_COLUMNS, "Classification: areas and argmax precision
 # train.
 
 # %%
-claims = cd.chapter_claims(tables, P, imbalanced=imbalanced_label,
-                           category_counts=categories.set_index("category")["patches"].to_dict())
+claims = cdc.CLAIMS.decide(cdc.claim_inputs(results, P, gpu=resolve_params("04a-class-distribution", "gpu")),
+                           scale=profile)
 
 # %% tags=["hide-input"]
 counts = verdict_counts(claims.claims)
 notebook.record("verdict_counts", counts)
 display(Markdown(", ".join(f"{v} {k}" for k, v in counts.items()) + f" over {len(claims.claims)} claims."))
-notebook.paper_vs_us(claims)
+tail = notebook.claims_sections(claims)
+tail.table()
 
 # %% [markdown]
 # ### Rows that are not reproduced, and why
@@ -849,7 +846,7 @@ notebook.paper_vs_us(claims)
 # and which rows this scale leaves open (their rows say which way they lean).
 
 # %% tags=["remove-input"]
-display(Markdown(explain_claims(claims)))
+tail.why()
 
 # %% [markdown]
 # ## Checks
@@ -857,7 +854,7 @@ display(Markdown(explain_claims(claims)))
 # Identities and consequences of the formulas (not claims, not counted in the verdicts).
 
 # %% tags=["remove-input"]
-notebook.checks_display([c.row() for c in claims.checks])
+tail.checks()
 
 # %% [markdown]
 # ## Deviations and errata
@@ -865,7 +862,7 @@ notebook.checks_display([c.row() for c in claims.checks])
 # Numbers printed in the thesis that do not add up, recomputed:
 
 # %% tags=["remove-input"]
-notebook.errata_display([e.row() for e in claims.errata])
+tail.errata()
 
 # %% [markdown]
 # Deviations of this reproduction:

@@ -39,7 +39,6 @@ PACKAGE = Path(medeval.__file__).parent
 EXPERIMENTS_USE_OF_RUNTIME = {
     "medeval.runtime.grid": "the one grid executor every chapter's runs go through (CONTRIBUTING, 'Grids of runs'); imported "
                             "inside the functions that run a grid",
-    "medeval.runtime.params": "chapter 4a's claim settings read the gpu profile's run counts, which its [~] rows cite",
 }
 ALLOWED = {
     "_files": (),  # the one atomic writer and project-root finder, below every layer: imports nothing of medeval

@@ -87,11 +87,16 @@ def cls_table(values, roc, n=5, sd=0.005, seed=2):
     return pd.DataFrame(rows)
 
 
+def decide(prelim, hyp, cls, settings, category_counts=None):
+    """Every row, check and erratum of chapter 4a from the three per-run tables (the registry's decision)."""
+    return cdc.CLAIMS.decide(cdc.ClaimInputs(prelim, hyp, cls, settings, category_counts), scale=settings.scale)
+
+
 def thesis_like(**kw):
     prelim = prelim_table(THESIS_LIKE_TABLE, low_quality=kw.get("prelim_low", ()))
     hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96), low_quality=kw.get("hyp_low", ()))
     cls = cls_table(CLS, dict.fromkeys(CLS, 0.95))
-    return cdc.chapter_claims(prelim, hyp, cls, SETTINGS, category_counts={"O": 10, "C": 3, "notC": 4, "mixed": 2})
+    return decide(prelim, hyp, cls, SETTINGS, category_counts={"O": 10, "C": 3, "notC": 4, "mixed": 2})
 
 
 def contrary():
@@ -105,7 +110,7 @@ def contrary():
     hyp = hyp_table(ap, fpr, prec_auc, fpr_auc, roc)
     cls_values = {"E2.a": (0.85, 0.90, 0.03), "E2.b": (0.70, 0.60, 0.07), "E2.c": (0.80, 0.75, 0.05)}
     cls = cls_table(cls_values, {"E2.a": 0.93, "E2.b": 0.97, "E2.c": 0.995})
-    return cdc.chapter_claims(prelim, hyp, cls, SETTINGS)
+    return decide(prelim, hyp, cls, SETTINGS)
 
 
 PASS = {c.id: c for c in thesis_like().claims}
@@ -157,7 +162,7 @@ def test_claim_inconclusive_with_few_noisy_runs_says_how_many_would_decide():
     cls = cls_table(CLS, dict.fromkeys(CLS, 0.95), n=2, sd=0.05, seed=5)
     s = cdc.ClaimSettings(scale="test", evaluation_tile=E, runs_here=2, prelim_runs_here=2, cls_runs_here=2,
                           runs_gpu=10)
-    got = {c.id: c for c in cdc.chapter_claims(prelim, hyp, cls, s).claims}
+    got = {c.id: c for c in decide(prelim, hyp, cls, s).claims}
     h1 = got["h1"]
     assert h1.verdict == "[~]"
     assert h1.decision.needed_n is not None and "would" in h1.decision.reason and "gpu profile" in h1.decision.reason
@@ -167,7 +172,7 @@ def test_claim_tie_at_the_ceiling_never_supports_a_direction():
     hyp = hyp_table({**AP, "E4.c": 1.0, "E3.c": 1.0}, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.99), sd=0.0)
     prelim = prelim_table(THESIS_LIKE_TABLE)
     cls = cls_table(CLS, dict.fromkeys(CLS, 0.95))
-    got = {c.id: c for c in cdc.chapter_claims(prelim, hyp, cls, SETTINGS).claims}
+    got = {c.id: c for c in decide(prelim, hyp, cls, SETTINGS).claims}
     assert got["h4-e4c"].verdict == "[~]" and "tie" in got["h4-e4c"].decision.reason
 
 
@@ -188,7 +193,7 @@ def test_claim_checks_and_errata_are_not_claims():
     # fixed thresholds: the precision-curve AUC check fails when the imbalanced set is not lower
     cls = cls_table(CLS, dict.fromkeys(CLS, 0.95))
     cls.loc[cls.test_set == "imbalanced", "precision_auc"] += 0.5
-    cl = cdc.chapter_claims(prelim_table(THESIS_LIKE_TABLE), hyp_table(AP, FPR, PREC_AUC, FPR_AUC,
+    cl = decide(prelim_table(THESIS_LIKE_TABLE), hyp_table(AP, FPR, PREC_AUC, FPR_AUC,
                                                                          dict.fromkeys(AP, 0.96)), cls, SETTINGS)
     assert not next(c for c in cl.checks if "fixed thresholds" in c.check).passed
 
@@ -212,7 +217,7 @@ def test_a_collapsed_run_is_left_out_of_decision_level_rows_and_named():
     hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96))
     hyp.loc[(hyp["distribution"] == "E1.a") & (hyp["run"] == 0), ["argmax_recall", "argmax_precision"]] = [0.0, np.nan]
     cls = cls_table(CLS, {"E2.a": 0.93, "E2.b": 0.97, "E2.c": 0.995})
-    out = {c.id: c for c in cdc.chapter_claims(prelim, hyp, cls, SETTINGS).claims}
+    out = {c.id: c for c in decide(prelim, hyp, cls, SETTINGS).claims}
     c = out["t44-recall-cheaper"]
     assert c.verdict == "[n/a]" and "collapsed" in c.decision.reason and "Balanced_S has 1 of 5" in c.decision.reason
     assert "never predict C" in c.decision.reason
@@ -239,12 +244,12 @@ def test_the_decision_floor_is_per_class_and_the_o_row_keeps_the_runs_that_never
     prelim.loc[no_o, "P"] = np.nan
     hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96))
     cls = cls_table(CLS, {"E2.a": 0.93, "E2.b": 0.97, "E2.c": 0.995})
-    out = {c.id: c for c in cdc.chapter_claims(prelim, hyp, cls, SETTINGS).claims}
+    out = {c.id: c for c in decide(prelim, hyp, cls, SETTINGS).claims}
     assert "5 of them predict C" in out["t44-c-recall"].ours  # C-biased's O-blind runs stay in the C rows
     o = out["t44-o-well"]
     assert o.verdict == "[¬Re]" and "C-biased 3 of 5" in o.ours
     # the same table without the O-blind runs: the O row would pass, so the runs it keeps decide it
-    assert {c.id: c for c in cdc.chapter_claims(prelim_table(THESIS_LIKE_TABLE), hyp, cls,
+    assert {c.id: c for c in decide(prelim_table(THESIS_LIKE_TABLE), hyp, cls,
                                                 SETTINGS).claims}["t44-o-well"].verdict == "[Re]"
 
 
@@ -276,7 +281,7 @@ def test_roc_equivalence_at_the_ceiling_is_not_testable():
     with the reason (a ROC-insensitivity rule that passes on its own ceiling is not evidence)."""
     cls = cls_table(CLS, dict.fromkeys(CLS, 0.992))
     hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96))
-    out = {c.id: c for c in cdc.chapter_claims(prelim_table(THESIS_LIKE_TABLE), hyp, cls, SETTINGS).claims}
+    out = {c.id: c for c in decide(prelim_table(THESIS_LIKE_TABLE), hyp, cls, SETTINGS).claims}
     c = out["fig414-roc-insensitive"]
     assert c.verdict == "[n/a]" and "at the ceiling" in c.decision.reason
     assert out["e3-roc-insensitive"].verdict != "[n/a]"  # 0.96 is below the ceiling: still decided
@@ -296,3 +301,19 @@ def test_distributions_are_compared_on_runs_matched_by_seed():
     unpaired = decide_difference(runs.values("E1.b", "argmax_precision"), runs.values("E1.a", "argmax_precision"),
                                  direction="greater")
     assert unpaired.verdict == "[~]"  # the Welch test cannot see it through the run effect
+
+
+def test_every_control_names_a_test_of_this_file_and_a_row_decided_alone_equals_it_in_the_table():
+    import re as _re
+
+    names = set(globals())
+    for spec in cdc.CLAIMS.specs:
+        cited = _re.findall(r"\((test_[a-z0-9_]+)\)", spec.control.replace("_\n", "_"))
+        assert cited and all(t in names for t in cited), (spec.id, cited)
+    inputs = cdc.ClaimInputs(prelim_table(THESIS_LIKE_TABLE), hyp_table(AP, FPR, PREC_AUC, FPR_AUC,
+                                                                          dict.fromkeys(AP, 0.96)),
+                             cls_table(CLS, dict.fromkeys(CLS, 0.95)), SETTINGS)
+    whole = {c.id: c for c in cdc.CLAIMS.decide(inputs, scale="test").claims}
+    for cid in ("t44-c-recall", "sweep-c-biased", "h2-e3", "fig414-curves"):
+        (alone,) = cdc.CLAIMS.decide(inputs, scale="test", only=[cid]).claims
+        assert alone == whole[cid]

@@ -24,6 +24,8 @@ resource estimate live in the light module :mod:`medeval.experiments.class_distr
 from __future__ import annotations
 
 import zlib
+from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -35,7 +37,6 @@ from medeval.data.training_sets import (  # noqa: F401 - re-exported: categories
     HYPOTHESIS_DISTRIBUTIONS,
     PRELIMINARY_DISTRIBUTIONS,
 )
-from medeval.experiments import class_distribution_claims as cdc
 from medeval.experiments import histology as H
 from medeval.experiments.class_distribution_params import (  # noqa: F401 - re-exported
     HYPOTHESIS_NAMES,
@@ -52,7 +53,6 @@ from medeval.models.device import limit_cpu_threads
 if HYPOTHESIS_NAMES != tuple(ts.HYPOTHESIS_DISTRIBUTIONS) or PRELIMINARY_NAMES != tuple(
         ts.PRELIMINARY_DISTRIBUTIONS):  # the light schema module spells the names out
     raise ImportError("class_distribution_params: distribution names differ from medeval.data.training_sets")
-PAPER_TABLE_4_4 = cdc.PAPER_TABLE_4_4
 #: Every training distribution of the chapter: Table 4.3's preliminary sets, then Tables 4.5-4.8's E1.a-E4.c.
 TRAINING_DISTRIBUTIONS = {**ts.PRELIMINARY_DISTRIBUTIONS, **ts.HYPOTHESIS_DISTRIBUTIONS}
 
@@ -321,6 +321,9 @@ def table_4_4(results: list[dict], tile: int) -> pd.DataFrame:
 
 
 def table_4_4_paper() -> pd.DataFrame:
+    """Thesis Table 4.4 as printed, one row per distribution and class (R, P, F)."""
+    from medeval.experiments.class_distribution_claims import PAPER_TABLE_4_4
+
     return pd.DataFrame([
         {"distribution": d, "class": c, "R": v[0], "P": v[1], "F": v[2]}
         for d, per in PAPER_TABLE_4_4.items() for c, v in per.items()
@@ -444,19 +447,6 @@ def quality_band_text(band: dict, floor: float) -> str:
     return "\n".join(lines)
 
 
-def claim_settings(P: Params, *, imbalanced_label: str, scale: str | None = None) -> cdc.ClaimSettings:
-    """The rules' settings from the parameters (and the ``gpu`` profile's run counts, which the [~] rows cite)."""
-    from medeval.runtime.params import resolve_params
-
-    gpu = resolve_params("04a-class-distribution", "gpu")
-    return cdc.ClaimSettings(
-        scale=scale or "", alpha=P.alpha, floor=P.quality_floor, noninferiority_margin=P.noninferiority_margin,
-        roc_margin=P.roc_margin, evaluation_tile=P.evaluation_tile, runs_here=P.n_runs,
-        prelim_runs_here=P.n_preliminary_runs, cls_runs_here=P.cls_runs, runs_gpu=gpu.n_runs,
-        prelim_runs_gpu=gpu.n_preliminary_runs, cls_runs_gpu=gpu.cls_runs, imbalanced_label=imbalanced_label,
-        basis_cls="real" if P.data_source == "real" else "phantom", seed=P.seed)
-
-
 def imbalanced_label(runs: list[dict], source: str) -> str:
     """'1:12.0 test set (phantom patches)': the large imbalanced test set of the classification runs."""
     y = np.asarray(runs[0]["imbalanced"]["y_true"], dtype=bool)
@@ -479,17 +469,6 @@ def study_tables(study: dict, P: Params) -> dict:
         "cls": pd.concat([run_table(s, test_set=k) for k, s in cls_summary.items()], ignore_index=True),
         "hyp_summary": hyp_summary, "cls_summary": cls_summary,
     }
-
-
-def chapter_claims(tables: dict, P: Params, *, imbalanced: str, category_counts: dict | None = None,
-                   scale: str | None = None):
-    """Every claim, check and erratum of the chapter from :func:`study_tables`.
-
-    See :func:`medeval.experiments.class_distribution_claims.chapter_claims`.
-    """
-    return cdc.chapter_claims(tables["prelim"], tables["hyp"], tables["cls"],
-                              claim_settings(P, imbalanced_label=imbalanced, scale=scale),
-                              category_counts=category_counts)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -677,3 +656,61 @@ def with_imbalanced_test(runs: list[dict], P, cache_dir=None) -> ImbalancedTest:
         runs, table, summary = attach_camelyon16(runs, P, cache_dir=cache_dir)
         return ImbalancedTest(runs, source, note, table, summary)
     return ImbalancedTest(runs, source, note, None, None)
+
+
+# --------------------------------------------------------------------------------------------------
+# the chapter's entry point (medeval.core.chapter)
+
+
+@dataclass
+class Results:
+    """Everything chapter 4a computes for one parameter set.
+
+    ``categories``: training patches per category (Table 4.2 analogue, :func:`patch_category_table`; its
+    ``attrs`` hold ``unit`` and ``unit_used``); ``proportions``: every training distribution's size and class
+    proportions (:func:`distribution_proportions`); ``study``: the run dicts of the three studies and what stood in
+    for the CAMELYON16 test patches (:func:`run_study`); ``tables``: the per-run tables and curve summaries
+    (:func:`study_tables`); ``quality_band``: the models' quality per study (:func:`quality_band`);
+    ``table_4_4``: the Table 4.4 analogue (:func:`table_4_4`); ``patch_size_sweep``: Fig. 4.3's sweep
+    (:func:`patch_size_sweep`); ``hypothesis_aucs`` and ``classification_aucs`` (per test set): the areas per
+    distribution, mean and SD over runs (:func:`auc_table`); ``imbalanced_label`` and ``imbalanced_ratio``: the
+    large imbalanced test set of the classifiers (:func:`imbalanced_label`); ``camelyon16_maps``: the stitched
+    maps of the CAMELYON16 test slide with most tumour (:func:`camelyon16_most_tumour_slide_maps`; ``None`` unless
+    the CAMELYON16 test patches were scored)."""
+
+    categories: pd.DataFrame
+    proportions: pd.DataFrame
+    study: dict
+    tables: dict
+    quality_band: dict
+    table_4_4: pd.DataFrame
+    patch_size_sweep: pd.DataFrame
+    hypothesis_aucs: pd.DataFrame
+    classification_aucs: pd.DataFrame
+    imbalanced_label: str
+    imbalanced_ratio: float
+    camelyon16_maps: dict | None
+
+
+def run(P: Params, cache_dir=None) -> Results:
+    """The whole chapter for ``P``: the patch categories, the one grid of every run (cached under ``cache_dir``;
+    the CAMELYON16 scores under its ``camelyon16`` sub-folder) and the tables, quality band and summaries the page
+    shows and the claims read."""
+    categories = patch_category_table(P)
+    study = run_study(P, cache_dir=cache_dir,
+                      camelyon16_cache_dir=None if cache_dir is None else Path(cache_dir) / "camelyon16")
+    tables = study_tables(study, P)
+    cls_runs = study["classification"]
+    y = np.asarray(cls_runs[0]["imbalanced"]["y_true"], dtype=bool)
+    maps = None
+    if study["c16_table"] is not None:
+        maps = camelyon16_most_tumour_slide_maps(study["c16_table"], study["c16_summary"],
+                                                 cls_runs[0]["imbalanced"]["score_c"], P)
+    return Results(
+        categories=categories, proportions=distribution_proportions(categories), study=study, tables=tables,
+        quality_band=quality_band(tables, P.quality_floor), table_4_4=table_4_4(study["preliminary"], P.evaluation_tile),
+        patch_size_sweep=patch_size_sweep(study["preliminary"]), hypothesis_aucs=auc_table(tables["hyp_summary"]),
+        classification_aucs=pd.concat([auc_table(s).assign(test_set=t) for t, s in tables["cls_summary"].items()],
+                                      ignore_index=True),
+        imbalanced_label=imbalanced_label(cls_runs, study["imbalanced_source"]),
+        imbalanced_ratio=float((~y).sum() / max(int(y.sum()), 1)), camelyon16_maps=maps)

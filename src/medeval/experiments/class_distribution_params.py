@@ -1,7 +1,7 @@
 """Parameters of chapters 4a and 4b (the shared :class:`HistologyParams`) and of chapter 4a (:class:`Params`): the
 schemas, every rule across fields, the data the parameters need and their resource estimate.
 
-A light module (stdlib, pydantic and :mod:`medeval.runtime.params` only), so that a parameter set is validated,
+A light module (stdlib, pydantic and :mod:`medeval.core.schema` only), so that a parameter set is validated,
 pre-flighted and estimated before numpy, torch or a kernel loads. :mod:`medeval.experiments.class_distribution`
 re-exports everything here.
 

@@ -2,7 +2,7 @@
 :class:`~medeval.experiments.class_distribution_params.HistologyParams`), its rules across fields, the data it needs
 and its resource estimate.
 
-A light module (stdlib, pydantic, :mod:`medeval.runtime.params` and the other ``*_params`` modules only), so that a
+A light module (stdlib, pydantic, :mod:`medeval.core.schema` and the other ``*_params`` modules only), so that a
 parameter set is validated, pre-flighted and estimated before numpy, torch or a kernel loads.
 :mod:`medeval.experiments.evaluation_measures` re-exports :class:`Params`.
 """

@@ -1,6 +1,6 @@
 """Parameters of chapter 3 (:mod:`medeval.experiments.eve`): the schema, its cross-field rules and its resource model.
 
-A light module: the standard library, pydantic and :mod:`medeval.runtime.params` only, so that a parameter set is
+A light module: the standard library, pydantic and :mod:`medeval.core.schema` only, so that a parameter set is
 validated, and its resource estimate computed, before numpy, torch or a kernel load. The rules here are the ones
 the experiment code would otherwise hit after the kernel started (a fold count larger than a subset, a size that
 the pool cannot hold twice, ...); the code keeps its own checks for direct callers.

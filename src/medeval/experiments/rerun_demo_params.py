@@ -1,6 +1,6 @@
 """Parameters of the appendix page "Re-executing a chapter with new parameters" (:mod:`medeval.experiments.rerun_demo`).
 
-A light module: the standard library, pydantic and :mod:`medeval.runtime.params` only, so that a parameter set is
+A light module: the standard library, pydantic and :mod:`medeval.core.schema` only, so that a parameter set is
 validated, and its resource estimate computed, before numpy, scikit-learn or a kernel load.
 """
 

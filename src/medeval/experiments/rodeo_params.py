@@ -1,7 +1,7 @@
 """Parameters of chapter 2 (:mod:`medeval.experiments.rodeo`): the schema, its cross-field rules and its resource
 estimate.
 
-A light module: the standard library, pydantic and :mod:`medeval.runtime.params` only, so that a parameter set is
+A light module: the standard library, pydantic and :mod:`medeval.core.schema` only, so that a parameter set is
 validated, and its resource estimate computed, before numpy, torch or a kernel load.
 """
 
