@@ -88,10 +88,19 @@ def test_a_scaffolded_chapter_passes_its_tests_and_every_per_chapter_test_as_gen
     tests = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-q", "--rootdir", str(project),
          "-c", str(project / "pyproject.toml"), "tests/experiments/test_scaffold_check.py", *PER_CHAPTER_TESTS,
-         "-k", "09-scaffold-check or scaffold_check"], env=env, cwd=project, capture_output=True, text=True)
+         "-k", "09-scaffold-check or scaffold_check or course_file_is_sound or every_exercise_of_every_chapter or "
+         "every_coding_exercise_of_every_chapter", "-rA"], env=env, cwd=project, capture_output=True, text=True)
     assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
-    passed = int(re.search(r"(\d+) passed", tests.stdout)[1])
-    assert passed >= 30, tests.stdout[-2000:]
+    passed = set(re.findall(r"^PASSED (\S+)", tests.stdout, flags=re.M))
+    for expected in ("tests/notebooks/test_09-scaffold-check.py::test_scaffold_check_smoke",
+                     "tests/core/test_chapter_protocol.py::test_every_chapter_follows_the_protocol[09-scaffold-check]",
+                     "tests/notebooks/test_exercises.py::test_chapter_has_four_exercises_of_the_four_kinds[09-scaffold-check]",
+                     "tests/notebooks/test_exercises.py::test_untouched_student_notebook_scores_zero_on_every_check"
+                     "[09-scaffold-check]",
+                     "tests/runtime/test_course.py::test_the_course_file_is_sound",
+                     "tests/test_layers.py::test_notebooks_import_experiments_plots_and_the_runtime_only[09-scaffold-check]"):
+        assert expected in passed, (expected, tests.stdout[-3000:])
+    assert len(passed) >= 25, tests.stdout[-2000:]
 
     refused = subprocess.run([sys.executable, "-m", "medeval.cli", "run", "09-scaffold-check", "--set",
                               "n_repeats=2"], env=env, cwd=project, capture_output=True, text=True)
