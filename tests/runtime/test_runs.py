@@ -24,7 +24,7 @@ REPO = project_root()
 
 
 def _sandbox(root: Path) -> dict[str, str]:
-    for name in ("params", "notebooks", "results"):
+    for name in ("params", "notebooks", "results", "teaching"):
         shutil.copytree(REPO / name, root / name)
     shutil.copytree(REPO / "src" / "medeval", root / "src" / "medeval", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "data_manifest.yaml", root / "data_manifest.yaml")

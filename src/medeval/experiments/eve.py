@@ -1003,7 +1003,7 @@ def quality_band(quality: dict[str, float]) -> dict:
 
 
 def mse_identity_error(strategies: pd.DataFrame) -> pd.Series:
-    """|MSE − (variance + bias²)| of every strategy row (Sec. 3.3, :eq:`eq-eve-mse`): zero to rounding."""
+    """The absolute error ``|MSE − (variance + bias²)|`` of every strategy row (Sec. 3.3, :eq:`eq-eve-mse`): zero to rounding."""
     return (strategies["mse"] - (strategies["variance"] + strategies["bias"] ** 2)).abs()
 
 

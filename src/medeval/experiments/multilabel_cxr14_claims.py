@@ -165,7 +165,7 @@ class ClaimInputs:
 
     Dependence: ``max_corr_pair`` and ``max_corr`` (the most correlated pair and its φ),
     ``p_effusion_given_cardiomegaly`` and ``p_cardiomegaly_given_effusion``, and for the checks
-    ``phi2_chi2_max_abs_diff`` (max |φ² − χ²/N|) and ``max_joint_count_asymmetry``;
+    ``phi2_chi2_max_abs_diff`` (max ``|φ² − χ²/N|``) and ``max_joint_count_asymmetry``;
     ``no_finding_hamming_loss`` (the Hamming loss of predicting no label).
 
     Toy example: ``toy_metrics`` (metric × classifier: h1, h2, h3 and "h2 (printed f2)",
