@@ -487,8 +487,7 @@ display(Markdown("**Quality band** of the models (patch level, $\\mathbb{C}$ vs 
 # slides, then over runs.
 
 # %% tags=["hide-input"]
-prelim = study["preliminary"]
-notebook.show_table(cd.distribution_table(prelim).assign(distribution=lambda d: d["distribution"].map(dist_label)),
+notebook.show_table(results.preliminary_sets.assign(distribution=lambda d: d["distribution"].map(dist_label)),
                     caption="Preliminary training sets as drawn (run 0): patches per category",
                     labels={"notC": "¬C", "mixed": "C&¬C", "ratio / set": "categories"})
 
@@ -581,7 +580,7 @@ plots.glue_figure("fig-cd-sweep", fig)
 
 # %% tags=["hide-input"]
 hyp = study["hypotheses"]
-notebook.show_table(cd.distribution_table(hyp).assign(distribution=lambda d: d["distribution"].map(dist_label)),
+notebook.show_table(results.hypothesis_sets.assign(distribution=lambda d: d["distribution"].map(dist_label)),
                     caption="Hypothesis-driven training sets as drawn (run 0): patches per category",
                     labels={"notC": "¬C", "mixed": "C&¬C", "ratio / set": "ratio"})
 
@@ -694,8 +693,8 @@ plots.glue_figure("fig-cd-heatmaps", fig)
 
 # %%
 # one slide phantom in the CAMELYON16 format: Otsu threshold (Eq. cd-otsu), patch grid, central-region labels
-demo = H.camelyon16_extraction_demo(P.seed, height=1024, width=1536, level=2, patch_size=24, stride=8,
-                                    central_size=8)
+# (extracted by cd.run at the top of the page: H.camelyon16_extraction_demo)
+demo = results.camelyon16_demo
 demo_patches = demo["patches"]
 
 # %% tags=["hide-input"]

@@ -311,3 +311,38 @@ def test_display_name_says_what_a_hypothesis_set_favours():
     for group in ("E1", "E2", "E3", "E4"):
         shown = [v.split(" ", 1)[1] for n, v in names.items() if n.startswith(group)]
         assert len(set(shown)) == len(shown), shown
+
+
+def test_run_returns_results_whose_fields_feed_the_claims(tmp_path):
+    """``run`` on a tiny parameter set (two hypothesis distributions, one-epoch models; ~10 s): a ``Results`` whose
+    tables hold every run of the grid, whose fields :func:`~medeval.experiments.class_distribution_claims.claim_inputs`
+    turns into the claims' inputs, and on which the registry decides every row in its order."""
+    import dataclasses
+
+    from medeval.experiments import class_distribution_claims as cdc
+
+    P = cd.Params(slide_size=128, n_train_slides=2, n_test_slides=1, patch_size=16, depth=1, base_channels=4,
+                  epochs=1, unit_cap=4, n_runs=2, n_preliminary_runs=2, hypothesis_experiments=["E1.a", "E1.b"],
+                  tile_sizes=[1, 4], evaluation_tile=4, cls_central_size=8, cls_extra_test_slides=0,
+                  cls_base_channels=2, cls_n_blocks=1, cls_epochs=1, cls_unit_cap=4, cls_runs=2, max_workers=1)
+    results = cd.run(P, cache_dir=tmp_path)
+    assert isinstance(results, cd.Results)
+    assert all(getattr(results, f.name) is not None for f in dataclasses.fields(results) if f.name != "camelyon16_maps")
+    assert len(results.study["preliminary"]) == 5 * 2 and len(results.study["hypotheses"]) == 2 * 2
+    assert len(results.tables["hyp"]) == 4 and set(results.tables["cls"]["test_set"]) == {"balanced", "imbalanced"}
+    assert list(results.preliminary_sets["distribution"]) == list(cd.PRELIMINARY_NAMES)
+    assert list(results.hypothesis_sets["distribution"]) == ["E1.a", "E1.b"]
+    assert results.camelyon16_maps is None and results.camelyon16_demo["patches"].x.size > 0
+    assert results.imbalanced_label.startswith(f"1:{results.imbalanced_ratio:.1f} test set")
+    gpu = cd.Params(n_runs=7, n_preliminary_runs=6, cls_runs=5)
+    inputs = cdc.claim_inputs(results, P, gpu=gpu, scale="tiny")
+    assert inputs.prelim is results.tables["prelim"] and inputs.cls is results.tables["cls"]
+    assert inputs.category_counts == dict(zip(results.categories["category"], results.categories["patches"],
+                                              strict=True))
+    assert (inputs.settings.runs_here, inputs.settings.runs_gpu, inputs.settings.prelim_runs_gpu,
+            inputs.settings.cls_runs_gpu) == (2, 7, 6, 5)
+    claims = cdc.CLAIMS.decide(inputs, scale="tiny")
+    assert [c.id for c in claims.claims][:3] == ["t44-c-recall", "t44-c-precision", "t44-c-f"]
+    assert len(claims.claims) == 30 and claims.checks and claims.errata
+    assert claims.claims[[c.id for c in claims.claims].index("h2-e3")].verdict == "[n/a]"  # E3 was not run
+    assert any(tmp_path.iterdir())  # the runs were cached under cache_dir

@@ -148,8 +148,8 @@ def test_claim_contradicted_on_contrary_inputs(cid):
 
 def test_claim_rows_below_the_quality_floor_are_not_compared():
     got = {c.id: c for c in thesis_like(prelim_low=("Natural",), hyp_low=("E2.b",)).claims}
-    for cid in ("t44-natural-tradeoff", "t44-fp-dominated", "sweep-natural", "h2-e2b-vs-e2a", "h2-e2b-vs-e2c",
-                "h3-e3b", "e2-curves"):
+    for cid in ("t44-c-recall", "t44-natural-tradeoff", "t44-fp-dominated", "sweep-natural", "h2-e2b-vs-e2a",
+                "h2-e2b-vs-e2c", "h3-e3b", "e2-curves"):
         assert got[cid].verdict == "[n/a]", cid
         assert "did not train" in got[cid].decision.reason
     assert got["h1"].verdict == "[Re]" and got["sweep-c-biased"].verdict == "[Re]"
@@ -285,6 +285,9 @@ def test_roc_equivalence_at_the_ceiling_is_not_testable():
     c = out["fig414-roc-insensitive"]
     assert c.verdict == "[n/a]" and "at the ceiling" in c.decision.reason
     assert out["e3-roc-insensitive"].verdict != "[n/a]"  # 0.96 is below the ceiling: still decided
+    hyp_at_ceiling = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.992))
+    e3 = {c.id: c for c in decide(prelim_table(THESIS_LIKE_TABLE), hyp_at_ceiling, cls, SETTINGS).claims}
+    assert e3["e3-roc-insensitive"].verdict == "[n/a]" and "at the ceiling" in e3["e3-roc-insensitive"].decision.reason
 
 
 def test_distributions_are_compared_on_runs_matched_by_seed():

@@ -676,7 +676,11 @@ class Results:
     distribution, mean and SD over runs (:func:`auc_table`); ``imbalanced_label`` and ``imbalanced_ratio``: the
     large imbalanced test set of the classifiers (:func:`imbalanced_label`); ``camelyon16_maps``: the stitched
     maps of the CAMELYON16 test slide with most tumour (:func:`camelyon16_most_tumour_slide_maps`; ``None`` unless
-    the CAMELYON16 test patches were scored)."""
+    the CAMELYON16 test patches were scored); ``preliminary_sets`` and ``hypothesis_sets``: the training sets as
+    drawn by run 0 of each distribution, patches per category (Tables 4.3 and 4.5-4.8 analogue,
+    :func:`distribution_table`); ``camelyon16_demo``: the CAMELYON16 test-patch extraction on one slide phantom in
+    the CAMELYON16 format (:func:`~medeval.experiments.histology.camelyon16_extraction_demo` with
+    :data:`CAMELYON16_DEMO_GEOMETRY`)."""
 
     categories: pd.DataFrame
     proportions: pd.DataFrame
@@ -690,12 +694,21 @@ class Results:
     imbalanced_label: str
     imbalanced_ratio: float
     camelyon16_maps: dict | None
+    preliminary_sets: pd.DataFrame
+    hypothesis_sets: pd.DataFrame
+    camelyon16_demo: dict
+
+
+#: the geometry of the page's CAMELYON16 extraction demo: PCam's (96 px patches, stride 32, 32 px centres) scaled
+#: down by 4 so that the grid stays visible, at level 2 of a 1024 x 1536 slide phantom
+CAMELYON16_DEMO_GEOMETRY = {"height": 1024, "width": 1536, "level": 2, "patch_size": 24, "stride": 8,
+                            "central_size": 8}
 
 
 def run(P: Params, cache_dir=None) -> Results:
     """The whole chapter for ``P``: the patch categories, the one grid of every run (cached under ``cache_dir``;
     the CAMELYON16 scores under its ``camelyon16`` sub-folder) and the tables, quality band and summaries the page
-    shows and the claims read."""
+    shows and the claims read, and the CAMELYON16 extraction demo on one slide phantom (slide seed ``P.seed``)."""
     categories = patch_category_table(P)
     study = run_study(P, cache_dir=cache_dir,
                       camelyon16_cache_dir=None if cache_dir is None else Path(cache_dir) / "camelyon16")
@@ -713,4 +726,6 @@ def run(P: Params, cache_dir=None) -> Results:
         classification_aucs=pd.concat([auc_table(s).assign(test_set=t) for t, s in tables["cls_summary"].items()],
                                       ignore_index=True),
         imbalanced_label=imbalanced_label(cls_runs, study["imbalanced_source"]),
-        imbalanced_ratio=float((~y).sum() / max(int(y.sum()), 1)), camelyon16_maps=maps)
+        imbalanced_ratio=float((~y).sum() / max(int(y.sum()), 1)), camelyon16_maps=maps,
+        preliminary_sets=distribution_table(study["preliminary"]), hypothesis_sets=distribution_table(study["hypotheses"]),
+        camelyon16_demo=H.camelyon16_extraction_demo(P.seed, **CAMELYON16_DEMO_GEOMETRY))
