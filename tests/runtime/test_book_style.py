@@ -205,6 +205,17 @@ def test_claims_table_is_grouped_by_verdict_with_a_one_line_why_and_the_decision
     assert reason_at_a_glance("") == "" and reason_at_a_glance("a; b") == "a"
 
 
+def test_a_claims_table_without_any_reason_has_no_why_column():
+    rows = [{"id": f"r{i}", "claim": f"claim {i}", "where": "", "paper": "p", "ours": "o", "basis": "phantom",
+             "scale": "smoke", "n": 3, "test": "Welch", "effect": "d = 1", "verdict": "[Re]", "reason": ""}
+            for i in range(2)]
+    html = notebook.claims_display(rows)._repr_html_()
+    assert "<th>why</th>" not in html and html.count("<col ") == 4 and html.count("<td") == 8
+    rows[1] = {**rows[1], "verdict": "[¬Re]", "reason": "the models overfit"}
+    html = notebook.claims_display(rows)._repr_html_()
+    assert html.count("<th>why</th>") == 1 and html.count("<col ") == 5 and "<td>—</td>" in html
+
+
 def test_a_rows_figures_show_their_headline_and_the_whole_text_sits_in_its_dropdown():
     from medeval.runtime.notebook import FIGURES_GLANCE_CHARS, figures_at_a_glance
 

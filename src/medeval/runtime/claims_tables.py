@@ -81,9 +81,13 @@ def claims_display(rows: list[dict]) -> HTMLTable:
 
 
 def _claims_table(rows: list[dict]) -> str:
-    """The rows of :func:`claims_display` as one table."""
-    head = "<tr><th>verdict</th><th>claim</th><th>paper</th><th>ours</th><th>why</th></tr>"
+    """The rows of :func:`claims_display` as one table; the "why" column only when some row has a reason (a table
+    of reproduced rows has none, and an empty column would only take width from the figures)."""
     from medeval.runtime.robustness import agreement
+
+    with_why = any(reason_at_a_glance(r.get("reason", "")) for r in rows)
+    head = ("<tr><th>verdict</th><th>claim</th><th>paper</th><th>ours</th>" + ("<th>why</th>" if with_why else "")
+            + "</tr>")
 
     body = []
     for r in rows:
@@ -110,11 +114,11 @@ def _claims_table(rows: list[dict]) -> str:
             f'<tr id="claim-{_html_escape(r["id"])}">'
             f'<td class="verdict {_VERDICT_CLASS.get(r.get("verdict"), "")}"><strong>{verdict}</strong></td>'
             f"<td>{_html_escape(r.get('claim', ''))}{where}{details}</td><td>{_html_escape(paper) or MISSING}</td>"
-            f"<td>{_html_escape(ours) or MISSING}</td><td>{why}</td></tr>")
+            f"<td>{_html_escape(ours) or MISSING}</td>" + (f"<td>{why}</td>" if with_why else "") + "</tr>")
+    widths = (8, 30, 20, 22, 20) if with_why else (8, 36, 26, 30)
     return _TABLE_BOX.format(
-        '<table class="medeval-table medeval-claims-table">'
-        '<colgroup><col style="width:8%"><col style="width:30%"><col style="width:20%"><col style="width:22%">'
-        '<col style="width:20%"></colgroup>'
+        '<table class="medeval-table medeval-claims-table"><colgroup>'
+        + "".join(f'<col style="width:{w}%">' for w in widths) + "</colgroup>"
         f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
 
 
