@@ -5,6 +5,6 @@
 * :mod:`medeval.core.chapter`: the chapter protocol (``run``, ``claim_inputs``, the claims registry) that every
   chapter module follows.
 
-It imports nothing of medeval but :mod:`medeval.metrics`-free helpers of its own, so that ``experiments`` and
-``runtime`` both build on it and neither imports the other for it.
+It imports nothing of medeval outside itself, so that ``experiments`` and ``runtime`` both build on it and
+neither imports the other for it (``tests/test_layers.py``).
 """
