@@ -12,7 +12,7 @@ USER_ID ?= $(shell id -u)
 LAB_ROOT := $(if $(filter 0,$(USER_ID)),--allow-root,)
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: book test fuzz lab student clean distclean env verify reference calibrate robustness
+.PHONY: book test audit fuzz lab student clean distclean env verify reference calibrate robustness
 
 $(BIN)/medeval: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ book: env
 
 test: env
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The browser audit of tests/book/test_browser.py (headless Chromium) on the book `make book` built for PROFILE,
+# instead of the tests' smoke build: every page opened, tables in their column, no stray output, key findings,
+# one numbering, at most 15 screens of main path per chapter.
+audit: env
+	MEDEVAL_AUDIT_BOOK=_build/book/$(PROFILE)/_build/html $(BIN)/python -m pytest -p no:cacheprovider -q -n 0 \
+		tests/book/test_browser.py $(PYTEST_ARGS)
 
 # Same numbers on any machine: `make verify` compares this build (PROFILE) with results/reference/<profile>.json and
 # fails on a changed verdict or number. The other three write committed files, on purpose only, from builds made

@@ -112,7 +112,7 @@ COLORS: dict[str, dict[str, str]] = {
     "metric": {"accuracy": _o["blue"], "sensitivity": _o["orange"], "specificity": _o["green"], "auc": _o["vermillion"],
                "AUC": _o["vermillion"], "ROC-AUC": _o["vermillion"], "PR-AUC": _o["purple"], "AP": _o["purple"],
                "precision": _o["sky"], "recall": _o["orange"], "F1": _o["black"]},
-    # chapter 4a: training class distributions. The colour says which class is favoured (the thesis's own
+    # Chapter 4: training class distributions. The colour says which class is favoured (the thesis's own
     # convention: balanced green, ¬C-biased blue, C-biased red), so E2.b, E3.b and E4.b share blue; the five Table
     # 4.3 sets have five distinct colours, and every figure draws at most one group (E1, E2, E3 or E4) at a time.
     "distribution": {"Balanced_S": _o["purple"], "C-biased": _o["vermillion"], "notC-biased": _o["blue"],
@@ -129,7 +129,7 @@ COLORS: dict[str, dict[str, str]] = {
                          "RoDeO": _o["black"], "RoDeO loc": _o["green"], "RoDeO shape": "#A08F00",
                          "RoDeO cls": "#6A3D9A", "Hausdorff similarity": "#882255"},
     # appendix A1 (data): real data next to its phantom stand-in; the slide phantom's pixel classes (C red, ¬C blue
-    # as in chapter 4a's class-bias colours)
+    # as in Chapter 4's class-bias colours)
     "data source": {"real": _o["blue"], "phantom": _o["orange"]},
     "tissue class": {"O": _o["yellow"], "notC": _o["blue"], "C": _o["vermillion"]},
     # chapter 1 (mil): stability scores; the four simulations of Fig. 9 (named by their colour in the paper); the
@@ -142,13 +142,13 @@ COLORS: dict[str, dict[str, str]] = {
     "example bag": {"most stable": _o["green"], "median": _o["orange"], "least stable": _o["vermillion"]},
     # chapter 5: how examples are assigned to folds
     "splitter": {"random": _o["blue"], "iterative": _o["orange"]},
-    # chapter 4b (em): the two toy models of the thesis's Example 1 (its En/Ep/E2.x models use "distribution")
+    # Chapter 5 (em): the two toy models of the thesis's Example 1 (its En/Ep/E2.x models use "distribution")
     "model": {"Example 1, model 1": _o["orange"], "Example 1, model 2": _o["purple"]},
     # add a chapter's families below (one entry per named thing; colours distinct within a family)
 }
 
 
-# Families whose colours encode a property shared by several members (chapter 4a: the colour says which class a
+# Families whose colours encode a property shared by several members (Chapter 4: the colour says which class a
 # training distribution favours). Their members are only ever drawn within these groups, and colours must differ
 # within each group; every other family gives each member its own colour.
 DRAWN_TOGETHER: dict[str, list[tuple[str, ...]]] = {

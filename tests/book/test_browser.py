@@ -80,13 +80,32 @@ def book_pages(html: Path) -> list[Path]:
                   and not {"_modules", "_sources", "_static"} & set(p.relative_to(html).parts))
 
 
+#: the HTML folder of a built book to audit instead of the tests' smoke build (``make audit PROFILE=default`` after
+#: ``make book`` sets it to ``_build/book/default/_build/html``): the same assertions on the book a reader gets
+AUDIT_BOOK = "MEDEVAL_AUDIT_BOOK"
+
+
+def book_to_audit(request) -> Path:
+    """The HTML folder that the audit opens: :data:`AUDIT_BOOK` when set (refused unless it holds a built book),
+    else the smoke book the session builds."""
+    given = os.environ.get(AUDIT_BOOK)
+    if not given:
+        html, _, _ = request.getfixturevalue("smoke_book")
+        return html
+    html = Path(given).resolve()
+    if not (html / "intro.html").is_file() or not (html / "chapters").is_dir():
+        raise pytest.UsageError(f"{AUDIT_BOOK}={given}: expected the HTML folder of a built book (with intro.html and "
+                                f"chapters/), e.g. _build/book/default/_build/html after `make book`")
+    return html
+
+
 @pytest.fixture(scope="session")
-def audited(smoke_book, tmp_path_factory):
+def audited(request, tmp_path_factory):
     if chromium_path() is None:
         if os.environ.get("CI"):
             pytest.fail("chromium is not installed; .ci/run installs Debian's chromium package")
         pytest.skip("chromium is not installed (CI installs it)")
-    html, _, _ = smoke_book
+    html = book_to_audit(request)
     shots = artefact_dir()
     for stale in shots.glob("*.png"):  # the folder shows this run's pages only
         stale.unlink()
@@ -224,3 +243,48 @@ def test_every_chapter_page_stays_within_its_screens_and_links_its_sub_pages(aud
         for stem in ("further", "exercises", "reference"):
             if (html / ch.part / cid / f"{stem}.html").exists():
                 assert f"{cid}/{stem}.html" in (html / ch.part / f"{cid}.html").read_text(), (cid, stem)
+
+
+def test_every_chapter_page_opens_with_key_findings_counted_from_its_rows(audited):
+    _, reports = audited
+    for rel in chapter_pages():
+        text = reports[rel]["audit"]["text"]
+        assert "Key findings" in text, f"{rel} has no Key findings"
+        findings = text[text.index("Key findings"):]
+        assert re.search(r"Of \d+ empirical claims?, ", findings[:2000]) or "decides no claims" in findings[:2000], (
+            f"{rel}: the Key findings do not open with the verdict counts")
+        assert text.index("Key findings") < text.index("Paper vs us"), rel
+
+
+#: what the book's one numbering excludes: the notebooks' ids (01-05, 4a/4b) used as chapter numbers
+NOTEBOOK_NUMBERING = re.compile(r"\b[Cc]hapters? (?:0\d|4[ab])\b|\bnotebook 0\d\b")
+
+
+def chapter_number(rel: str, text: str) -> str:
+    """The book's number of a page (``3`` for a chapter, ``A`` for the first appendix), read from its title."""
+    first_line = text.strip().splitlines()[0] if text.strip() else ""
+    title = re.match(r"(?:Appendix )?([0-9]+|[A-Z])\.\s+\S", first_line)
+    assert title, f"{rel}: the page title carries no chapter number: {first_line[:80]!r}"
+    return title.group(1)
+
+
+def test_one_numbering_chapters_by_number_appendices_by_letter(audited):
+    """Figures and equations carry their page's book number (Figure 3.2, Eq. 3.2; Figure A.1 in the first appendix);
+    no page, the API reference included, calls a chapter by its notebook id."""
+    _, reports = audited
+    appendices = [f"{ch.part}/{cid}.html" for cid, ch in chapters().items() if ch.part != "chapters"]
+    for rel in [*chapter_pages(), *appendices]:
+        audit = reports[rel]["audit"]
+        prefix = chapter_number(rel, audit["text"])
+        if rel in appendices:
+            assert prefix.isalpha(), f"{rel}: an appendix is lettered, its title says {prefix!r}"
+        numbers = [img["number"].strip() for img in audit["images"] if img["number"]]
+        assert numbers, rel
+        wrong = [n for n in numbers if not re.fullmatch(rf"Figure {prefix}\.\d+", n)]
+        assert not wrong, f"{rel}: figure numbers outside {prefix}.k: {wrong}"
+    stray = {rel: sorted(set(m.group(0) for m in NOTEBOOK_NUMBERING.finditer(r["audit"]["text"])))
+             for rel, r in reports.items()}  # the API pages too: their docstrings name chapters by number
+    stray = {rel: found for rel, found in stray.items() if found}
+    assert not stray, stray
+    assert NOTEBOOK_NUMBERING.search("as chapter 05 shows") and NOTEBOOK_NUMBERING.search("in Chapter 4a")
+    assert not NOTEBOOK_NUMBERING.search("Chapter 5 and Chapter 6")

@@ -1,4 +1,4 @@
-"""Chapter 4b, CIFAR-10 "automobile vs rest": the En / Ep trial-models of thesis chapter 5 (Reshma 2021).
+"""Chapter 5, CIFAR-10 "automobile vs rest": the En / Ep trial-models of thesis chapter 5 (Reshma 2021).
 
 Thesis §5.5.1-5.5.4 and Table 5.3:
 

@@ -1,4 +1,4 @@
-"""Chapter 4a: the training class-distribution study (Reshma 2021, thesis Chapter 4) on slide phantoms.
+"""Chapter 4: the training class-distribution study (Reshma 2021, thesis Chapter 4) on slide phantoms.
 
 Experiments (each a grid of runs through :func:`medeval.runtime.grid.run_grid`):
 
@@ -61,7 +61,7 @@ def display_name(name: str) -> str:
     """A training distribution as the chapter's figures and tables name it: the thesis's name with ¬C for notC,
     and for the hypothesis sets (E1-E4, thesis Tables 4.5-4.8) what the set favours, read from its label:
     ``"E2.b (¬C-heavy)"``, ``"E2.a (balanced)"``, ``"E1.b (natural)"``. A name the chapter does not define comes
-    back with ¬C only (e.g. En, Ep of chapter 4b)."""
+    back with ¬C only (e.g. En, Ep of Chapter 5)."""
     dist = ts.HYPOTHESIS_DISTRIBUTIONS.get(name)
     if dist is None:
         return name.replace("notC", "¬C")
@@ -79,10 +79,10 @@ def display_name(name: str) -> str:
 def data_config(P: Params) -> dict:
     """The data configuration of the runs. Phantom layout fields that differ from the phantom's defaults go in
     ``"slide_layout"`` (absent when all are at their defaults, so earlier configurations keep their cache keys).
-    Chapter 4b passes its own parameters (no ``depth``, no layout fields: the phantom's defaults)."""
+    Chapter 5 passes its own parameters (no ``depth``, no layout fields: the phantom's defaults)."""
     if P.slide_size % (P.patch_size // 2):
         raise ValueError(f"slide_size ({P.slide_size}) must be a multiple of patch_size / 2 ({P.patch_size // 2})")
-    depth = getattr(P, "depth", None)  # chapter 4b has no U-Net
+    depth = getattr(P, "depth", None)  # Chapter 5 has no U-Net
     if depth is not None and P.patch_size % 2**depth:
         raise ValueError(f"patch_size ({P.patch_size}) must be divisible by 2**depth ({2**depth})")
     out = {"n_train_slides": P.n_train_slides, "n_test_slides": P.n_test_slides, "slide_size": P.slide_size,
@@ -240,7 +240,7 @@ def run_study(P: Params, cache_dir=None, camelyon16_cache_dir=None) -> dict:
     warm_up(P)
     tasks = [{k: v for k, v in g.items() if k != "study"} for g in grid]
     results = run_grid(study_task, tasks, cache_dir=cache_dir, scheduler=P.scheduler, max_workers=P.max_workers,
-                       desc="chapter 4a runs")
+                       desc="Chapter 4 runs")
     out = {name: [] for name in ("preliminary", "hypotheses", "classification")}
     for g, r in zip(grid, results, strict=True):  # an ensemble entry returns one result per run
         out[g["study"]].extend(r if g["task"].endswith("_ensemble") else [r])
@@ -664,7 +664,7 @@ def with_imbalanced_test(runs: list[dict], P, cache_dir=None) -> ImbalancedTest:
 
 @dataclass
 class Results:
-    """Everything chapter 4a computes for one parameter set.
+    """Everything Chapter 4 computes for one parameter set.
 
     ``categories``: training patches per category (Table 4.2 analogue, :func:`patch_category_table`; its
     ``attrs`` hold ``unit`` and ``unit_used``); ``proportions``: every training distribution's size and class

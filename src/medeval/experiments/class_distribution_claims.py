@@ -1,4 +1,4 @@
-"""Chapter 4a's claims (Reshma 2021, thesis chapter 4), each decided by a stated rule on per-run results.
+"""Chapter 4's claims (Reshma 2021, thesis chapter 4), each decided by a stated rule on per-run results.
 
 Every claim of the chapter is an entry of the registry :data:`CLAIMS` (:mod:`medeval.core.chapter`), decided from
 three small per-run tables (:class:`ClaimInputs`, built by :func:`claim_inputs`), so each rule is testable on
@@ -650,7 +650,7 @@ def rule_cls_less_sensitive(seg: Runs, cls: Runs, s: ClaimSettings, column: str 
 
 @dataclass
 class ClaimInputs:
-    """What chapter 4a's claims are decided from (the module docstring describes the three per-run tables).
+    """What Chapter 4's claims are decided from (the module docstring describes the three per-run tables).
 
     ``prelim``, ``hyp``, ``cls``: the per-run tables of the preliminary, hypothesis and classification studies;
     ``settings``: the rules' settings (:class:`ClaimSettings`); ``category_counts``: training patches per category

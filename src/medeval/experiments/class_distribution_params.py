@@ -1,4 +1,4 @@
-"""Parameters of chapters 4a and 4b (the shared :class:`HistologyParams`) and of chapter 4a (:class:`Params`): the
+"""Parameters of Chapters 4 and 5 (the shared :class:`HistologyParams`) and of Chapter 4 (:class:`Params`): the
 schemas, every rule across fields, the data the parameters need and their resource estimate.
 
 A light module (stdlib, pydantic and :mod:`medeval.core.schema` only), so that a parameter set is validated,
@@ -73,7 +73,7 @@ def _grid(n: int, size: int, stride: int) -> int:
 
 
 class HistologyParams(ChapterParams):
-    """The fields chapters 4a and 4b share: slide phantoms, the binary patch classifier (PCam-like task), the
+    """The fields Chapters 4 and 5 share: slide phantoms, the binary patch classifier (PCam-like task), the
     training hyper-parameters, the fixed-threshold curves and the real-data switches (profile ``full``)."""
 
     slide_size: int = Field(384, ge=64, le=8192, description="side of each slide phantom (pixels)")
@@ -323,7 +323,7 @@ def imbalanced_test_choice(P: HistologyParams) -> tuple[str, str]:
 
 
 class Params(HistologyParams):
-    """Parameters of chapter 4a (``medeval params 04a-class-distribution`` prints them with their ranges)."""
+    """Parameters of Chapter 4 (``medeval params 04a-class-distribution`` prints them with their ranges)."""
 
     unit_cap: int | None = Field(
         60, ge=1, description="cap on the unit U (patches); null = U from the data as in the thesis"

@@ -1,4 +1,4 @@
-"""Chapter 4b: evaluation measures for imbalanced test sets — PR-T and the tie-aware mean PR (thesis Chapter 5).
+"""Chapter 5: evaluation measures for imbalanced test sets — PR-T and the tie-aware mean PR (thesis Chapter 5).
 
 Units:
 
@@ -758,7 +758,7 @@ class TaskResults:
 
 @dataclass
 class Results:
-    """Everything chapter 4b computes for one parameter set (:func:`run`).
+    """Everything Chapter 5 computes for one parameter set (:func:`run`).
 
     ``table_5_1`` / ``table_5_2``: the thesis's confusion-matrix example and its differences, recomputed
     (:func:`table_5_1`, :func:`table_5_2`); ``tie_cases``: Example 1 and Fig. 5.7 through Algorithms 3-5
@@ -841,7 +841,7 @@ def mean_errors_at_threshold(tasks: dict[str, TaskResults]) -> pd.DataFrame:
 
 
 def run(P: Params, cache_dir=None) -> Results:
-    """Every computation of chapter 4b for the parameters ``P``: Tables 5.1-5.2, the tie cases and their checks,
+    """Every computation of Chapter 5 for the parameters ``P``: Tables 5.1-5.2, the tie cases and their checks,
     and the two tasks' grids of trial-models (:func:`run_grids`, cached in sub-folders of ``cache_dir``; ``None``:
     no cache), each summarised by :func:`summarise_task`."""
     t51 = table_5_1()

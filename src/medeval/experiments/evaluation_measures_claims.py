@@ -1,4 +1,4 @@
-"""Chapter 4b's claims, checks and errata (thesis Chapter 5), each decided by a stated rule on computed figures.
+"""Chapter 5's claims, checks and errata (thesis Chapter 5), each decided by a stated rule on computed figures.
 
 :func:`claim_inputs` takes the chapter's :class:`~medeval.experiments.evaluation_measures.Results` to a
 :class:`ClaimInputs` (Tables 5.1-5.2, the tie cases and, per task, the table of per-trial figures); ``CLAIMS``, the
@@ -481,7 +481,7 @@ class TaskInputs:
 
 @dataclass
 class ClaimInputs:
-    """What chapter 4b's claims, checks and errata are decided from.
+    """What Chapter 5's claims, checks and errata are decided from.
 
     ``table_5_2``: Table 5.2 recomputed from Table 5.1 next to the printed differences
     (:func:`~medeval.experiments.evaluation_measures.table_5_2`); ``tie_cases``: Example 1 and Fig. 5.7 through
@@ -907,7 +907,7 @@ def fig56(inp: ClaimInputs) -> dict:
     return dict(paper="MLNTO (private), U-Net: E2.b precision highest, recall lowest", rule="—", ours="—",
                 basis="phantom",
                 decision=not_testable("MLNTO is private, and a segmentation re-run (U-Net trainings per distribution) "
-                                      "does not fit this chapter's time budget; chapter 4a tests the same H2 claim on "
+                                      "does not fit this chapter's time budget; Chapter 4 tests the same H2 claim on "
                                       "segmentation phantoms with precision curves (its H2 rows)"))
 
 

@@ -1,4 +1,4 @@
-"""Parameters of chapter 4b: the schema (:class:`Params`, which extends chapter 4a's
+"""Parameters of Chapter 5: the schema (:class:`Params`, which extends Chapter 4's
 :class:`~medeval.experiments.class_distribution_params.HistologyParams`), its rules across fields, the data it needs
 and its resource estimate.
 
@@ -28,7 +28,7 @@ DEGRADE_BLOCK = 2048
 
 
 class Params(HistologyParams):
-    """Parameters of chapter 4b (``medeval params 04b-evaluation-measures``)."""
+    """Parameters of Chapter 5 (``medeval params 04b-evaluation-measures``)."""
 
     cls_test_stride: int = Field(16, ge=1, description="stride of the classification test patches (CAMELYON16: 32)")
     n_trials: int = Field(

@@ -16,12 +16,12 @@ members' channels side by side (:class:`StackedBatchNorm`, whose batching rule f
 axis, where each channel's statistics are computed alone), and in the exact mode (the CPU default) convolutions,
 linear layers and group norm run member by member (:class:`_PerMemberFunction`). PyTorch's own batching rules
 compute in another order (batch norm's reduction; a grouped convolution's bias and blocking once the batch is
-large): their rounding differences, 1e-10 after one step, grew over chapter 4a's 16 epochs into patch scores
+large): their rounding differences, 1e-10 after one step, grew over Chapter 4's 16 epochs into patch scores
 0.85 apart. On the CPU a member's weights, buffers and losses equal training alone bit for bit
 (``tests/models/test_ensemble.py``, ``tests/experiments/test_class_distribution.py``); on a GPU the convolutions
 run grouped (cuDNN gives no bit-identity in either case).
 
-Where it pays: on a GPU, a small model (chapter 4a's U-Net) leaves the device mostly idle, and M members fill it
+Where it pays: on a GPU, a small model (Chapter 4's U-Net) leaves the device mostly idle, and M members fill it
 (``benchmarks/bench_ensemble.py`` measures members 1-16). On the CPU with pinned numerics (torch's own im2col
 convolutions, one thread) a grouped convolution costs what its groups cost one after the other, so the CPU
 profiles train one run at a time (``benchmarks/RESULTS.md``, "Ensembles").
@@ -195,7 +195,7 @@ def _conv(layer, fn):
 
 #: the layers whose class a template takes: always (PyTorch's batching rules compute these in another order than
 #: the layer alone), and in the exact mode also the convolutions (their batching rule, one grouped convolution,
-#: adds a bias after the product or blocks the product differently once the batch is large: chapter 4a's 1 x 1
+#: adds a bias after the product or blocks the product differently once the batch is large: Chapter 4's 1 x 1
 #: head at batch 32). Pooling, activations and element-wise arithmetic compute as alone under vmap.
 _STACKED = ((torch.nn.modules.batchnorm._BatchNorm, StackedBatchNorm), (torch.nn.Linear, StackedLinear),
             (torch.nn.GroupNorm, StackedGroupNorm))

@@ -32,7 +32,7 @@ from medeval.models.device import (
 def load_optimizer_machinery() -> None:
     """Import in this process what torch's first optimiser brings in (``torch._dynamo`` and its compiler: 1.2 s
     and about 180 MB), so that the workers of a local pool forked afterwards share it instead of each importing its
-    own (chapter 4b's smoke run: 38 MB of private memory in its two workers, against 406 MB without)."""
+    own (Chapter 5's smoke run: 38 MB of private memory in its two workers, against 406 MB without)."""
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])
 
 
