@@ -90,6 +90,51 @@ def run_chapter_smoke(shared_tmp):
     return run
 
 
+class LazyChapters(dict):
+    """A mapping chapter -> value computed on first access by ``make(chapter)``: a test that selects one chapter (the
+    scaffold test runs the per-chapter tests for its new chapter only) pays for that chapter alone."""
+
+    def __init__(self, make):
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, chapter: str):
+        self[chapter] = value = self._make(chapter)
+        return value
+
+
+@pytest.fixture(scope="session")
+def lazy_chapters():
+    """:class:`LazyChapters`, for module fixtures that hold one value per chapter."""
+    return LazyChapters
+
+
+@pytest.fixture(scope="session")
+def solution_check_values(shared_tmp):
+    """``solution_check_values(chapter)``: the chapter's hidden checks with their reference values, computed by running
+    its solutions (:func:`medeval.runtime.grading.reference_values`) once per session, however many workers and
+    modules ask (the student notebooks and the mutation tests both need them); kept as JSON under the shared folder,
+    keyed by the exercises' content, so an edited notebook is run again."""
+    import hashlib
+    import json
+
+    from medeval.runtime import grading
+    from medeval.runtime.exercises import read_exercises
+
+    run_solutions = grading.reference_values  # the function itself, also while a module patches it to call here
+
+    def values(chapter: str) -> dict:
+        exercises = read_exercises(chapter)
+        key = hashlib.sha256(repr(exercises).encode()).hexdigest()[:16]
+        path = shared_tmp / f"solution-values-{chapter}-{key}.json"
+        with FileLock(shared_tmp / f"solution-values-{chapter}.lock"):
+            if not path.exists():
+                path.write_text(json.dumps(run_solutions(exercises)))
+        return json.loads(path.read_text())
+
+    return values
+
+
 @pytest.fixture(scope="session")
 def estimate_within():
     """``estimate_within(results, factor=2)``: the peak memory a chapter run measured (kernel and grid workers

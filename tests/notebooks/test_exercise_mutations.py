@@ -342,13 +342,11 @@ CHAPTERS = sorted({chapter for chapter, _ in MUTANTS})
 
 
 @pytest.fixture(scope="module")
-def stored_checks():
-    """Every chapter's hidden checks with the constants computed from its solutions (as `medeval student` does)."""
-    found = {}
-    for chapter in CHAPTERS:
-        data = grading.reference_values(read_exercises(chapter))
-        found[chapter] = grading._parse_checks(json.dumps(data).encode(), "<computed>", chapter)
-    return found
+def stored_checks(lazy_chapters, solution_check_values):
+    """Each chapter's hidden checks with the constants computed from its solutions (as `medeval student` does),
+    computed when a test first asks for the chapter."""
+    return lazy_chapters(lambda chapter: grading._parse_checks(
+        json.dumps(solution_check_values(chapter)).encode(), "<computed>", chapter))
 
 
 def _score(chapter: str, label: str, answer: str, checks) -> tuple[float, list[str]]:

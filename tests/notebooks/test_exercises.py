@@ -82,12 +82,24 @@ def test_every_stub_runs_as_handed_out(chapter):
 
 
 @pytest.fixture(scope="module")
-def material(tmp_path_factory):
-    """Every chapter's student and teacher notebooks. otter's own run of the teacher version is skipped here: the
-    book executes every solution and its check (a failing one fails the smoke build), the full-marks test below
-    grades two chapters' solutions, and ``test_a_solution_that_fails_its_own_check_is_refused`` covers the refusal."""
+def material(tmp_path_factory, lazy_chapters, solution_check_values):
+    """Each chapter's student and teacher notebooks, written when a test first asks for the chapter. otter's own run
+    of the teacher version is skipped here: the book executes every solution and its check (a failing one fails the
+    smoke build), the full-marks test below grades two chapters' solutions, and
+    ``test_a_solution_that_fails_its_own_check_is_refused`` covers the refusal. The hidden checks' reference values
+    come from the session's one run of each chapter's solutions (``solution_check_values``), which the mutation
+    tests share."""
+    from medeval.runtime import grading
+
     out = tmp_path_factory.mktemp("teaching")
-    return {m.chapter: m for m in write_student_notebooks(CHAPTERS, out, run_tests=False)}
+
+    def write(chapter: str):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(grading, "reference_values", lambda exercises, **_: solution_check_values(exercises.chapter))
+            [m] = write_student_notebooks([chapter], out, run_tests=False)
+        return m
+
+    return lazy_chapters(write)
 
 
 @pytest.mark.slow
