@@ -97,11 +97,10 @@ def verdict_matrix_markdown(executed: list[ExecutionResult]) -> str:
     verdict, and a total row; counted from the recorded paper-versus-us rows, nothing typed by hand. A verdict
     that no row has is shown as "·", so the eye finds the counts."""
     from medeval.core.claims import VERDICTS
-    from medeval.runtime.chapter_tables import chapter_numbers
+    from medeval.runtime.chapter_tables import chapter_numbers_by_id
 
     registry = chapters()
-    by_label = chapter_numbers(registry)
-    numbers = {cid: by_label[ch.summary["label"]] for cid, ch in registry.items() if ch.summary.get("label") in by_label}
+    numbers = chapter_numbers_by_id(registry)
     lines = ["| chapter | " + " | ".join(VERDICTS) + " | rows |", "|---|" + "---:|" * (len(VERDICTS) + 1)]
     total = dict.fromkeys(VERDICTS, 0)
     for res in sorted(executed, key=lambda r: numbers.get(r.chapter, 99)):
@@ -130,6 +129,7 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
     from mathematics or the design) and errata are not claims and are not counted here.
     """
     from medeval.core.claims import BASIS_HELP, VERDICTS
+    from medeval.runtime.chapter_tables import chapter_numbers_by_id
 
     registry = chapters()
     totals = scorecard_totals(executed)
@@ -188,6 +188,7 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
                   + "."]
     lines.append("")
     body: list[str] = []
+    numbers = chapter_numbers_by_id(registry)
     for res in executed:
         rows = res.results.get("paper_vs_us")
         if not rows:
@@ -196,12 +197,13 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
         for row in rows:
             counts[row["verdict"]] += 1
         part = registry[res.chapter].part if res.chapter in registry else "chapters"
+        name = f"Chapter {numbers[res.chapter]}" if res.chapter in numbers else "The chapter"
         body += [f"## {res.meta['title']}", "",
-                 f"Chapter `{res.chapter}`, profile `{res.profile}`: "
+                 f"{name} (`{res.chapter}`), profile `{res.profile}`: "
                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", ""]
         # the rows folded under their count: the page is the verdict matrix and one line per chapter until a
         # reader opens a chapter's rows
-        body += [f":::{{dropdown}} The {len(rows)} rows of chapter `{res.chapter}`", "",
+        body += [f":::{{dropdown}} The {len(rows)} rows of {name.replace('The chapter', 'the chapter')}", "",
                  "| verdict (across seeds) | claim | basis | scale | n | test and p / CI | reason |",
                  "|---|---|---|---|---|---|---|"]
         for row in rows:

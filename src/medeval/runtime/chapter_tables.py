@@ -32,6 +32,14 @@ def chapter_numbers(registry: dict[str, Chapter] | None = None) -> dict[str, int
     return {ch.summary["label"]: n for n, ch in enumerate(numbered, start=1) if ch.summary.get("label")}
 
 
+def chapter_numbers_by_id(registry: dict[str, Chapter] | None = None) -> dict[str, int]:
+    """The book's number of every numbered chapter by its id (``05-multilabel`` -> 6), as
+    :func:`chapter_numbers` gives it by page label."""
+    registry = chapters() if registry is None else registry
+    by_label = chapter_numbers(registry)
+    return {cid: by_label[ch.summary["label"]] for cid, ch in registry.items() if ch.summary.get("label") in by_label}
+
+
 def _summary(chapter: Chapter, key: str) -> str:
     value = chapter.summary.get(key)
     if key != "cite" and not value:
