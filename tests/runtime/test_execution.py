@@ -154,7 +154,7 @@ def test_scorecard_and_reproducibility_pages_come_from_records():
     card = book.scorecard_markdown([res])
     assert 'href="chapters/01-mil-stability.html#claim-c1">claim 1</a>' in card
     # one numbering: the book's chapter number, the notebook id only as a name
-    assert "Chapter 1 (`01-mil-stability`), profile `smoke`: 1 [Re]." in card and "The 1 rows of Chapter 1" in card
+    assert "Chapter 1 (`01-mil-stability`), profile `smoke`: 1 [Re]." in card and "The 1 row of Chapter 1" in card
     assert "| **[Re]**<br><small>not measured</small> | <a href" in card and "| phantom | smoke | 3 runs | Welch; p = 0.01 | r&#124;s |" in card
     repro = book.reproducibility_markdown([res])
     assert "`01-mil-stability` | smoke | `kkkkkkkkkkkk` | 1.5 |" in repro and json.dumps({"a": 1}) in repro

@@ -203,7 +203,8 @@ def scorecard_markdown(executed: list[ExecutionResult]) -> str:
                  + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", ""]
         # the rows folded under their count: the page is the verdict matrix and one line per chapter until a
         # reader opens a chapter's rows
-        body += [f":::{{dropdown}} The {len(rows)} rows of {name.replace('The chapter', 'the chapter')}", "",
+        body += [f":::{{dropdown}} The {len(rows)} row{'s' if len(rows) != 1 else ''} of "
+                 f"{name.replace('The chapter', 'the chapter')}", "",
                  "| verdict (across seeds) | claim | basis | scale | n | test and p / CI | reason |",
                  "|---|---|---|---|---|---|---|"]
         for row in rows:
