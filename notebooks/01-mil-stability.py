@@ -157,6 +157,28 @@ def mean_sd(mean, sd) -> list[str]:
     return notebook.mean_sd(mean, sd, digits=2)
 
 
+def and_join(items) -> str:
+    """Phrases of a figure's takeaway joined as a sentence lists them: 'a', 'a and b', 'a, b and c'."""
+    items = list(items)
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def num(x: float) -> str:
+    """A number of a takeaway: two decimals, or two significant digits below 0.1 (0.43, 0.089)."""
+    return f"{x:.2f}" if abs(x) >= 0.1 or x == 0 else f"{x:.2g}"
+
+
+def kendall_tau(x, y) -> float | None:
+    """Kendall's τ-b of the pairs where both values are defined; None when it is undefined (fewer than 3 pairs,
+    or either side does not vary)."""
+    from scipy import stats
+
+    xy = pd.DataFrame({"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}).dropna()
+    if len(xy) < 3 or xy["x"].nunique() < 2 or xy["y"].nunique() < 2:
+        return None
+    return float(stats.kendalltau(xy["x"], xy["y"])[0])
+
+
 # %% tags=["remove-input"]
 notebook.time_to_run_table()
 
@@ -491,7 +513,15 @@ for line, group in fig9.groupby("line", sort=False):
 ax.axhline(0, color=plots.NEUTRAL, lw=0.6)
 ax.set(xlabel="instances moved from the 50/50/50/50 start (N = 200)", ylabel="$S_{APJ}$")
 fig.legend(loc="outside lower center", ncols=2, frameon=False)
-plots.glue_figure("fig-mil-fig9", fig)
+first = fig9[fig9["step"] == fig9["step"].min()].set_index("line")["S_APJ"]
+moves = {"rises to": [], "falls to": [], "stays at": []}
+for line, end in ends.items():
+    verb = "rises to" if end > first[line] else "falls to" if end < first[line] else "stays at"
+    moves[verb].append(f"{end:.3f} ({line.split(':')[0]})")
+start = f"From {first.iloc[0]:.2f} at the 50/50/50/50 table, " if first.nunique() == 1 else ""
+plots.glue_figure("fig-mil-fig9", fig, takeaway=(
+    f"{start}$S_{{APJ}}$ " + " and ".join(f"{verb} {and_join(values)}" for verb, values in moves.items() if values)
+    + f" after {int(fig9['step'].max() - fig9['step'].min())} instances have moved."))
 
 # %% [markdown]
 # ```{glue:figure} fig-mil-fig9
@@ -500,6 +530,7 @@ plots.glue_figure("fig-mil-fig9", fig)
 #
 # The four simulations of Fig. 9 / Table IX recomputed with {eq}`eq-mil-apj`: each line moves instances from one
 # cell of the agreement table to another, as its legend says; line colours and styles follow the paper's figure.
+# {glue:md}`fig-mil-fig9-takeaway:myst`
 # ```
 #
 # {numref}`fig-mil-fig9` shows the kappa paradox in motion: moving instances from $n_{00}$ into $n_{11}$ (green)
@@ -508,9 +539,7 @@ plots.glue_figure("fig-mil-fig9", fig)
 # %% tags=["remove-input"]
 display(Markdown(
     f"Largest difference to the printed 2-decimal values of Tables II–III: {max_table_error:.4f} (Table IIIb "
-    f"computed with its corrected row total, see the errata). Table IX: the green line "
-    f"ends at S_APJ = {ends['green: n11 up, n00 down']:.4f}, the black dotted line at "
-    f"{ends['black dotted: n10 up, n01 down']:.4f}. "
+    "computed with its corrected row total, see the errata). "
     "One more property the paper does not state: since N·n11 − n1*·n*1 = n11·n00 − n01·n10, S_APJ is symmetric "
     "in positives and negatives and S_APJ = S_AJ / (2 − S_AJ) on every table (tested), so the two are "
     "rank-identical; their Pearson correlation below is < 1 only through this non-linearity."
@@ -639,7 +668,25 @@ for (score, g), (marker, ls) in zip(sweep.groupby("score", sort=False), styles, 
 axes[0].set(xlabel="T(binary)", ylabel="mean stability")
 axes[1].set(xlabel="T(binary)", ylabel="share of NaN (bag, pair) values")
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, frameon=False)
-plots.glue_figure("fig-mil-threshold-sweep", fig)
+apj = sweep[sweep["score"] == "adjusted_positive_jaccard"].set_index("threshold")
+defined = apj["mean"].dropna()
+if defined.empty:
+    level = "$S_{APJ}$ is undefined at every threshold on this run: no (bag, model pair) value is defined"
+elif len(defined) == 1 or num(defined.max()) == num(defined.min()):
+    level = (f"mean $S_{{APJ}}$ is {num(defined.iloc[0])} at T = {and_join(f'{t:g}' for t in defined.index)}, the only "
+             "defined value" + ("s" if len(defined) > 1 else ""))
+else:
+    level = (f"mean $S_{{APJ}}$ is highest ({num(defined.max())}) at T = {defined.idxmax():g} and lowest "
+             f"({num(defined.min())}) at T = {defined.idxmin():g}")
+share = 100 * apj["nan_pair_fraction"].dropna()
+undefined = ""
+if not defined.empty and len(share) > 1:
+    (t0, first_share), (t1, last_share) = (share.index[0], share.iloc[0]), (share.index[-1], share.iloc[-1])
+    undefined = "; its share of undefined (bag, pair) values " + (
+        f"is {first_share:.0f} % at both T = {t0:g} and T = {t1:g}" if round(first_share) == round(last_share) else
+        f"{'rises' if last_share > first_share else 'falls'} from {first_share:.0f} % at T = {t0:g} to "
+        f"{last_share:.0f} % at T = {t1:g}")
+plots.glue_figure("fig-mil-threshold-sweep", fig, takeaway=level[0].upper() + level[1:] + undefined + ".")
 
 # %% [markdown]
 # ```{glue:figure} fig-mil-threshold-sweep
@@ -650,6 +697,7 @@ plots.glue_figure("fig-mil-threshold-sweep", fig)
 # bags of the reference dataset with the baseline operator: mean stability (left) and share of undefined values
 # (right; S_J is undefined when neither model predicts a positive instance, S_APJ and S_AJ also when both predict
 # only positives, so the three lines often lie on top of each other).
+# {glue:md}`fig-mil-threshold-sweep-takeaway:myst`
 # ```
 
 # %% tags=["hide-input"]
@@ -701,7 +749,32 @@ for ax, score in zip(axes, ("S_APJ", "S_S"), strict=True):
     ax.set(ylabel=f"mean {SCORE_SYMBOL[score]} (± SD over bags)")
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=min(len(ops_run), 5),
            frameon=False)
-plots.glue_figure("fig-mil-operators", fig)
+
+
+def operator_spread(score: str, *, short: bool = False) -> str:
+    """The range of ``score``'s bar heights over the operators, per dataset with at least two defined bars
+    (``short``: without the operators' names)."""
+    parts = []
+    for name in main_names:
+        rows = t7[t7["dataset"] == name].dropna(subset=[score])
+        if len(rows) < 2:
+            continue
+        lo, hi = rows.loc[rows[score].idxmin()], rows.loc[rows[score].idxmax()]
+        ops = ("", "") if short else (f" ({lo['operator']})", f" ({hi['operator']})")
+        parts.append(("is", f"{lo[score]:.2f} for every operator on {shown(name)}") if f"{lo[score]:.2f}" == f"{hi[score]:.2f}"
+                     else ("runs", f"from {lo[score]:.2f}{ops[0]} to {hi[score]:.2f}{ops[1]} on {shown(name)}"))
+    if parts:  # a verb is written where it changes: "runs from a to b on x and from c to d on y"
+        return f"mean {SCORE_SYMBOL[score]} " + and_join(
+            rest if i and verb == parts[i - 1][0] else f"{verb} {rest}" for i, (verb, rest) in enumerate(parts))
+    if t7[score].isna().all():
+        return f"mean {SCORE_SYMBOL[score]} is undefined for every operator on this run"
+    return f"mean {SCORE_SYMBOL[score]} is defined for at most one operator per dataset on this run"
+
+
+operators_text = "M" + "; ".join(operator_spread(score) for score in ("S_APJ", "S_S"))[1:] + "."
+if len(operators_text) > plots.MAX_TAKEAWAY_CHARS:  # many datasets: the ranges without the operators' names
+    operators_text = "M" + "; ".join(operator_spread(score, short=True) for score in ("S_APJ", "S_S"))[1:] + "."
+plots.glue_figure("fig-mil-operators", fig, takeaway=operators_text)
 
 # %% [markdown]
 # ```{glue:figure} fig-mil-operators
@@ -710,7 +783,7 @@ plots.glue_figure("fig-mil-operators", fig)
 #
 # Stability per pooling operator ({eq}`eq-mil-max` to {eq}`eq-mil-nor`) and dataset: mean of the per-bag
 # stability {eq}`eq-mil-pairs` over the positive test bags, ± one SD over bags (the "*" columns of the table
-# above).
+# above). {glue:md}`fig-mil-operators-takeaway:myst`
 # ```
 #
 # {numref}`fig-mil-operators` puts the stability columns of Table VII side by side. Table V analogue: the NOR rows
@@ -749,7 +822,27 @@ for ax, name in zip(axes, main_names, strict=True):
 axes[0].set_ylabel("instances")
 handles = [Line2D([], [], color=plots.color("example bag", b), marker="o", label=b) for b in plots.COLORS["example bag"]]
 fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
-plots.glue_figure("fig-mil-votes", fig)
+# per example bag (rows) and dataset (columns): the share of its instances on which all models agree
+unanimous = pd.DataFrame({
+    name: v.assign(agree=v["votes"].isin([0, P.n_models]) * v["instances"]).groupby("bag", sort=False)[
+        ["agree", "instances"]].sum().pipe(lambda t: 100 * t["agree"] / t["instances"])
+    for name, v in votes.items() if len(v)})
+if len(unanimous.columns):
+    ranges = [f"{lo:.0f} %" if round(lo) == round(hi) else f"{lo:.0f}–{hi:.0f} %"
+              for lo, hi in zip(unanimous.min(axis=1), unanimous.max(axis=1), strict=True)]
+    plural = "s" if len(unanimous.columns) > 1 else ""
+    votes_text = f"{'Both' if P.n_models == 2 else f'All {P.n_models}'} models agree on " + and_join(
+        f"{pct} {'of the instances ' if i == 0 else ''}in the {bag} bag{plural}"
+        for i, (pct, bag) in enumerate(zip(ranges, unanimous.index, strict=True)))
+    if plural:
+        votes_text += f" (ranges over {and_join(shown(n) for n in unanimous.columns)})"
+    missing = [shown(n) for n in main_names if n not in unanimous.columns]
+    votes_text += (f"; none is drawn on {and_join(missing)}, where $S_{{APJ}}$ is undefined for every bag." if missing
+                   else ".")
+else:
+    votes_text = ("No bag is drawn on this run: $S_{APJ}$ is undefined for every positive test bag, so none can be "
+                  "ranked by stability.")
+plots.glue_figure("fig-mil-votes", fig, takeaway=votes_text)
 
 # %% [markdown]
 # ```{glue:figure} fig-mil-votes
@@ -758,6 +851,7 @@ plots.glue_figure("fig-mil-votes", fig)
 #
 # Vote histograms of three positive test bags per dataset (baseline operator): a perfectly stable bag has
 # instances only at 0 and at all models; everything in between is instability.
+# {glue:md}`fig-mil-votes-takeaway:myst`
 # ```
 #
 # The table gives the stability of the bags drawn in {numref}`fig-mil-votes`:
@@ -794,7 +888,26 @@ for j, name in enumerate(main_names):
         if j == 0:
             ax.set_ylabel(SCORE_SYMBOL[score])
 fig.supxlabel("DICE of the bag (mean ± SD over the models)", fontsize=10)
-plots.glue_figure("fig-mil-dice-scatter", fig)
+scores = ("S_APJ", "S_S")
+tau = {(name, score): kendall_tau(loc.loc[loc["dataset"] == name, "dice_mean"], loc.loc[loc["dataset"] == name, score])
+       for name in main_names for score in scores}
+defined = [v for v in tau.values() if v is not None]
+if defined:
+    cells = [" / ".join("undefined" if tau[name, sc] is None else f"{tau[name, sc]:.2f}" for sc in scores)
+             + f" on {shown(name)} ({(loc['dataset'] == name).sum()} bags)"
+             for name in main_names if any(tau[name, sc] is not None for sc in scores)]
+    dice_text = (f"Kendall's τ between a bag's mean DICE and its $S_{{APJ}}$ / $S_S$ is {and_join(cells)}; it is "
+                 f"positive in {sum(v > 0 for v in defined)} of the {len(defined)} panels where it is defined.")
+    if len(dice_text) > plots.MAX_TAKEAWAY_CHARS:  # many datasets: the count and the range only
+        dice_text = (f"Kendall's τ between a bag's mean DICE and its stability is positive in "
+                     f"{sum(v > 0 for v in defined)} of the {len(defined)} panels where it is defined (from "
+                     f"{min(defined):.2f} to {max(defined):.2f}).")
+else:
+    dice = loc["dice_mean"].dropna().unique()
+    dice_text = ("Kendall's τ between a bag's DICE and its stability is undefined in every panel on this run: "
+                 + (f"every bag's mean DICE is {dice[0]:.2f}." if len(dice) == 1 else
+                    "it needs at least 3 bags over which both DICE and the score vary."))
+plots.glue_figure("fig-mil-dice-scatter", fig, takeaway=dice_text)
 
 # %% [markdown]
 # ```{glue:figure} fig-mil-dice-scatter
@@ -803,6 +916,7 @@ plots.glue_figure("fig-mil-dice-scatter", fig)
 #
 # Per-bag stability against localization quality (Figs. 6–7): every point is an annotated positive test bag, its
 # stability {eq}`eq-mil-pairs` against its DICE {eq}`eq-mil-dice`, baseline operator.
+# {glue:md}`fig-mil-dice-scatter-takeaway:myst`
 # ```
 #
 # {numref}`fig-mil-dice-scatter` shows each bag; Table VI summarises them per dataset:
@@ -864,7 +978,31 @@ handles = [Line2D([], [], ls="", marker="o", color=plots.color("operator", op), 
            for op in dict.fromkeys(fig8["operator"])]
 handles += [Line2D([], [], ls="", marker=markers[k], color=plots.NEUTRAL, label=shown(k)) for k in kinds]
 fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5), frameon=False)
-plots.glue_figure("fig-mil-fig8", fig)
+
+
+def along_grey_line(score: str) -> str | None:
+    """How ``score`` changes from the grey line's point with the lowest bag AUC to the one with the highest; None
+    when fewer than two of its points have it defined."""
+    pts = lv.dropna(subset=[score, "bag_auc"]).sort_values("bag_auc")
+    if len(pts) < 2:
+        return None
+    lo, hi = pts[score].iloc[0], pts[score].iloc[-1]
+    if num(lo) == num(hi):
+        return f"{SCORE_SYMBOL[score]} is {num(lo)} at both ends"
+    return f"{SCORE_SYMBOL[score]} {'rises' if hi > lo else 'falls'} from {num(lo)} to {num(hi)}"
+
+
+changes = {score: along_grey_line(score) for score in ("S_APJ", "S_S")}
+trend_tau = {score: kendall_tau(lv["bag_auc"], lv[score]) for score in ("S_APJ", "S_S")}
+auc = lv["bag_auc"].dropna()
+fig8_text = (f"Along the grey line's {len(lv)} points, from the lowest bag AUC ({auc.min():.2f}) to the highest "
+             f"({auc.max():.2f}), " + and_join(c for c in changes.values() if c) if any(changes.values()) else
+             f"Along the grey line's {len(lv)} points")
+fig8_text += "".join(f"; {SCORE_SYMBOL[score]} is undefined at {'every point' if lv[score].isna().all() else 'all but one'}"
+                     for score, c in changes.items() if c is None)
+tau_text = and_join(f"{v:.2f} for {SCORE_SYMBOL[k]}" for k, v in trend_tau.items() if v is not None)
+plots.glue_figure("fig-mil-fig8", fig, takeaway=fig8_text + (f"; Kendall's τ with bag AUC is {tau_text}." if tau_text
+                                                             else "."))
 
 # %% [markdown]
 # ```{glue:figure} fig-mil-fig8
@@ -873,6 +1011,7 @@ plots.glue_figure("fig-mil-fig8", fig)
 #
 # Stability against bag AUC (Fig. 8): one point per dataset (and lesion contrast) and operator; the grey line
 # joins the X-Ray analogue's lesion-contrast levels with the baseline operator.
+# {glue:md}`fig-mil-fig8-takeaway:myst`
 # ```
 #
 # In {numref}`fig-mil-fig8` the grey line joins the X-Ray analogue's lesion-contrast levels (NOR), the points the

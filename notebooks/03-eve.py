@@ -137,6 +137,29 @@ def strategy_style(name: str, i: int) -> dict:
         return {**plots.FAMILY_STYLES["strategy"], "color": plots.PALETTE[i % len(plots.PALETTE)]}
 
 
+def and_join(items) -> str:
+    """Phrases of a figure's takeaway joined as a sentence lists them: 'a', 'a and b', 'a, b and c'."""
+    items = list(items)
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def sci(x: float) -> str:
+    """A small variance in a takeaway, as math with two significant digits: $7.5 \\times 10^{-4}$."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
+
+
+def pct(x: float, sign: str = "") -> str:
+    """A percentage in a takeaway with 2–3 significant digits: +1.0, -14, +130."""
+    return f"{x:{sign}.{1 if abs(x) < 10 else 0}f}"
+
+
+def span(values, digits: int = 2) -> str:
+    """'runs from a to b' over ``values`` (their minimum and maximum), or 'is a at every size' when they agree."""
+    lo, hi = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
+    return f"is {lo} at every size" if lo == hi else f"runs from {lo} to {hi}"
+
+
 # %% tags=["remove-input"]
 notebook.time_to_run_table()
 
@@ -409,7 +432,26 @@ for ax in axes[::2]:
     ax.set_ylabel("E[variance]")
 handles, labels_ = axes[0].get_legend_handles_labels()
 fig.legend(handles, labels_, loc="outside upper center", ncol=2, frameon=False)
-plots.glue_figure("fig-eve-drawstring", fig)
+valid = ds.dropna(subset=["eve"])
+if np.isfinite(line["relative_change"]):
+    eve_text = (f"With n = {P.drawstring_subset_size} per class and {int(ds['n_parents'].min())} parents per P, the "
+                f"least-squares line of the {METRIC_NAMES[P.metric]} EVE changes by "
+                f"{pct(100 * line['relative_change'], '+')} % ± {pct(100 * line['relative_change_se'])} % (SE) of its mean "
+                f"over P = {int(valid['parent_size'].min())}–{int(valid['parent_size'].max())}")
+elif valid.empty:
+    eve_text = (f"EVE is omitted at every P on this run: no parent holds a disjoint pair of "
+                f"n = {P.drawstring_subset_size} per class")
+else:
+    eve_text = (f"The {METRIC_NAMES[P.metric]} EVE is defined at {len(valid)} parent size{'s' * (len(valid) != 1)} "
+                "only, too few for a line")
+neve_first, neve_last = ds["neve"].iloc[0], ds["neve"].iloc[-1]
+neve_text = (f"E[NEVE] {'rises' if neve_last > neve_first else 'falls' if neve_last < neve_first else 'stays'} from "
+             f"{sci(neve_first)} at P = {int(ds['parent_size'].iloc[0])} to {sci(neve_last)} at P = "
+             f"{int(ds['parent_size'].iloc[-1])}")
+ratio = results.drawstring_neve_to_eve_largest_p
+if np.isfinite(ratio) and ds["eve"].notna().iloc[-1]:
+    neve_text += f", where NEVE/EVE = {ratio:.2f}"
+plots.glue_figure("fig-eve-drawstring", fig, takeaway=f"{eve_text}; {neve_text}.")
 
 # %% [markdown]
 # ```{glue:figure} fig-eve-drawstring
@@ -418,17 +460,10 @@ plots.glue_figure("fig-eve-drawstring", fig)
 #
 # The drawstring: mean EVE (disjoint pairs) and mean NEVE (overlapping subsets) over the parents against the
 # parent size P, ±2 standard errors, for each metric. The dotted line is P = 2n; EVE is omitted to its left.
+# {glue:md}`fig-eve-drawstring-takeaway:myst`
 # ```
 
 # %% tags=["remove-input"]
-valid = ds.dropna(subset=["eve"])
-display(Markdown(
-    f"With n = {P.drawstring_subset_size} per class, {P.n_splits}-fold CV and {int(ds['n_parents'].min())} parents "
-    f"per P, the least-squares line of the parents' {P.metric} EVE changes by "
-    f"{100 * line['relative_change']:+.1f} % ± {100 * line['relative_change_se']:.1f} % (SE) of its mean over "
-    f"P = {int(valid['parent_size'].min())}–{int(valid['parent_size'].max())}. E[NEVE] goes "
-    f"from {ds['neve'].iloc[0]:.2e} at P = {int(ds['parent_size'].iloc[0])} to {ds['neve'].iloc[-1]:.2e} at P = "
-    f"{int(ds['parent_size'].iloc[-1])}, where NEVE/EVE = {results.drawstring_neve_to_eve_largest_p:.2f}."))
 notebook.show_table(
     ds, caption=f"Drawstring ({P.metric}): mean EVE and NEVE over the parents at each parent size, with their "
                 "Monte Carlo standard errors.",
@@ -468,7 +503,16 @@ for col, lab in estimators[:3]:
 a2.axhline(1, color=plots.NEUTRAL, lw=1, ls=":")
 a2.set(xlabel="subjects per class", ylabel="variance / binomial", title="relative to binomial")
 fig.legend(*a1.get_legend_handles_labels(), loc="outside upper center", ncol=4, frameon=False)
-plots.glue_figure("fig-eve-characterization", fig)
+if ok.empty:
+    char_text = "EVE is omitted at every subset size on this run."
+else:
+    (n0, r0), (n1, r1) = ((int(ok["subset_size"].iloc[i]), ok["neve_to_eve"].iloc[i]) for i in (0, -1))
+    neve = (f"is {r0:.2f} at n = {n0}" if n0 == n1 else f"is {r0:.2f} at both n = {n0} and n = {n1}"
+            if f"{r0:.2f}" == f"{r1:.2f}" else f"{'rises' if r1 > r0 else 'falls'} from {r0:.2f} at n = {n0} to {r1:.2f} at n = {n1}")
+    char_text = (f"EVE/binomial {span(ok['eve_to_binomial'])} (above 1 at {(ok['eve_to_binomial'] > 1).sum()} of the "
+                 f"{len(ok)} sizes), NFW/EVE {span(ok['nfw_to_eve'])} (below 1 at {(ok['nfw_to_eve'] < 1).sum()} of them), "
+                 f"and NEVE/EVE {neve} subjects per class.")
+plots.glue_figure("fig-eve-characterization", fig, takeaway=char_text)
 
 # %% [markdown]
 # ```{glue:figure} fig-eve-characterization
@@ -477,14 +521,10 @@ plots.glue_figure("fig-eve-characterization", fig)
 #
 # Variance characterization of 10-fold CV: mean performance (left), the four standard-deviation estimates (middle),
 # and the variances relative to the naive binomial model (right), against the subset size.
+# {glue:md}`fig-eve-characterization-takeaway:myst`
 # ```
 
 # %% tags=["remove-input"]
-display(Markdown(
-    f"EVE/binomial runs from {ok['eve_to_binomial'].min():.2f} to {ok['eve_to_binomial'].max():.2f}, "
-    f"NFW/EVE from {ok['nfw_to_eve'].min():.2f} to {ok['nfw_to_eve'].max():.2f}, and NEVE/EVE goes from "
-    f"{ok['neve_to_eve'].iloc[0]:.2f} at n = {int(ok['subset_size'].iloc[0])} to {ok['neve_to_eve'].iloc[-1]:.2f} at "
-    f"n = {int(ok['subset_size'].iloc[-1])} subjects per class."))
 notebook.show_table(
     eve.without_raw(char)[["subset_size", "n_pairs", "mean_score", "eve", "neve", "nfw", "binomial", "eve_to_binomial",
                            "nfw_to_binomial", "neve_to_eve"] + (["note"] if char["note"].astype(bool).any() else [])],
@@ -519,7 +559,13 @@ for ax, (col, lab, ref) in zip(axes, panels, strict=True):
     ax.axhline(ref, color=plots.NEUTRAL, lw=1, ls=":")
     ax.set(xlabel="subjects per class", title=lab)
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=5, frameon=False)
-plots.glue_figure("fig-eve-strategies", fig)
+others = strat[strat["strategy"] != "LOO"]
+plots.glue_figure("fig-eve-strategies", fig, takeaway=(
+    "The lowest MSE belongs to " + and_join(
+        f"LOO itself at n = {r.subset_size}" if r.strategy == "LOO" else
+        f"{r.strategy} at n = {r.subset_size} ({r.mse_ratio:.2f} × LOO's)" for r in best.itertuples())
+    + f"; the SD of the other strategies is below LOO's in {(others['sd_ratio'] < 1).sum()} of their "
+      f"{len(others)} (strategy, size) cells."))
 
 # %% [markdown]
 # ```{glue:figure} fig-eve-strategies
@@ -528,12 +574,10 @@ plots.glue_figure("fig-eve-strategies", fig)
 #
 # Validation strategies as estimators of the expected leave-one-out performance: SD, bias and MSE of each strategy,
 # each divided by the matching leave-one-out quantity (dotted line).
+# {glue:md}`fig-eve-strategies-takeaway:myst`
 # ```
 
 # %% tags=["remove-input"]
-display(Markdown(
-    "The lowest MSE: " +
-    ", ".join(f"{r.strategy} at n = {r.subset_size} ({r.mse_ratio:.2f} × LOO)" for r in best.itertuples()) + "."))
 notebook.show_table(
     eve.without_raw(strat)[["subset_size", "strategy", "mean", "bias", "variance", "mse", "sd_ratio", "bias_ratio", "mse_ratio"]],
     caption=f"Validation strategies ({P.metric}): mean, bias against LOO, EVE variance and MSE, and their ratios to LOO.",
@@ -577,7 +621,24 @@ for ax, (col, se_col, title) in zip(axes, (("relative_bias", "relative_bias_se",
     ax.set(xlabel="subjects per class", title=title)
 axes[0].set_ylabel("relative bias (%)")
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=4, frameon=False)
-plots.glue_figure("fig-eve-truth", fig)
+
+
+def in_band(col: str, short: bool = False) -> str:
+    """How many (metric, size) cells of ``col`` (a relative bias) lie inside the ±margin band, and the largest
+    (``short``: without naming the band and the cells again)."""
+    t = truth.dropna(subset=[col])
+    if t.empty:
+        return "is undefined in every cell on this run"
+    worst = t.loc[t[col].abs().idxmax()]
+    bias = 100 * worst[col]
+    where = "" if short else f"lies inside the ±{100 * eve_claims.UNBIASED_MARGIN:g} % band "
+    cells = "" if short else " metric × size cells"
+    return (f"{where}in {(t[col].abs() <= eve_claims.UNBIASED_MARGIN).sum()} of {len(t)}{cells} (largest: "
+            f"{pct(bias, '+')} % for {METRIC_NAMES[worst['metric']]} at n = {int(worst['subset_size'])})")
+
+
+plots.glue_figure("fig-eve-truth", fig, takeaway=(
+    f"EVE's relative bias {in_band('relative_bias')}; ½EVE's {in_band('half_relative_bias', short=True)}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-eve-truth
@@ -586,13 +647,13 @@ plots.glue_figure("fig-eve-truth", fig)
 #
 # EVE against a known truth: the relative bias of EVE (left) and of ½EVE (right), ±2 standard errors, for every
 # metric and size. The grey band is the ±10 % margin within which the claims call an estimator unbiased.
+# {glue:md}`fig-eve-truth-takeaway:myst`
 # ```
 
 # %% tags=["remove-input"]
 display(Markdown(
     "EVE against the truth (" + P.metric + "): " + "; ".join(
-        f"n = {r.subset_size}: EVE {r.eve:.2e} vs σ² {r.true_variance:.2e}, relative bias "
-        f"{100 * r.relative_bias:+.1f} % ± {100 * r.relative_bias_se:.1f} % (SE) from {r.n_draws:,} draws and "
+        f"n = {r.subset_size}: EVE {r.eve:.2e} vs σ² {r.true_variance:.2e} from {r.n_draws:,} draws and "
         f"{r.n_pools} × {r.pairs_per_pool} pool pairs" for r in main_truth.itertuples()) + "."))
 notebook.show_table(
     truth[["metric", "subset_size", "true_variance", "true_variance_se", "eve", "eve_se", "relative_bias",

@@ -188,6 +188,51 @@ def mean_sd_table(tab, columns, caption, extra=()):
 AUC_COLUMNS = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC", "precision_auc": "A_prec", "fpr_auc": "A_fpr",
                "argmax_precision": "argmax precision"}
 
+# the figures' takeaways (the sentence each caption ends with), worded from the data of the run
+CLASS_MATH = {"O": r"$\mathbb{O}$", "C": r"$\mathbb{C}$", "notC": r"$\neg\mathbb{C}$"}
+A_PREC, A_FPR = r"$A_{\mathrm{prec}}$", r"$A_{\mathrm{fpr}}$"
+
+
+def num(value, fmt=".2f"):
+    """A number as a takeaway prints it, or 'undefined' (e.g. the precision of a class that is never predicted)."""
+    return format(value, fmt) if np.isfinite(value) else "undefined"
+
+
+def change(start, end, level=0.005):
+    """How a curve goes from ``start`` to ``end``: 'rises', 'falls', 'stays level' (within ``level``) or
+    'is undefined at one end'."""
+    if not np.isfinite([start, end]).all():
+        return "is undefined at one end"
+    return "stays level" if abs(end - start) < level else "rises" if end > start else "falls"
+
+
+def tally(words, n):
+    """'rises on all 4' or 'rises on 3 and stays level on 1': how many of ``n`` curves do what."""
+    order = ("rises", "falls", "stays level", "is undefined at one end")
+    counts = {w: words.count(w) for w in sorted(set(words), key=order.index)}
+    if len(counts) == 1:
+        return f"{words[0]} on all {n}"
+    parts = [f"{w} on {k}" for w, k in counts.items()]
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def group_takeaway(areas, names):
+    """What a figure of mean curves shows, from the per-distribution areas of the runs it draws (mean over runs):
+    the range of ROC-AUC against the range of A_prec, and which set has the largest A_prec and the smallest
+    A_fpr."""
+    a = areas.set_index("distribution").reindex([n for n in names if n in set(areas["distribution"])])
+    roc, prec, fpr = (a[k].astype(float) for k in ("roc_auc", "precision_auc", "fpr_auc"))
+    if a.empty or not np.isfinite(prec).any() or not np.isfinite(fpr).any():
+        return "The areas are undefined on this run: no model of this group gave finite curves."
+    spread_roc, spread_prec = roc.max() - roc.min(), prec.max() - prec.min()
+    wider = "a wider" if spread_prec > spread_roc else "a narrower" if spread_prec < spread_roc else "an equal"
+    best, low = dist_label(prec.idxmax()), dist_label(fpr.idxmin())
+    who = (f"{best} has both the largest {A_PREC} and the smallest {A_FPR}" if best == low
+           else f"{best} has the largest {A_PREC} and {low} the smallest {A_FPR}")
+    return (f"Means over {int(a['runs'].min())} runs: ROC-AUC spans {num(roc.min(), '.3f')}–{num(roc.max(), '.3f')}, "
+            f"a spread of {num(spread_roc, '.2g')}; {A_PREC} spans {num(prec.min())}–{num(prec.max())}, {wider} "
+            f"spread of {num(spread_prec, '.2g')}. {who} ({num(prec.max())} and {num(fpr.min())}).")
+
 # %% [markdown]
 # ## Data: slide phantoms and patch categories
 #
@@ -218,7 +263,10 @@ for a in axes:
     a.axis("off")
 fig.legend([Patch(color=c) for c in mask_colors], ["O (other)", "¬C (lymph node)", "C (cancer)"],
            loc="outside lower center", ncol=3, frameon=False)
-plots.glue_figure("fig-cd-phantom", fig)
+shares = [float(np.mean(train_slides.masks[0] == k)) for k in range(3)]  # O, ¬C, C pixels of the mask drawn
+plots.glue_figure("fig-cd-phantom", fig, takeaway=(
+    f"By pixels, this slide is {shares[0]:.0%} other ({CLASS_MATH['O']}), {shares[1]:.0%} non-cancer lymph node "
+    f"({CLASS_MATH['notC']}) and {shares[2]:.0%} cancer ({CLASS_MATH['C']})."))
 
 # %% [markdown]
 # ```{glue:figure} fig-cd-phantom
@@ -226,7 +274,7 @@ plots.glue_figure("fig-cd-phantom", fig)
 # :alt: Left, an H&E-coloured slide phantom with pink lymph nodes on a pale background; right, its ground-truth mask with other pixels in grey, non-cancer lymph node in light blue and cancer in vermillion.
 #
 # The first training slide phantom and its exact three-class mask. Tumour ($\mathbb{C}$) sits inside lymph nodes
-# ($\neg\mathbb{C}$); everything else is other ($\mathbb{O}$).
+# ($\neg\mathbb{C}$); everything else is other ($\mathbb{O}$). {glue:md}`fig-cd-phantom-takeaway:myst`
 # ```
 
 # %%
@@ -525,7 +573,13 @@ for ax, cls in zip(axes, ["C", "notC", "O"], strict=True):
     ax.set_title(f"class {CLASS_NAMES[cls]}")
 axes[0].set_ylabel("mean over slides and runs")
 legend_below(fig, axes, ncol=3)
-plots.glue_figure("fig-cd-table44", fig)
+c_rows = t44[t44["class"] == "C"].set_index("distribution")
+cb, nb, best_f = c_rows.loc["C-biased"], c_rows.loc["notC-biased"], c_rows["F"].astype(float).idxmax()
+than = [("the higher" if x > y else "the lower" if x < y else "the same") for x, y in ((cb.R, nb.R), (cb.P, nb.P))]
+plots.glue_figure("fig-cd-table44", fig, takeaway=(
+    f"For class {CLASS_MATH['C']}, C-biased training gives recall {num(cb.R)} and precision {num(cb.P)}, ¬C-biased "
+    f"{num(nb.R)} and {num(nb.P)}: C-biased has {than[0]} recall and {than[1]} precision of the two. Of the five "
+    f"sets, {dist_label(best_f)} has the highest F for {CLASS_MATH['C']} ({num(c_rows.loc[best_f, 'F'])})."))
 
 # %% [markdown]
 # ```{glue:figure} fig-cd-table44
@@ -533,8 +587,7 @@ plots.glue_figure("fig-cd-table44", fig)
 # :alt: Three bar-chart panels, one per class (C, not-C, O); in each, recall, precision and F-measure on the x-axis with one bar per preliminary training distribution (Balanced_S, C-biased, ¬C-biased, Balanced_L, Natural), y-axis from 0 to 1.
 #
 # Method-1 recall (R), precision (P) and F-measure (F) of the five Table 4.3 training sets, per class (Fig. 4.1
-# analogue). Compare the C-biased and ¬C-biased bars within the class-C panel: one favours recall, the other
-# precision.
+# analogue). {glue:md}`fig-cd-table44-takeaway:myst`
 # ```
 
 # %% [markdown]
@@ -559,7 +612,15 @@ for ax, name in zip(axes, ["recall", "precision"], strict=True):
     ax.set_xlabel("evaluation tile side e (px)")
     ax.set_ylabel(name)
 legend_below(fig, axes, ncol=2)
-plots.glue_figure("fig-cd-sweep", fig)
+e_lo, e_hi = sweep.e.min(), sweep.e.max()
+ends = {(d, cls): sweep[(sweep.distribution == d) & (sweep["class"] == cls)].set_index("e").loc[[e_lo, e_hi]]
+        for d in ("Natural", "C-biased") for cls in ("C", "notC")}  # the four curves drawn, at both ends
+moves = {m: tally([change(*v[m]) for v in ends.values()], len(ends)) for m in ("recall", "precision")}
+nat = ends[("Natural", "C")]
+plots.glue_figure("fig-cd-sweep", fig, takeaway=(
+    f"From e = {e_lo} to {e_hi} px, recall {moves['recall']} curves and precision {moves['precision']}; for "
+    f"class {CLASS_MATH['C']} of the Natural set, recall goes from {num(nat.recall[e_lo])} to "
+    f"{num(nat.recall[e_hi])} and precision from {num(nat.precision[e_lo])} to {num(nat.precision[e_hi])}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-cd-sweep
@@ -567,7 +628,7 @@ plots.glue_figure("fig-cd-sweep", fig)
 # :alt: Two line charts against the evaluation tile side on a log-2 x-axis; left recall, right precision; orange lines for the Natural distribution and vermillion for C-biased, solid with circles for class C and dashed with squares for class not-C.
 #
 # Method-1 recall (left) and precision (right) as the evaluation tile grows, for the Natural and C-biased training
-# sets and the classes C and ¬C (Fig. 4.3 analogue); mean over runs.
+# sets and the classes C and ¬C (Fig. 4.3 analogue); mean over runs. {glue:md}`fig-cd-sweep-takeaway:myst`
 # ```
 
 # %% [markdown]
@@ -617,8 +678,11 @@ def plot_group(summ, names, title):
     return fig
 
 
-for group, title in (("E1", "E1 (H1)"), ("E2", "E2 (H2)"), ("E3", "E3 (H2, H3)"), ("E4", "E4 (H2, H4)")):
-    plots.glue_figure(f"fig-cd-{group.lower()}", plot_group(summary, [f"{group}.{s}" for s in "abc"], title))
+E1, E2, E3, E4 = ([f"{group}.{s}" for s in "abc"] for group in ("E1", "E2", "E3", "E4"))
+plots.glue_figure("fig-cd-e1", plot_group(summary, E1, "E1 (H1)"), takeaway=group_takeaway(aucs, E1))
+plots.glue_figure("fig-cd-e2", plot_group(summary, E2, "E2 (H2)"), takeaway=group_takeaway(aucs, E2))
+plots.glue_figure("fig-cd-e3", plot_group(summary, E3, "E3 (H2, H3)"), takeaway=group_takeaway(aucs, E3))
+plots.glue_figure("fig-cd-e4", plot_group(summary, E4, "E4 (H2, H4)"), takeaway=group_takeaway(aucs, E4))
 
 # %% [markdown]
 # ```{glue:figure} fig-cd-e1
@@ -627,6 +691,7 @@ for group, title in (("E1", "E1 (H1)"), ("E2", "E2 (H2)"), ("E3", "E3 (H2, H3)")
 #
 # E1 (H1: is the natural, $\mathbb{O}$-biased distribution worse than the balanced one?). Mean curves over runs with
 # ±1 SD bands of the patch $\mathbb{C}$-scores: ROC, PR, and the fixed-threshold precision and FPR curves.
+# {glue:md}`fig-cd-e1-takeaway:myst`
 # ```
 #
 # ```{glue:figure} fig-cd-e2
@@ -634,7 +699,7 @@ for group, title in (("E1", "E1 (H1)"), ("E2", "E2 (H2)"), ("E3", "E3 (H2, H3)")
 # :alt: Four panels as in the E1 figure for E2.a (balanced, green), E2.b (¬C over-represented, blue) and E2.c (C over-represented, vermillion).
 #
 # E2 (H2 with single-label patches, C:¬C = 2:2, 1:3, 3:1). Same curves as {numref}`fig-cd-e1`; H2 predicts the
-# highest precision curve and the lowest FPR curve for E2.b (blue).
+# highest precision curve and the lowest FPR curve for E2.b (blue). {glue:md}`fig-cd-e2-takeaway:myst`
 # ```
 #
 # ```{glue:figure} fig-cd-e3
@@ -642,6 +707,7 @@ for group, title in (("E1", "E1 (H1)"), ("E2", "E2 (H2)"), ("E3", "E3 (H2, H3)")
 # :alt: Four panels as in the E1 figure for E3.a (green), E3.b (blue) and E3.c (vermillion).
 #
 # E3 (H2 and H3: mixed C&¬C patches replace the under-represented class). Same curves as {numref}`fig-cd-e1`.
+# {glue:md}`fig-cd-e3-takeaway:myst`
 # ```
 #
 # ```{glue:figure} fig-cd-e4
@@ -649,7 +715,7 @@ for group, title in (("E1", "E1 (H1)"), ("E2", "E2 (H2)"), ("E3", "E3 (H2, H3)")
 # :alt: Four panels as in the E1 figure for E4.a (green), E4.b (blue) and E4.c (vermillion).
 #
 # E4 (H2 and H4: $\mathbb{O}$ patches replace one unit of region-of-interest patches). Same curves as
-# {numref}`fig-cd-e1`.
+# {numref}`fig-cd-e1`. {glue:md}`fig-cd-e4-takeaway:myst`
 # ```
 
 # %% [markdown]
@@ -669,7 +735,17 @@ for ax, (d, m) in zip(axes[1:], maps, strict=True):
     ax.set_title(f"{d}: P(C)", color=dist_color(d))
 for ax in axes:
     ax.axis("off")
-plots.glue_figure("fig-cd-heatmaps", fig)
+tumour = test_slides.masks[0] == 2
+bright = {d: (float(np.mean(m[~tumour] > 0.5)), float(np.mean(m[tumour] > 0.5))) for d, m in maps}
+if bright:
+    fewest = [d for d, (fp, _) in bright.items() if fp == min(v[0] for v in bright.values())]
+    heat_text = ("P(C) exceeds 0.5 on " + "; ".join(f"{num(fp, '.0%')} of the non-tumour area and {num(tp, '.0%')} of the tumour "
+                                                   f"for {d}" for d, (fp, tp) in bright.items())
+                 + f". The fewest non-tumour pixels above 0.5 are in the map{'s' if len(fewest) > 1 else ''} of "
+                 + " and ".join(fewest) + ".")
+else:
+    heat_text = "No run of this profile kept a probability map, so only the ground truth is drawn."
+plots.glue_figure("fig-cd-heatmaps", fig, takeaway=heat_text)
 
 # %% [markdown]
 # ```{glue:figure} fig-cd-heatmaps
@@ -677,7 +753,7 @@ plots.glue_figure("fig-cd-heatmaps", fig)
 # :alt: Four square maps of the first test slide: the ground-truth cancer mask in white on black, then the predicted cancer probability (dark = 0, bright = 1) of the first run of E3.a, E3.b and E3.c.
 #
 # Ground-truth $\mathbb{C}$ of the first test slide and the stitched $\mathbb{C}$-probability maps of run 0 of E3.a,
-# E3.b and E3.c. Bright spots away from the tumour are false positives.
+# E3.b and E3.c. Bright spots away from the tumour are false positives. {glue:md}`fig-cd-heatmaps-takeaway:myst`
 # ```
 
 # %% [markdown] tags=["further"]
@@ -713,7 +789,11 @@ axes[2].imshow(demo["label_map"], cmap="coolwarm", vmin=0, vmax=1)
 axes[2].set_title("kept patches")
 for ax in (axes[0], axes[2]):
     ax.axis("off")
-plots.glue_figure("fig-cd-c16-demo", fig)
+kept = demo_patches.x.size
+plots.glue_figure("fig-cd-c16-demo", fig, takeaway=(
+    f"Otsu's threshold is $k^*$ = {demo_patches.otsu}; {kept:,} of {demo_patches.n_positions:,} patch positions "
+    f"({kept / demo_patches.n_positions:.0%}) are kept as tissue, {int(demo_patches.label.sum()):,} of them with "
+    "tumour in their central region."))
 
 # %% [markdown]
 # ```{glue:figure} fig-cd-c16-demo
@@ -722,12 +802,8 @@ plots.glue_figure("fig-cd-c16-demo", fig)
 #
 # CAMELYON16-style test-patch extraction on a phantom slide: the slide at level 2, the Otsu threshold $k^*$ of
 # {eq}`eq-cd-otsu` on its grey-level histogram, and the patch positions kept as tissue, coloured by their
-# central-region label (red: tumour).
+# central-region label (red: tumour). {glue:md}`fig-cd-c16-demo-takeaway:myst`
 # ```
-
-# %% tags=["remove-input"]
-display(Markdown(f"{demo_patches.x.size:,} of {demo_patches.n_positions:,} patch positions are kept as tissue, "
-                 f"{int(demo_patches.label.sum()):,} of them with tumour in their central region."))
 
 # %% [markdown] tags=["further"]
 # ## Classification study: E2 on PCam-like binary patches
@@ -771,14 +847,20 @@ if c16_table is not None:
         ax.imshow(image, vmin=0, vmax=1, cmap="magma")
         ax.set_title(title)
         ax.axis("off")
-    plots.glue_figure("fig-cd-c16-slide", fig)
+    tissue = np.isfinite(maps["truth"])  # NaN: background, no patch
+    tumour = tissue & (maps["truth"] > 0.5)
+    called = np.nan_to_num(maps["score"]) > 0.5
+    plots.glue_figure("fig-cd-c16-slide", fig, takeaway=(
+        f"{int(tumour.sum()):,} of the slide's {int(tissue.sum()):,} tissue patches carry a tumour label; the first "
+        f"run gives P(C) above 0.5 to {num(np.mean(called[tumour]), '.0%')} of them and to "
+        f"{num(np.mean(called[tissue & ~tumour]), '.0%')} of the other tissue patches."))
     display(Markdown(
         "```{glue:figure} fig-cd-c16-slide\n:name: fig-cd-c16-slide\n"
         ":alt: Two maps of one CAMELYON16 test slide at patch resolution: left the central-region tumour labels, "
         "right the predicted cancer probability of the first classifier run (dark = 0, bright = 1).\n\n"
         f"CAMELYON16 test slide {maps['slide']} (the one with most tumour patches): central-region labels "
         "and the stitched patch C-probability of the first classifier run (thesis Fig. 3.4 for "
-        "classification).\n```"))
+        "classification). {glue:md}`fig-cd-c16-slide-takeaway:myst`\n```"))
 
 # %%
 cls_aucs = results.classification_aucs
@@ -787,9 +869,12 @@ cls_aucs = results.classification_aucs
 notebook.record_table("classification_aucs", cls_aucs)
 display(Markdown("; ".join(f"**{t}** test set: {cls_runs[0][t]['y_true'].size:,} patches, "
                            f"{int(cls_runs[0][t]['y_true'].sum()):,} positive" for t in tables["cls_summary"]) + "."))
-for test_set, s in tables["cls_summary"].items():
-    plots.glue_figure(f"fig-cd-cls-{test_set}", plot_group(s, ["E2.a", "E2.b", "E2.c"],
-                                                          f"classification, {test_set} test set"))
+cls_summary = tables["cls_summary"]
+plots.glue_figure("fig-cd-cls-balanced", plot_group(cls_summary["balanced"], E2, "classification, balanced test set"),
+                  takeaway=group_takeaway(cls_aucs[cls_aucs.test_set == "balanced"], E2))
+plots.glue_figure("fig-cd-cls-imbalanced",
+                  plot_group(cls_summary["imbalanced"], E2, "classification, imbalanced test set"),
+                  takeaway=group_takeaway(cls_aucs[cls_aucs.test_set == "imbalanced"], E2))
 mean_sd_table(cls_aucs, AUC_COLUMNS, "Classification: areas and argmax precision per distribution and test set, "
               "mean ± SD over runs", extra=("test_set",))
 
@@ -799,7 +884,7 @@ mean_sd_table(cls_aucs, AUC_COLUMNS, "Classification: areas and argmax precision
 # :alt: Four panels (mean ROC, mean PR, precision curve, FPR curve with ±1 SD bands) of the patch classifier trained on E2.a (green), E2.b (blue) and E2.c (vermillion), scored on the balanced test set.
 #
 # Classification, balanced test set: mean curves over runs of the patch classifiers trained on E2.a, E2.b and
-# E2.c (thesis Fig. 4.13 analogue).
+# E2.c (thesis Fig. 4.13 analogue). {glue:md}`fig-cd-cls-balanced-takeaway:myst`
 # ```
 #
 # ```{glue:figure} fig-cd-cls-imbalanced
@@ -808,7 +893,7 @@ mean_sd_table(cls_aucs, AUC_COLUMNS, "Classification: areas and argmax precision
 #
 # Classification, imbalanced test set: the same classifiers as {numref}`fig-cd-cls-balanced` scored on the large
 # test set with few positives (thesis Fig. 4.14 analogue). Precision depends on the share of positives in the test
-# set, ROC does not {cite:p}`saito2015precision`.
+# set, ROC does not {cite:p}`saito2015precision`. {glue:md}`fig-cd-cls-imbalanced-takeaway:myst`
 # ```
 
 # %% [markdown]

@@ -109,6 +109,9 @@ stain_jitter = None
 pixel_noise = None
 
 # %% tags=["remove-input"]
+from fractions import Fraction
+
+import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -448,7 +451,20 @@ axes[0].set(xlabel="FPR", ylabel="TPR", title="ROC")
 axes[1].set(xlabel="recall", ylabel="precision", title="PR", ylim=(0, 1.05))
 axes[0].legend(loc="lower right")
 fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncols=2)
-plots.glue_figure("fig-em-example1", fig)
+
+
+def as_fraction(x):
+    """A precision of a short ranked list as the fraction it is (2/3), with its decimal."""
+    f = Fraction(float(x)).limit_denominator(20)
+    return f"{f.numerator}/{f.denominator} ({x:.2f})" if f.denominator > 1 else f"{x:.2f}"
+
+
+alg3, plain = ([results.example1_curves[f"Example 1, model {k}"][key] for k in (1, 2)] for key in ("precision", "pr"))
+plain_ends = [as_fraction(c.precision[-1]) for c in plain]
+plots.glue_figure("fig-em-example1", fig, takeaway=(
+    f"At recall 1, Algorithm 3 ends model 1's curve at precision {as_fraction(alg3[0][-1])} and model 2's at "
+    f"{as_fraction(alg3[1][-1])}; the plain PR points end "
+    + (f"both at {plain_ends[0]}." if plain_ends[0] == plain_ends[1] else f"at {plain_ends[0]} and {plain_ends[1]}.")))
 
 # %% [markdown]
 # ```{glue:figure} fig-em-example1
@@ -460,8 +476,7 @@ plots.glue_figure("fig-em-example1", fig)
 #   points as dashed lines with markers; the two models' solid curves end at different precisions at recall 1.
 # ---
 # Example 1 of the thesis (§5.2.2): model 1 ranks its last positive before its last two negatives, model 2 only at
-# the end. Algorithm 3 gives their endpoints the precisions 2/3 and 2/5; the plain PR points (dashed) both end at
-# 2/5.
+# the end; solid, the PR curves of Algorithm 3; dashed, the plain PR points. {glue:md}`fig-em-example1-takeaway:myst`
 # ```
 #
 # {numref}`fig-em-example1` shows why the end rule of {eq}`eq-em-ties` matters: model 1 reaches recall 1 without
@@ -529,6 +544,19 @@ def mean_curves(axes, summary, models, label=lambda m: m):
             plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=label(model), **look)
 
 
+def num(value, fmt=".2f"):
+    """A number as a figure's takeaway prints it, or 'undefined'."""
+    return format(value, fmt) if np.isfinite(value) else "undefined"
+
+
+def bands_apart(a, b):
+    """The share of the common x-grid where the ±1 std bands of two mean curves (as drawn: clipped to [0, 1]) do
+    not overlap; NaN where no grid point has both bands."""
+    lo_a, hi_a, lo_b, hi_b = (np.clip(c.mean + k * c.std, 0, 1) for c in (a, b) for k in (-1, 1))
+    both = np.isfinite(lo_a) & np.isfinite(hi_a) & np.isfinite(lo_b) & np.isfinite(hi_b)
+    return float(np.mean((lo_a > hi_b) | (lo_b > hi_a), where=both)) if both.any() else float("nan")
+
+
 def mean_sd_table(mean, std):
     """mean ± std over trial-models per group (em.mean_and_std), as text, for a compact table."""
     return pd.DataFrame({c: notebook.mean_sd(mean[c], std[c]) for c in mean.columns}, index=mean.index).reset_index()
@@ -556,7 +584,29 @@ for j, (role, task) in enumerate(tasks.items()):
         axes[i, j].set_ylabel("mean count")
     axes[1, j].set_xlabel("predicted score")
 fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
-plots.glue_figure("fig-em-histograms", fig)
+at_line = results.errors_at_threshold.set_index(["task", "model"])  # mean FP and FN at the dashed line
+
+
+def errors_text(task, first):
+    """Mean FP and FN of En and Ep at the dashed line on one task."""
+    e = at_line.loc[task]
+    words = ("FP and ", "FN") if first else ("and ", "")
+    return (", ".join(f"{m} {e.loc[m, 'FP at t']:.3g} {words[0]}{e.loc[m, 'FN at t']:.3g} {words[1]}".rstrip()
+                      for m in ("En", "Ep")) + f" on the {task}")
+
+
+def ordering_text(t):
+    """The task's Fig. 5.1 ordering share: of the thresholds where En and Ep differ, the share at which En makes
+    more FN and Ep more FP."""
+    return (f"{t.ordering_share:.0%} on the {t.name}" if np.isfinite(t.ordering_share)
+            else f"none on the {t.name}, where they never differ")
+
+
+plots.glue_figure("fig-em-histograms", fig, takeaway=(
+    "At the dashed line (means over trial-models): "
+    + "; ".join(errors_text(n, k == 0) for k, n in enumerate(names.values()))
+    + ". Of the thresholds in (0, 1) where the two differ, En makes more FN and Ep more FP at "
+    + " and ".join(ordering_text(t) for t in tasks.values()) + "."))
 
 # %% [markdown]
 # ```{glue:figure} fig-em-histograms
@@ -569,6 +619,7 @@ plots.glue_figure("fig-em-histograms", fig)
 # ---
 # Score histograms of En and Ep (the thesis's Fig. 5.1): mean count per score bin over the trial-models (log scale)
 # for the actual negatives (top) and positives (bottom); the dashed line is the representative threshold 0.5.
+# {glue:md}`fig-em-histograms-takeaway:myst`
 # ```
 #
 # In {numref}`fig-em-histograms` En's negatives pile up at low scores and its positives spread lower (more FN);
@@ -602,7 +653,19 @@ for j, summ in enumerate(tasks.values()):
     for ax, loc in zip(axes[:, j], ("lower right", "lower left", "upper left", "lower left"), strict=True):
         ax.legend(loc=loc, title="AUC", handlelength=1.2)
 label_axes(axes, ROWS, list(names.values()))
-plots.glue_figure("fig-em-single", fig)
+gaps = {}  # per task: |En - Ep| of the first trial-models under ROC, PR and the larger of the two PR-T areas
+for summ in tasks.values():
+    en, ep = (summ.summary[m]["runs"][0] for m in ("En", "Ep"))
+    g = {k: abs(en[k] - ep[k]) for k in ("roc_auc", "pr_auc", "precision_auc", "recall_auc")}
+    gaps[summ.name] = (g["roc_auc"], g["pr_auc"], max(g["precision_auc"], g["recall_auc"]))
+prt_first = [n for n, (roc_gap, pr_gap, prt_gap) in gaps.items() if prt_gap > max(roc_gap, pr_gap)]
+(n1, g1), (n2, g2) = gaps.items()
+plots.glue_figure("fig-em-single", fig, takeaway=(
+    f"Between En's and Ep's first trial-models, ROC-AUC differs by {num(g1[0], '.2g')}, PR-AUC by "
+    f"{num(g1[1], '.2g')} and the PR-T areas by up to {num(g1[2], '.2g')} on the {n1}; on the {n2} by "
+    f"{num(g2[0], '.2g')}, {num(g2[1], '.2g')} and {num(g2[2], '.2g')}. The PR-T "
+    "gap is the largest of the three " + ("on both tasks." if len(prt_first) == 2 else "on neither task."
+                                          if not prt_first else f"on the {prt_first[0]} only.")))
 
 # %% [markdown]
 # ```{glue:figure} fig-em-single
@@ -615,7 +678,7 @@ plots.glue_figure("fig-em-single", fig)
 #   close together, the PR-T curves clearly apart.
 # ---
 # One trial-model of En and Ep per task under ROC, PR (Algorithm 3) and PR-T (the thesis's Fig. 5.2); the legends
-# give each curve's area.
+# give each curve's area. {glue:md}`fig-em-single-takeaway:myst`
 # ```
 #
 # In {numref}`fig-em-single` ROC and PR barely tell the two models apart; PR-T does — at a fixed threshold, Ep calls
@@ -634,7 +697,13 @@ for j, summ in enumerate(tasks.values()):
     mean_curves(axes[:, j], summ.summary, ("En", "Ep"))
 label_axes(axes, ROWS, [f"{n}: mean" for n in names.values()])
 fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
-plots.glue_figure("fig-em-mean", fig)
+KINDS = {"ROC": lambda s: s["mean_roc"], "PR": lambda s: s["mean_pr"],
+         "PR-T precision": lambda s: s["mean_prt"]["precision"], "PR-T recall": lambda s: s["mean_prt"]["recall"]}
+apart = {summ.name: ", ".join(f"{kind} {num(bands_apart(get(summ.summary['En']), get(summ.summary['Ep'])), '.0%')}"
+                              for kind, get in KINDS.items()) for summ in tasks.values()}
+plots.glue_figure("fig-em-mean", fig, takeaway=(
+    "Share of each curve's x-axis where the bands of En and Ep do not overlap: "
+    + "; ".join(f"{shares} on the {task}" for task, shares in apart.items()) + "."))
 
 # %% [markdown]
 # ```{glue:figure} fig-em-mean
@@ -646,7 +715,7 @@ plots.glue_figure("fig-em-mean", fig)
 #   over the trial-models.
 # ---
 # Mean curves of En and Ep with ±1 std over the trial-models (the thesis's Fig. 5.3): ROC by vertical averaging, PR
-# by Algorithm 3, PR-T threshold by threshold.
+# by Algorithm 3, PR-T threshold by threshold. {glue:md}`fig-em-mean-takeaway:myst`
 # ```
 #
 # {numref}`fig-em-mean` repeats the single-model picture with the spread over trial-models: the PR-T bands of the
@@ -676,7 +745,15 @@ for metric in ("precision", "recall"):
                           **plots.style("metric", metric))
 axes[1].set(xlabel="threshold t", ylabel="PR-T", title=f"{summ.name}, En: PR-T")
 axes[1].legend(loc="lower left")
-plots.glue_figure("fig-em-pr-vs-prt", fig)
+low_share = np.trapezoid(p.mean[low], p.grid[low]) / np.trapezoid(p.mean, p.grid)  # the grey share of the area
+prec_t, rec_t = s["mean_prt"]["precision"], s["mean_prt"]["recall"]
+both = np.isfinite(prec_t.mean) & np.isfinite(rec_t.mean)
+below = prec_t.grid[both][prec_t.mean[both] < rec_t.mean[both]]  # thresholds where precision lies below recall
+plots.glue_figure("fig-em-pr-vs-prt", fig, takeaway=(
+    f"The grey part (recall ≤ {em.LOW_RECALL}) holds {num(low_share, '.0%')} of the area under the mean PR curve, "
+    f"at a mean precision of {num(np.mean(p.mean[low]))} against {num(np.mean(p.mean[~low]))} at higher recall. The mean precision "
+    f"curve lies below the mean recall curve at {below.size} of the {int(both.sum())} thresholds"
+    + (f", all between t = {below.min():.2f} and {below.max():.2f}." if below.size else ".")))
 
 # %% [markdown]
 # ```{glue:figure} fig-em-pr-vs-prt
@@ -688,7 +765,7 @@ plots.glue_figure("fig-em-pr-vs-prt", fig)
 #   with a band.
 # ---
 # The same En models under PR and PR-T (the thesis's Fig. 5.4): the share of the PR-AUC that lies at recall ≤ 0.3
-# (grey), and the precision and recall curves of PR-T.
+# (grey), and the precision and recall curves of PR-T. {glue:md}`fig-em-pr-vs-prt-takeaway:myst`
 # ```
 #
 # The grey part of the PR-AUC in {numref}`fig-em-pr-vs-prt` lies at recall ≤ 0.3, where precision is highest. On
@@ -710,7 +787,14 @@ if tasks["histology"].fig55 is not None:
     for ax, (kind, xl, yl) in zip(axes.ravel(), ROWS, strict=True):
         ax.set(xlabel=xl, ylabel=yl, title=kind)
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=3)
-    plots.glue_figure("fig-em-h2", fig)
+    areas = tasks["histology"].fig55.areas[0]  # mean over the trial-models, as in the table below
+    design = {"E2.a": "E2.a (balanced)", "E2.b": "E2.b (¬C-biased)", "E2.c": "E2.c (C-biased)"}
+    top = {k: design.get(areas[k].idxmax(), areas[k].idxmax()) for k in ("recall-AUC (PR-T)", "precision-AUC (PR-T)")}
+    plots.glue_figure("fig-em-h2", fig, takeaway=(
+        f"Means over the trial-models: {top['recall-AUC (PR-T)']} has the largest PR-T recall area "
+        f"({num(areas['recall-AUC (PR-T)'].max())}) and {top['precision-AUC (PR-T)']} the largest precision area "
+        f"({num(areas['precision-AUC (PR-T)'].max())}); ROC-AUC spans {num(areas['ROC-AUC'].min(), '.3f')}–"
+        f"{num(areas['ROC-AUC'].max(), '.3f')}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-em-h2
@@ -721,7 +805,7 @@ if tasks["histology"].fig55 is not None:
 #   and E2.c (red) on the balanced histology test set, each with a band of plus or minus one standard deviation.
 # ---
 # Mean ROC, PR and PR-T curves of E2.a (balanced training set), E2.b (¬C-biased) and E2.c (C-biased) with ±1 std
-# on the balanced test set (the thesis's Fig. 5.5).
+# on the balanced test set (the thesis's Fig. 5.5). {glue:md}`fig-em-h2-takeaway:myst`
 # ```
 #
 # {numref}`fig-em-h2` re-draws the thesis's H2 comparison with PR-T; the table gives the areas, and the *fig55-…*
@@ -760,7 +844,22 @@ for j, summ in enumerate(tasks.values()):
 label_axes(axes, (("PR", "recall", "precision"), ("PR-T precision", "threshold t (corrected)", "prec(t)"),
                   ("PR-T recall", "threshold t (corrected)", "recall(t)")), list(names.values()))
 fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
-plots.glue_figure("fig-em-matched", fig)
+at_r, gap = [], {}  # precision at r* per task; |En - Ep| of each PR-T area before and after the prior correction
+for summ in tasks.values():
+    m = summ.matched_areas[0]  # mean over the trial-models, as in the table below
+    at_r.append(", ".join(f"{k} {num(m.loc[k, 'precision at matched recall'], '#.3g')}" for k in ("En", "Ep"))
+                + f" on the {summ.name} ($r^*$ = {num(summ.matched_recall)})")
+    for area in ("precision", "recall"):
+        before, after = (abs(m.loc["En", f"{area}-AUC ({k})"] - m.loc["Ep", f"{area}-AUC ({k})"])
+                         for k in ("PR-T", "prior-corrected"))
+        gap.setdefault(area, []).append((before, after))
+pairs = [before_after for v in gap.values() for before_after in v]
+verb = ("shrinks" if all(a < b for b, a in pairs) else "widens" if all(a > b for b, a in pairs) else "changes")
+gap_text = [f"{area} area " + " and ".join(f"from {num(b, '.2g')} to {num(a, '.2g')}" for b, a in v)
+            for area, v in gap.items()]
+plots.glue_figure("fig-em-matched", fig, takeaway=(
+    "Means over trial-models. Precision at $r^*$: " + "; ".join(at_r) + f". The prior correction {verb} the "
+    "En–Ep gap in PR-T " + ", in ".join(gap_text) + "."))
 
 # %% [markdown]
 # ```{glue:figure} fig-em-matched
@@ -773,6 +872,7 @@ plots.glue_figure("fig-em-matched", fig)
 # ---
 # Two comparisons that remove the calibration shift between En and Ep: precision at the matched recall r* on the
 # mean PR curves (top), and PR-T after correcting each model's scores to the prior 0.5 (middle, bottom).
+# {glue:md}`fig-em-matched-takeaway:myst`
 # ```
 #
 # At the marked recall in {numref}`fig-em-matched` the two mean PR curves give each model's precision at equal

@@ -131,7 +131,19 @@ ax.minorticks_off()
 ax.set_xlabel("test-set size (cases held out)")
 ax.set_ylabel("hold-out accuracy")
 fig.legend(loc="outside lower center", ncols=2, frameon=False)
-plots.glue_figure("fig-rerun-spread", fig)
+first, last = summary.iloc[0], summary.iloc[-1]
+change = ("narrows" if last["std"] < first["std"] else "widens" if last["std"] > first["std"] else "keeps its width")
+above = int((summary["std"] > summary["binomial_sd"]).sum())
+below = int((summary["std"] < summary["binomial_sd"]).sum())
+versus = ("above the binomial SD at every test-set size" if above == len(summary) else
+          "below the binomial SD at every test-set size" if below == len(summary) else
+          f"above the binomial SD at {above} of the {len(summary)} test-set sizes")
+plots.glue_figure("fig-rerun-spread", fig, takeaway=(
+    f"From {int(first['test_size'])} to {int(last['test_size'])} held-out cases the band {change}: the SD over "
+    f"{int(first['count'])} repeats goes from {first['std']:#.2g} to {last['std']:#.2g}; it is {versus}."
+    if len(summary) > 1 else
+    f"With {int(first['test_size'])} held-out cases the SD over {int(first['count'])} repeats is "
+    f"{first['std']:#.2g}; it is {versus.removesuffix(' at every test-set size')}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rerun-spread
@@ -139,10 +151,8 @@ plots.glue_figure("fig-rerun-spread", fig)
 # :alt: Line plot of the mean hold-out accuracy against the test-set size on a log axis, with a shaded band of plus or minus one standard deviation over the repeats that narrows as the test set grows, and dashed lines at plus or minus the binomial standard deviation.
 #
 # Spread of a hold-out accuracy estimate on WDBC: mean ± SD over the repeats for each test-set size (shaded), and
-# mean ± the binomial SD of {eq}`eq-rerun-binomial-sd` (dashed).
+# mean ± the binomial SD of {eq}`eq-rerun-binomial-sd` (dashed). {glue:md}`fig-rerun-spread-takeaway:myst`
 # ```
-#
-# {numref}`fig-rerun-spread` shows the band narrowing as the test set grows.
 #
 # (rerun-reading)=
 # ## Reading the result

@@ -274,18 +274,58 @@ _CODE_NAME = re.compile(r"(?<![\\\w$])[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0
 _MATH_TEXT = re.compile(r"\$[^$]*\$")
 
 
-def glue_figure(name: str, fig, *, check: bool = True) -> None:
+#: the longest takeaway a caption pastes: a sentence or two for a reader, not a table
+MAX_TAKEAWAY_CHARS = 360
+#: what a takeaway must not contain: unformatted floats, undefined values as code prints them, reprs, placeholders
+_RAW_IN_TEXT = re.compile(r"\d\.\d{6,}|\b(?:nan|NaN|inf|None)\b|\bnp\.\w+\(|\{'|\{\}|\[\]|\bn = ;")
+
+
+def takeaway_key(name: str) -> str:
+    """The glue key of figure ``name``'s takeaway, which its caption pastes with ``{glue:md}`<key>:myst```."""
+    return f"{name}-takeaway"
+
+
+def takeaway_problems(text) -> list[str]:
+    """Why ``text`` cannot stand as a figure's takeaway: not a non-empty string, longer than
+    :data:`MAX_TAKEAWAY_CHARS`, not a finished sentence, or carrying raw output (an unformatted float, ``nan``,
+    ``None``, a repr, an empty placeholder); an empty list when it can."""
+    if not isinstance(text, str) or not text.strip():
+        return [f"a takeaway is a non-empty sentence, got {text!r}"]
+    problems = []
+    if len(text) > MAX_TAKEAWAY_CHARS:
+        problems.append(f"{len(text)} characters (at most {MAX_TAKEAWAY_CHARS}: a sentence or two)")
+    if not text.rstrip().endswith((".", "!", "?", ")")):
+        problems.append("it does not end as a sentence")
+    raw = sorted({m.group(0) for m in _RAW_IN_TEXT.finditer(_MATH_TEXT.sub("", text))})
+    if raw:
+        problems.append(f"raw output in the text: {', '.join(raw)}")
+    return problems
+
+
+def glue_figure(name: str, fig, *, takeaway: str, check: bool = True) -> None:
     """Hand ``fig`` to the page as the glued figure ``name`` (shown by a ``{glue:figure}`` block with its number,
     caption and alt text) after checking that it is legible; the figure is closed so it is not shown twice.
 
-    Raises ``ValueError`` listing the problems (see :func:`legibility_problems`) when ``check`` is true.
+    ``takeaway`` is what the figure shows *on this run*, in a sentence or two computed from the data it draws (a
+    re-run with other parameters gets its own). It is glued as Markdown under :func:`takeaway_key` and the caption
+    ends with it (``{glue:md}`<name>-takeaway:myst```), so that a caption states the result and not only what is
+    drawn.
+
+    Raises ``ValueError`` listing the problems (see :func:`legibility_problems` and :func:`takeaway_problems`)
+    when ``check`` is true; an unfit takeaway is refused either way.
     """
+    problems = takeaway_problems(takeaway)
+    if problems:
+        plt.close(fig)
+        raise ValueError(f"figure {name!r}: its takeaway cannot stand in the caption: " + "; ".join(problems))
     if check:
         problems = legibility_problems(fig)
         if problems:
             plt.close(fig)
             raise ValueError(f"figure {name!r} is not legible in the book: " + "; ".join(problems))
+    from IPython.display import Markdown
     from myst_nb import glue
 
     glue(name, fig, display=False)
+    glue(takeaway_key(name), Markdown(takeaway.strip()), display=False)
     plt.close(fig)

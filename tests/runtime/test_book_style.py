@@ -66,7 +66,7 @@ def test_a_legible_figure_passes_and_each_problem_is_named():
     problems = " ".join(plots.legibility_problems(wide))
     assert "12.0 in wide" in problems and "below 9 pt" in problems and "overlapping" in problems
     with pytest.raises(ValueError, match="not legible"):
-        plots.glue_figure("fig-test", wide)
+        plots.glue_figure("fig-test", wide, takeaway="The text overlaps.")
     # a code name on an axis (issue #31: 'S_APJ' while the text typesets $S_{APJ}$); math and words pass
     coded, (ax,) = plots.new_axes(width=6.0)
     ax.set(xlabel="mean bag_auc", ylabel="S_APJ")

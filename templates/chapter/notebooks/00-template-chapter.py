@@ -50,6 +50,8 @@ n_repeats = None
 alpha = None
 
 # %% tags=["remove-input"]
+import numpy as np
+
 from medeval import plots
 from medeval.experiments import template_chapter, template_chapter_claims
 from medeval.runtime import notebook
@@ -104,7 +106,11 @@ ax.axvline(0.5, color="black", linestyle=":")
 ax.set_xlabel("ROC-AUC of one resample")
 ax.set_ylabel("resamples")
 ax.legend(frameon=False)
-plots.glue_figure("fig-template-chapter-auc", fig)
+true_auc = np.array([r["auc"] for r in results.runs if not r["permuted"]])
+null_auc = np.array([r["auc"] for r in results.runs if r["permuted"]])
+plots.glue_figure("fig-template-chapter-auc", fig, takeaway=(
+    f"With the true labels the resamples' ROC-AUC lies between {true_auc.min():.2f} and {true_auc.max():.2f}; "
+    f"with permuted labels their mean is {null_auc.mean():.2f} (chance: 0.50)."))
 
 # %% [markdown]
 # ```{glue:figure} fig-template-chapter-auc
@@ -113,6 +119,7 @@ plots.glue_figure("fig-template-chapter-auc", fig)
 #
 # ROC-AUC of the chosen feature over the bootstrap resamples ({eq}`eq-template-chapter-auc`), with the true labels
 # and with the labels permuted (the control); the dotted line is chance.
+# {glue:md}`fig-template-chapter-auc-takeaway:myst`
 # ```
 #
 # (template-chapter-paper-vs-us)=
