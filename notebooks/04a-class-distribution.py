@@ -593,7 +593,8 @@ plots.glue_figure("fig-cd-table44", fig, takeaway=(
 # %% [markdown]
 # {numref}`fig-cd-table44` is the thesis's Fig. 4.1 drawn from our runs. The same models, evaluated with tiles
 # from 1 px (pixel level) to the whole slide side, give {numref}`fig-cd-sweep` (Fig. 4.3): a larger tile is
-# predicted positive as soon as one of its pixels is, so recall rises and precision falls with $e$.
+# predicted positive as soon as one of its pixels is, so the thesis finds recall rising and precision falling with
+# $e$; the caption says how our runs move.
 
 # %%
 sweep = results.patch_size_sweep

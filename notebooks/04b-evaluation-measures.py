@@ -681,8 +681,9 @@ plots.glue_figure("fig-em-single", fig, takeaway=(
 # give each curve's area. {glue:md}`fig-em-single-takeaway:myst`
 # ```
 #
-# In {numref}`fig-em-single` ROC and PR barely tell the two models apart; PR-T does — at a fixed threshold, Ep calls
-# more examples positive than En.
+# The thesis reads its Fig. 5.2 as: ROC and PR barely tell the two models apart, PR-T does, because at a fixed
+# threshold Ep calls more examples positive than En. The caption of {numref}`fig-em-single` gives the gaps on this
+# run.
 
 # %% [markdown]
 # ### Mean curves over trial-models with std bands (Fig. 5.3)
@@ -718,8 +719,9 @@ plots.glue_figure("fig-em-mean", fig, takeaway=(
 # by Algorithm 3, PR-T threshold by threshold. {glue:md}`fig-em-mean-takeaway:myst`
 # ```
 #
-# {numref}`fig-em-mean` repeats the single-model picture with the spread over trial-models: the PR-T bands of the
-# two models do not overlap where the ROC and PR bands do.
+# {numref}`fig-em-mean` repeats the single-model picture with the spread over trial-models. In the thesis the PR-T
+# bands of the two models separate where the ROC and PR bands overlap; the caption gives, for this run, the share of
+# each axis where the bands are apart.
 
 # %% [markdown]
 # ### PR vs PR-T for En on the CIFAR-10 stand-in (Fig. 5.4)
