@@ -423,26 +423,23 @@ for ax in axes[2:]:
 for ax in axes[::2]:
     ax.set_ylabel("Δy (target heights)")
 fig.colorbar(im, ax=list(axes), shrink=0.7, label="score")
-plots.glue_figure("fig-rodeo-shift", fig)
+loc_half = (f"{fig2['loc_axis']:.2f} in both directions" if f"{fig2['loc_axis']:.2f}" == f"{fig2['loc_diagonal']:.2f}"
+            else f"{fig2['loc_axis']:.2f} along an axis and {fig2['loc_diagonal']:.2f} along the diagonal")
+plots.glue_figure("fig-rodeo-shift", fig, takeaway=(
+    f"At half a target size from the target, IoU is {fig2['iou_axis']:.2f} along an axis and "
+    f"{fig2['iou_diagonal']:.2f} along the diagonal; RoDeO loc is {loc_half}. AP@50 is non-zero on "
+    f"{100 * fig2['ap50_nonzero_area_fraction']:.3g} % of the map, RoDeO loc (above 0.01) on "
+    f"{100 * fig2['loc_nonzero_area_fraction']:.3g} %."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-shift
 # :name: fig-rodeo-shift
 # :alt: Four square heat maps over the offset Δx (horizontal) and Δy (vertical) of a prediction from its target, in target sizes, coloured from 0 (dark) to 1 (yellow): AP@50 and mAP are non-zero only on a small diamond-like patch, IoU falls off as a diamond, RoDeO loc as a wide circular bump.
 #
-# Scores of one predicted box offset by (Δx, Δy) target sizes from an equal-sized square target. The IoU-based
-# scores (AP@50, mAP, IoU) vanish within about half a box size and fall faster along the diagonals; RoDeO's
-# localisation {eq}`eq-rodeo-loc` falls smoothly and equally in every direction.
+# Scores of one predicted box offset by (Δx, Δy) target sizes from an equal-sized square target: the IoU-based
+# scores (AP@50, mAP, IoU) and RoDeO's localisation {eq}`eq-rodeo-loc`. These are properties of the formulas, so
+# they appear below as checks, not as claims. {glue:md}`fig-rodeo-shift-takeaway:myst`
 # ```
-
-# %% tags=["hide-input"]
-display(Markdown(
-    f"At a distance of half a target size, IoU is {fig2['iou_axis']:.3f} along an axis but "
-    f"{fig2['iou_diagonal']:.3f} along the diagonal; RoDeO loc is {fig2['loc_axis']:.3f} in both directions. "
-    f"AP@50 is non-zero on {100 * fig2['ap50_nonzero_area_fraction']:.0f}% of the map in the figure above, "
-    f"RoDeO loc (> 0.01) on {100 * fig2['loc_nonzero_area_fraction']:.0f}%. These are properties of the formulas, "
-    "so they appear below as checks, not as claims."
-))
 
 # %% [markdown]
 # ## Oracle experiments
@@ -514,6 +511,43 @@ def base(frame, metric, **where):
     return float(frame.loc[sel, metric].mean())
 
 
+def grid_ends(frame, x):
+    """'a to b': the smallest and the largest value of ``x`` in ``frame``."""
+    return f"{frame[x].min():g} to {frame[x].max():g}"
+
+
+def move(frame, x, metric):
+    """How the mean of ``metric`` over the runs changes from the smallest to the largest ``x``, in words."""
+    mean = frame.groupby(x)[metric].mean()
+    if mean.empty or not np.isfinite(mean.iloc[[0, -1]]).all():
+        return "is undefined at an end of this grid"
+    first, last = f"{mean.iloc[0]:.2f}", f"{mean.iloc[-1]:.2f}"
+    if first == last:
+        return f"is {first} at both ends"
+    return f"{'rises' if mean.iloc[-1] > mean.iloc[0] else 'falls'} from {first} to {last}"
+
+
+def spread(frames, x, metrics):
+    """The largest change (max − min) of the mean of any of ``metrics`` along ``x`` within any of ``frames``."""
+    means = [f.groupby(x)[m].mean() for f in frames for m in metrics if len(f)]
+    return max((float(mean.max() - mean.min()) for mean in means), default=0.0)
+
+
+def closed_gap(frame, metric, x, xs, ys):
+    """Largest |mean over runs − closed form| of ``metric`` over the grid points ``xs`` of ``x``, where the
+    closed form is ``ys`` (the dashed curve); nan where no grid point has runs."""
+    gaps = np.array([abs(base(frame, metric, **{x: xv}) - yv) for xv, yv in zip(xs, ys, strict=True)])
+    return float(np.nanmax(gaps)) if np.isfinite(gaps).any() else float("nan")
+
+
+def deviation(gap, closed_form="the dashed closed form"):
+    """How far an oracle curve lies from its closed form (:func:`closed_gap`), in words."""
+    if not np.isfinite(gap):
+        return f"cannot be compared with {closed_form} on this grid"
+    amount = "less than 0.001" if gap < 0.001 else f"at most {gap:.2g}"
+    return f"differs from {closed_form} by {amount}"
+
+
 # %% [markdown]
 # ## Position noise and shape noise (the paper's Fig. 3)
 #
@@ -524,8 +558,9 @@ def base(frame, metric, **where):
 # %% tags=["hide-input"]
 f3 = oracle["fig3"]
 fig, axes = plots.new_axes(2, 3, width=4.0, height=2.5)
+grids = {}
 for ax, m in zip(axes, ["acc@30", "AP@30", "mAP", "RoDeO", "RoDeO loc", "RoDeO shape"], strict=True):
-    grid = f3.groupby(["sigma_shape", "sigma_pos"])[m].mean().unstack()
+    grid = grids[m] = f3.groupby(["sigma_shape", "sigma_pos"])[m].mean().unstack()
     plots.heatmap(ax, grid.to_numpy(), [f"{v:g}" for v in grid.index], [f"{v:g}" for v in grid.columns],
                   vmin=0, vmax=1, fmt=".2f", colorbar=False)
     ax.invert_yaxis()
@@ -533,16 +568,34 @@ for ax, m in zip(axes, ["acc@30", "AP@30", "mAP", "RoDeO", "RoDeO loc", "RoDeO s
     ax.set_title(m)
     ax.set_xlabel(r"$\sigma_{pos}$")
     ax.set_ylabel(r"$\sigma_{shape}$")
-plots.glue_figure("fig-rodeo-fig3-maps", fig)
+
+
+def span(m):
+    """'low–high' of the cells of metric ``m``'s map."""
+    return f"{np.nanmin(grids[m].to_numpy()):.2f}–{np.nanmax(grids[m].to_numpy()):.2f}"
+
+
+def along(m, noise):
+    """The largest change of metric ``m`` along one noise (a row of the map for σ_pos, a column for σ_shape)."""
+    g = grids[m] if noise == "sigma_pos" else grids[m].T
+    return float((g.max(axis=1) - g.min(axis=1)).max())
+
+
+plots.glue_figure("fig-rodeo-fig3-maps", fig, takeaway=(
+    f"On this grid acc@30 spans {span('acc@30')}, AP@30 {span('AP@30')} and mAP {span('mAP')}. With the other "
+    f"noise fixed, RoDeO loc changes by up to {along('RoDeO loc', 'sigma_pos'):.2f} with $\\sigma_{{pos}}$ and "
+    f"{along('RoDeO loc', 'sigma_shape'):.2f} with $\\sigma_{{shape}}$, RoDeO shape by up to "
+    f"{along('RoDeO shape', 'sigma_shape'):.2f} with $\\sigma_{{shape}}$ and "
+    f"{along('RoDeO shape', 'sigma_pos'):.2f} with $\\sigma_{{pos}}$."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-fig3-maps
 # :name: fig-rodeo-fig3-maps
 # :alt: Six annotated heat maps with the position noise σ_pos on the horizontal axis and the shape noise σ_shape on the vertical axis, one each for acc@30, AP@30, mAP, RoDeO, RoDeO loc and RoDeO shape; cells hold the mean score.
 #
-# Mean scores of the box oracle over a grid of position noise (columns) and shape noise (rows). acc@30 stays
-# high, AP@30 and mAP collapse with position noise, and RoDeO loc reacts only to position and RoDeO shape only
-# to shape (the paper's reading; the verdicts are in the Paper vs us table).
+# Mean scores of the box oracle over a grid of position noise (columns) and shape noise (rows). The paper reads
+# them as acc@30 staying high, AP@30 and mAP collapsing with position noise, and RoDeO loc and shape each reacting
+# to one noise only; its rows in the Paper vs us table decide. {glue:md}`fig-rodeo-fig3-maps-takeaway:myst`
 # ```
 
 # %% tags=["hide-input"]
@@ -565,7 +618,13 @@ axes[0].set_ylabel("score")
 for ax in axes:
     ax.set_ylim(0, 1.05)
     ax.legend(loc="lower left", frameon=False)
-plots.glue_figure("fig-rodeo-fig3-closed", fig)
+loc_gap = closed_gap(f3[np.isclose(f3["sigma_shape"], 0)], "RoDeO loc", "sigma_pos", s_pos,
+                     R.analytic_curves(s_pos)["loc_position_noise"])
+shape_gap = closed_gap(f3[np.isclose(f3["sigma_pos"], 0)], "RoDeO shape", "sigma_shape", s_shape,
+                       R.shape_noise_expectation(s_shape))
+loc_form = r"$1/(1 + 2\ln 2\,\sigma_{pos}^2)$"  # the closed form of the left panel
+plots.glue_figure("fig-rodeo-fig3-closed", fig, takeaway=(
+    f"The oracle's RoDeO loc {deviation(loc_gap, loc_form)}; its RoDeO shape {deviation(shape_gap, 'E[cIoU]')}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-fig3-closed
@@ -575,6 +634,7 @@ plots.glue_figure("fig-rodeo-fig3-closed", fig)
 # RoDeO's localisation under position noise alone (left) and its shape score under shape noise alone (right),
 # mean over runs, against their closed forms (dashed): $1/(1 + 2\ln 2\,\sigma_{pos}^2)$ from
 # {eq}`eq-rodeo-loc`, and the expectation of {eq}`eq-rodeo-ciou` under independent log-normal width and height.
+# {glue:md}`fig-rodeo-fig3-closed-takeaway:myst`
 # ```
 
 # %% [markdown]
@@ -586,9 +646,13 @@ plots.glue_figure("fig-rodeo-fig3-closed", fig)
 # %% tags=["hide-input"]
 f4 = oracle["fig4"]
 pu = np.array(P.p_values)
-fig = curves([(None, f4, "p_underpred", r"$p_{underpred}$",
-               {r"loc$(0)\,(1-p)$": (pu, base(f4, "RoDeO loc", p_underpred=0) * (1 - pu))})])
-plots.glue_figure("fig-rodeo-underpred", fig)
+closed4 = base(f4, "RoDeO loc", p_underpred=0) * (1 - pu)
+fig = curves([(None, f4, "p_underpred", r"$p_{underpred}$", {r"loc$(0)\,(1-p)$": (pu, closed4)})])
+plots.glue_figure("fig-rodeo-underpred", fig, takeaway=(
+    f"From $p_{{underpred}}$ = {grid_ends(f4, 'p_underpred')}, acc@10 {move(f4, 'p_underpred', 'acc@10')}, "
+    f"acc@50 {move(f4, 'p_underpred', 'acc@50')}, AP@50 {move(f4, 'p_underpred', 'AP@50')} and RoDeO "
+    f"{move(f4, 'p_underpred', 'RoDeO')}; RoDeO loc "
+    f"{deviation(closed_gap(f4, 'RoDeO loc', 'p_underpred', pu, closed4))}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-underpred
@@ -597,7 +661,7 @@ plots.glue_figure("fig-rodeo-underpred", fig)
 #
 # Class under-prediction with position noise σ_pos = 0.5: mean over runs, bands the range. The paper reports that
 # AP@IoU and RoDeO fall as boxes are dropped while acc@IoU rises, because a dropped box that missed the threshold
-# turns a false positive into a true negative.
+# turns a false positive into a true negative. {glue:md}`fig-rodeo-underpred-takeaway:myst`
 # ```
 
 # %% [markdown]
@@ -609,9 +673,14 @@ plots.glue_figure("fig-rodeo-underpred", fig)
 # %% tags=["hide-input"]
 f5 = oracle["fig5"]
 ed = np.array(P.expected_duplicates)
+closed5 = base(f5, "RoDeO loc", expected_duplicates=0) / (1 + ed)
 fig = curves([(None, f5, "expected_duplicates", r"$\mathbb{E}[D]$",
-               {r"loc$(0)/(1 + \mathbb{E}[D])$": (ed, base(f5, "RoDeO loc", expected_duplicates=0) / (1 + ed))})])
-plots.glue_figure("fig-rodeo-duplication", fig)
+               {r"loc$(0)/(1 + \mathbb{E}[D])$": (ed, closed5)})])
+plots.glue_figure("fig-rodeo-duplication", fig, takeaway=(
+    f"From $\\mathbb E[D]$ = {grid_ends(f5, 'expected_duplicates')}, AP@30 "
+    f"{move(f5, 'expected_duplicates', 'AP@30')}, AP@50 {move(f5, 'expected_duplicates', 'AP@50')} and RoDeO "
+    f"{move(f5, 'expected_duplicates', 'RoDeO')}; RoDeO loc "
+    f"{deviation(closed_gap(f5, 'RoDeO loc', 'expected_duplicates', ed, closed5))}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-duplication
@@ -620,7 +689,7 @@ plots.glue_figure("fig-rodeo-duplication", fig)
 #
 # Box duplication with position noise σ_pos = 0.5. The unmatched copies enter {eq}`eq-rodeo-sub`, so RoDeO's
 # sub-scores are expected to fall as $1/(1 + \mathbb E[D])$ (dashed); the paper reports that AP at thresholds
-# above 10 % does not fall.
+# above 10 % does not fall. {glue:md}`fig-rodeo-duplication-takeaway:myst`
 # ```
 
 # %% [markdown] tags=["further"]
@@ -644,7 +713,15 @@ for ax, (panel, c) in zip(axes, fig6.items(), strict=True):
     ax.set_title(f"{panel} changed")
 axes[0].set_ylabel("similarity")
 axes[1].legend(loc="upper right", frameon=False)
-plots.glue_figure("fig-rodeo-ciou", fig)
+ciou_range = " and ".join(f"{c['cIoU'].min():.2g}–{c['cIoU'].max():.2g} ({panel} changed)"
+                         for panel, c in fig6.items())
+hs_low = " and ".join(
+    f"{c['Hausdorff similarity'].min():.2g} ({panel} changed"
+    + (f", negative from a factor of {c.loc[c['Hausdorff similarity'] < 0, 'factor'].min():.3g})"
+       if (c["Hausdorff similarity"] < 0).any() else ", never negative)")
+    for panel, c in fig6.items())
+plots.glue_figure("fig-rodeo-ciou", fig, takeaway=(
+    f"Over the factors drawn, cIoU spans {ciou_range}; the Hausdorff similarity reaches {hs_low}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-ciou
@@ -653,7 +730,7 @@ plots.glue_figure("fig-rodeo-ciou", fig)
 #
 # cIoU and the Hausdorff similarity of a square target and a box scaled by the factor (left) or with its aspect
 # ratio changed by the factor at constant area (right). cIoU stays between 0 and 1 and falls fastest for small
-# changes; the Hausdorff similarity falls linearly without a lower bound.
+# changes; the Hausdorff similarity falls linearly without a lower bound. {glue:md}`fig-rodeo-ciou-takeaway:myst`
 # ```
 
 # %% [markdown] tags=["further"]
@@ -666,7 +743,14 @@ plots.glue_figure("fig-rodeo-ciou", fig)
 f7 = oracle["fig7"]
 fig = curves([(rf"$p_{{overpred}}$ = {p_over:g}", frame, "random_box_size", "box side s", None)
               for p_over, frame in f7.groupby("p_overpred")])
-plots.glue_figure("fig-rodeo-random-boxes", fig)
+means7 = f7.groupby(["p_overpred", "random_box_size"])[["acc@30", "AP@30", "RoDeO", "RoDeO shape"]].mean()
+peaks7 = [side for _, side in means7["RoDeO shape"].groupby(level="p_overpred").idxmax()]  # the best s per row
+peak_text = (f"at s = {peaks7[0]:g} in every row" if len(set(peaks7)) == 1 else
+             "at s = " + ", ".join(f"{side:g}" for side in peaks7) + " in the rows from top to bottom")
+plots.glue_figure("fig-rodeo-random-boxes", fig, takeaway=(
+    f"Over all settings acc@30 lies between {means7['acc@30'].min():.2f} and {means7['acc@30'].max():.2f}, AP@30 "
+    f"reaches at most {means7['AP@30'].max():.2g} and RoDeO at most {means7['RoDeO'].max():.2f}. RoDeO shape is "
+    f"highest {peak_text}; the NIH boxes' mean side $\\sqrt{{wh}}$ is {summary['mean_box_side_sqrt_area']:.2f}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-random-boxes
@@ -676,6 +760,7 @@ plots.glue_figure("fig-rodeo-random-boxes", fig)
 # A class oracle that places one square box of side s at random per predicted class; rows: share of negative
 # classes flipped to positive. The paper reports that acc@IoU stays high although every box is placed at random,
 # that AP@IoU and RoDeO stay low, and that RoDeO shape peaks near the typical size of a target box.
+# {glue:md}`fig-rodeo-random-boxes-takeaway:myst`
 # ```
 
 # %% [markdown] tags=["further"]
@@ -692,7 +777,16 @@ for s, frame in f8.groupby("sigma_pos"):
     an8 = {r"$2^{-|\Delta p|^2}$": (bias, R.analytic_curves(bias)["loc_position_bias"])} if s == 0 else None
     rows8.append((rf"$\sigma_{{pos}}$ = {s:g}", frame, "position_bias", r"$|\Delta p|$", an8))
 fig = curves(rows8)
-plots.glue_figure("fig-rodeo-position-bias", fig)
+s_top = f8["sigma_pos"].min()
+top8 = f8[np.isclose(f8["sigma_pos"], s_top)]
+gap8 = closed_gap(top8, "RoDeO loc", "position_bias", bias, R.analytic_curves(bias)["loc_position_bias"])
+loc8 = (f"RoDeO loc {deviation(gap8)}" if s_top == 0
+        else "no row is free of position noise, so $2^{-|\\Delta p|^2}$ is not drawn")
+plots.glue_figure("fig-rodeo-position-bias", fig, takeaway=(
+    f"In the top row ($\\sigma_{{pos}}$ = {s_top:g}), from $|\\Delta p|$ = {grid_ends(top8, 'position_bias')}, "
+    f"acc@30 {move(top8, 'position_bias', 'acc@30')} and AP@30 {move(top8, 'position_bias', 'AP@30')}; {loc8}. "
+    f"Within any row RoDeO shape and cls change by at most "
+    f"{spread([g for _, g in f8.groupby('sigma_pos')], 'position_bias', ['RoDeO shape', 'RoDeO cls']):.2f}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-position-bias
@@ -701,7 +795,7 @@ plots.glue_figure("fig-rodeo-position-bias", fig)
 #
 # The box oracle with a position bias |Δp| (horizontal axis) and position noise (rows). Without noise, RoDeO loc
 # must follow $2^{-|\Delta p|^2}$ (dashed, top row); the paper reports that acc@IoU and AP@IoU drop sharply and
-# that RoDeO shape and cls do not move.
+# that RoDeO shape and cls do not move. {glue:md}`fig-rodeo-position-bias-takeaway:myst`
 # ```
 
 # %% [markdown] tags=["further"]
@@ -721,7 +815,16 @@ fig = curves([
     ("aspect noise", ratio_panel, "sigma_ratio", r"$\sigma_{ratio}$",
      {r"$\mathbb{E}[1/(2e^{|\Delta \ln a|/2} - 1)]$": (sr, R.analytic_curves(sr)["shape_aspect_noise"])}),
 ])
-plots.glue_figure("fig-rodeo-shape-noise", fig)
+shape_gaps = [closed_gap(size_panel, "RoDeO shape", "sigma_size", ss, R.analytic_curves(ss)["shape_size_noise"]),
+              closed_gap(ratio_panel, "RoDeO shape", "sigma_ratio", sr, R.analytic_curves(sr)["shape_aspect_noise"])]
+shape_gap9 = max((g for g in shape_gaps if np.isfinite(g)), default=float("nan"))
+loc_cls9 = max(spread([size_panel], "sigma_size", ["RoDeO loc", "RoDeO cls"]),
+               spread([ratio_panel], "sigma_ratio", ["RoDeO loc", "RoDeO cls"]))
+plots.glue_figure("fig-rodeo-shape-noise", fig, takeaway=(
+    f"From the smallest to the largest noise, acc@30 {move(size_panel, 'sigma_size', 'acc@30')} under size noise "
+    f"and {move(ratio_panel, 'sigma_ratio', 'acc@30')} under aspect noise, where AP@10 "
+    f"{move(ratio_panel, 'sigma_ratio', 'AP@10')}. RoDeO loc and cls change by at most {loc_cls9:.2f}; RoDeO "
+    f"shape {deviation(shape_gap9)}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-shape-noise
@@ -730,7 +833,7 @@ plots.glue_figure("fig-rodeo-shape-noise", fig)
 #
 # The box oracle with size noise (top) and aspect-ratio noise (bottom); dashed: the expected RoDeO shape score.
 # The paper reports that acc@IoU is mostly invariant, AP@10 mostly invariant to the aspect ratio, and RoDeO loc
-# and cls invariant to both.
+# and cls invariant to both. {glue:md}`fig-rodeo-shape-noise-takeaway:myst`
 # ```
 
 # %% [markdown] tags=["further"]
@@ -744,9 +847,12 @@ f10 = oracle["fig10"]
 pv = np.array(P.p_values)
 n_absent = cells["n_cells"] - cells["n_occupied_cells"]
 factor10 = len(targets) / (len(targets) + pv * n_absent)
-fig = curves([(None, f10, "p_overpred", r"$p_{overpred}$",
-               {"loc(0)·N/(N + p·#absent)": (pv, base(f10, "RoDeO loc", p_overpred=0) * factor10)})])
-plots.glue_figure("fig-rodeo-overpred", fig)
+closed10 = base(f10, "RoDeO loc", p_overpred=0) * factor10
+fig = curves([(None, f10, "p_overpred", r"$p_{overpred}$", {"loc(0)·N/(N + p·#absent)": (pv, closed10)})])
+plots.glue_figure("fig-rodeo-overpred", fig, takeaway=(
+    f"From $p_{{overpred}}$ = {grid_ends(f10, 'p_overpred')}, acc@30 {move(f10, 'p_overpred', 'acc@30')}, AP@30 "
+    f"{move(f10, 'p_overpred', 'AP@30')} and RoDeO {move(f10, 'p_overpred', 'RoDeO')}; RoDeO loc "
+    f"{deviation(closed_gap(f10, 'RoDeO loc', 'p_overpred', pv, closed10))}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-overpred
@@ -756,6 +862,7 @@ plots.glue_figure("fig-rodeo-overpred", fig)
 # Class over-prediction with position noise σ_pos = 0.5. Dashed: RoDeO loc scaled by the share of matched boxes
 # in {eq}`eq-rodeo-sub`, with $N$ target boxes and #absent empty (image, class) cells. The paper reports that all
 # three families fall, AP@IoU and RoDeO exponentially and acc@IoU linearly.
+# {glue:md}`fig-rodeo-overpred-takeaway:myst`
 # ```
 
 # %% [markdown] tags=["further"]
@@ -768,7 +875,12 @@ plots.glue_figure("fig-rodeo-overpred", fig)
 f11 = oracle["fig11"]
 cls_closed = R.classification_closed_form(R.confusion_accuracy(pv, seed=P.seed))
 fig = curves([(None, f11, "p_confuse", r"$p_{confuse}$", {r"cls: $(K\,acc - 1)/(K - 1)$": (pv, cls_closed)})])
-plots.glue_figure("fig-rodeo-confusion", fig)
+acc_low11 = f11.groupby("p_confuse")[METRIC_GROUPS["acc@IoU"]].mean().min().min()
+plots.glue_figure("fig-rodeo-confusion", fig, takeaway=(
+    f"From $p_{{confuse}}$ = {grid_ends(f11, 'p_confuse')}, RoDeO cls {move(f11, 'p_confuse', 'RoDeO cls')} and "
+    f"{deviation(closed_gap(f11, 'RoDeO cls', 'p_confuse', pv, cls_closed))}; RoDeO loc "
+    f"{move(f11, 'p_confuse', 'RoDeO loc')} and RoDeO shape {move(f11, 'p_confuse', 'RoDeO shape')}. The lowest "
+    f"mean acc@IoU is {acc_low11:.2f}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-confusion
@@ -777,7 +889,7 @@ plots.glue_figure("fig-rodeo-confusion", fig)
 #
 # Class confusion with position noise σ_pos = 0.5. Dashed: the closed form of RoDeO cls from {eq}`eq-rodeo-cls`.
 # The paper reports that acc@IoU never reaches zero and that RoDeO loc and shape do not move, because the matching
-# {eq}`eq-rodeo-cost` still pairs each box with its own target.
+# {eq}`eq-rodeo-cost` still pairs each box with its own target. {glue:md}`fig-rodeo-confusion-takeaway:myst`
 # ```
 
 # %% [markdown]

@@ -483,6 +483,23 @@ def sig3(v):
     return "—" if v is None or np.isnan(v) else f"{v:.3g}"
 
 
+def finding(label):
+    """A finding's name in a sentence: 'pleural thickening' for 'Pleural_Thickening'."""
+    return label.replace("AUC ", "").replace("_", " ").lower()
+
+
+def listing(items):
+    """'a', 'a and b', 'a, b and c'."""
+    items = list(items)
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+def sci(v):
+    """A small positive number as $m \\times 10^{e}$ with two significant digits."""
+    mantissa, exponent = f"{v:.1e}".split("e")
+    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
+
+
 BAR = "0.35"  # one series per panel: a dark grey, not a colour that names something elsewhere
 fig, axes = plots.new_axes(2, width=4.0, height=3.6)
 axes[0].barh(freq["label"][::-1], freq["proportion"][::-1], color=BAR)
@@ -494,7 +511,16 @@ axes[1].set_xlabel("number of labels per X-ray")
 axes[1].set_ylabel("proportion of X-rays")
 axes[1].set_xticks(counts["n_labels"])
 axes[1].set_title("(b) labels per X-ray")
-plots.glue_figure("fig-ml-labelcount", fig)
+common = [finding(lab) for lab in freq.loc[freq["proportion"] > 0.1, "label"]]
+common_text = (f"Only {listing(common)} {'occurs' if len(common) == 1 else 'occur'}" if common
+               else "No finding occurs")
+share = freq.set_index("label")["proportion"]
+plots.glue_figure("fig-ml-labelcount", fig, takeaway=(
+    f"{common_text} in more than 10 % of the X-rays; pneumonia in {100 * share['Pneumonia']:.2f} % and hernia in "
+    f"{100 * share['Hernia']:.2f} % (the text: 1.2 % and 0.2 %). {hist_pct['0']:.1f} % of the X-rays have no "
+    f"label, {hist_pct['1']:.1f} % exactly one and {hist_pct['2+']:.1f} % several, up to "
+    f"{counts['n_labels'].iloc[-1]} labels (on {counts['count'].iloc[-1]} "
+    f"{'X-ray' if counts['count'].iloc[-1] == 1 else 'X-rays'})."))
 
 # %% [markdown]
 # ```{glue:figure} fig-ml-labelcount
@@ -502,21 +528,11 @@ plots.glue_figure("fig-ml-labelcount", fig)
 # :alt: Two bar charts. Left, horizontal bars of the proportion of X-rays carrying each of the 14 findings, most frequent at the top, with a dashed line at 10 percent that only Infiltration, Effusion and Atelectasis cross. Right, vertical bars of the proportion of X-rays with 0 to 9 labels, falling steeply from about 0.54 at zero labels.
 #
 # The label distribution of ChestX-ray14 (all 112,120 X-rays). (a) Proportion of X-rays with each finding; the dashed
-# line marks 10%. (b) Distribution of the number of findings per X-ray.
+# line marks 10%. (b) Distribution of the number of findings per X-ray. {glue:md}`fig-ml-labelcount-takeaway:myst`
 # ```
 #
 # The labels are imbalanced ({numref}`fig-ml-labelcount` (a)) and sparse: most X-rays carry no finding at all
-# ({numref}`fig-ml-labelcount` (b)). The numbers the thesis quotes:
-
-# %% tags=["hide-input"]
-display(Markdown(
-    f"Only {', '.join(freq.loc[freq['proportion'] > 0.1, 'label'])} occur in more than 10% of the X-rays; "
-    f"Pneumonia occurs in {100 * freq.set_index('label').loc['Pneumonia', 'proportion']:.2f}% and Hernia in "
-    f"{100 * freq.set_index('label').loc['Hernia', 'proportion']:.2f}% (the text: 1.2% and 0.2%). "
-    f"{hist_pct['0']:.1f}% of the X-rays have no label, {hist_pct['1']:.1f}% exactly one and "
-    f"{hist_pct['2+']:.1f}% several; the maximum is {counts['n_labels'].iloc[-1]} labels, "
-    f"on {counts['count'].iloc[-1]} X-rays."
-))
+# ({numref}`fig-ml-labelcount` (b)).
 
 # %% [markdown]
 # ## Multi-label indicators
@@ -574,7 +590,15 @@ notebook.record("mean_pairwise_chi2", dep["mean_pairwise_chi2"])
 notebook.record("p_eff_given_card", dep["p_effusion_given_cardiomegaly"])
 notebook.record("p_card_given_eff", dep["p_cardiomegaly_given_effusion"])
 notebook.record("pairs_below_5", dep["pairs_below_5"])
-plots.glue_figure("fig-ml-corrs", fig)
+p_ec, p_ce = dep["p_effusion_given_cardiomegaly"], dep["p_cardiomegaly_given_effusion"]
+in_scale = "inside" if max(abs(dep["min_corr"]), abs(dep["max_corr"])) <= 0.2 else "beyond"
+plots.glue_figure("fig-ml-corrs", fig, takeaway=(
+    f"Off the diagonal the correlations run from {dep['min_corr']:.3f} ({finding(dep['min_corr_pair'][0])}–"
+    f"{finding(dep['min_corr_pair'][1])}) to {dep['max_corr']:.3f} ({finding(dep['max_corr_pair'][0])}–"
+    f"{finding(dep['max_corr_pair'][1])}), "
+    f"{in_scale} the colour scale's ±0.2. "
+    f"P(effusion | cardiomegaly) = {p_ec:.3f} {'and' if round(p_ec, 3) == round(p_ce, 3) else 'but'} "
+    f"P(cardiomegaly | effusion) = {p_ce:.3f}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-ml-corrs
@@ -584,7 +608,7 @@ plots.glue_figure("fig-ml-corrs", fig)
 # Label dependence in ChestX-ray14. (a) Pearson correlation between the 14 binary labels (diagonal omitted; colour
 # scale clipped at ±0.2). (b) Co-occurrence: cell (row $u$, column $v$) is the share of X-rays with finding $u$ that
 # also carry finding $v$. Findings are abbreviated to their first four letters, except PlTh (Pleural thickening),
-# Pnia (Pneumonia) and Ptx (Pneumothorax).
+# Pnia (Pneumonia) and Ptx (Pneumothorax). {glue:md}`fig-ml-corrs-takeaway:myst`
 # ```
 #
 # All correlations in {numref}`fig-ml-corrs` (a) are weak, partly because the label cardinality is low; the
@@ -592,16 +616,15 @@ plots.glue_figure("fig-ml-corrs", fig)
 # prevalences differ: P(v | u)/P(u | v) = P(v)/P(u) (Bayes), so it is shown as a check, not a claim.
 
 # %% tags=["hide-input"]
+more_prevalent = "effusion" if share["Effusion"] > share["Cardiomegaly"] else "cardiomegaly"
+never = dep["n_pairs_never_cooccurring"]
 display(Markdown(
-    f"The largest correlation is {dep['max_corr_pair'][0]}–{dep['max_corr_pair'][1]} ({dep['max_corr']:.3f}; "
-    f"the text: ~0.178), the smallest {dep['min_corr_pair'][0]}–{dep['min_corr_pair'][1]} ({dep['min_corr']:.4f}). "
-    f"P(Effusion | Cardiomegaly) = {dep['p_effusion_given_cardiomegaly']:.3f} but P(Cardiomegaly | Effusion) = "
-    f"{dep['p_cardiomegaly_given_effusion']:.3f}: the conditional frequencies are asymmetric, as the chapter says, "
-    f"because Effusion is the more prevalent label (Bayes), not because the dependence is one-sided. "
+    f"The text gives ~0.178 for the largest correlation. The conditional frequencies are asymmetric because "
+    f"{more_prevalent} is the more prevalent label (Bayes), not because the dependence is one-sided. "
     f"φ² and χ²/N agree to {dep['max_abs_phi2_minus_chi2_over_n']:.1e}; the mean pairwise χ² "
     f"(a meta-feature the chapter names without a value) is {dep['mean_pairwise_chi2']:.1f}. "
-    f"Every label pair co-occurs; {len(dep['pairs_below_5'])} pairs fewer than 5 times: "
-    f"{', '.join(dep['pairs_below_5'])}."
+    + ("Every label pair co-occurs" if never == 0 else f"{never} label pairs never co-occur")
+    + f"; {len(dep['pairs_below_5'])} pairs fewer than 5 times: {', '.join(dep['pairs_below_5'])}."
 ))
 
 # %% [markdown] tags=["further"]
@@ -686,7 +709,22 @@ for ax, stat in zip(axes, ["LD", "LPD"], strict=True):
     ax.set_title(stat)
     ax.set_xlabel("fold assignment")
     ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
-plots.glue_figure("fig-ml-split-quality", fig)
+split_means = split_runs.groupby("method")[["LD", "LPD"]].mean()
+n_reps = int((split_runs["method"] == "random").sum())
+
+
+def versus(stat):
+    """Iterative stratification's mean ``stat`` against the random folds', in words."""
+    ours, rnd = split_means.loc["iterative", stat], split_means.loc["random", stat]
+    word = "the same" if sci(ours) == sci(rnd) else ("lower" if ours < rnd else "higher")
+    return f"{word} {stat} ({sci(ours)})"
+
+
+split_takeaway = (f"Over {n_reps} {'repetition' if n_reps == 1 else 'repetitions'}, random folds give a mean LD of "
+                  f"{sci(split_means.loc['random', 'LD'])} and LPD of {sci(split_means.loc['random', 'LPD'])}")
+split_takeaway += (f"; iterative stratification gives {versus('LD')} and {versus('LPD')}." if iterative_ran
+                   else "; iterative stratification did not run with these parameters.")
+plots.glue_figure("fig-ml-split-quality", fig, takeaway=split_takeaway)
 
 # %% [markdown]
 # ```{glue:figure} fig-ml-split-quality
@@ -695,16 +733,16 @@ plots.glue_figure("fig-ml-split-quality", fig)
 #
 # Split quality over the repetitions: label distribution LD and label-pair distribution LPD of random image-level
 # folds and of iterative stratification (lower is better). Each box summarises one value per repetition.
+# {glue:md}`fig-ml-split-quality-takeaway:myst`
 # ```
 #
-# Both statistics are tiny for random folds ({numref}`fig-ml-split-quality`); iterative stratification makes them
-# smaller still. What the numbers mean against the odds they measure:
+# What the numbers of {numref}`fig-ml-split-quality` mean against the odds they measure:
 
 # %% tags=["hide-input"]
 text = (
     f"The chapter prints no numbers for this table, only that the statistics are \"extremely small with a small "
-    f"standard deviation\". On {results.split_n_images:,} images, random {P.split_folds}-fold CV gives LD = "
-    f"{sf['LD_mean']:.2e} (SD {sf['LD_sd']:.1e}) and LPD = {sf['LPD_mean']:.2e}; the largest FZ and FLZ "
+    f"standard deviation\". On {results.split_n_images:,} images, random {P.split_folds}-fold CV gives LD with an "
+    f"SD of {sf['LD_sd']:.1e}; the largest FZ and FLZ "
     f"over the repetitions are {sf['FZ_max']} and {sf['FLZ_max']}, and ED = {sf['ED_max']:g}"
     + (" (N is divisible by the number of folds)." if results.split_n_images % P.split_folds == 0 else ".")
     + f" LD is an average of |fold odds − data-set odds|; the labels' mean odds are {results.mean_label_odds:.4f}, so "
@@ -712,9 +750,8 @@ text = (
     f"(hypergeometric), a random split has {results.expected_flz:.1e} fold-label pairs without a positive on average."
 )
 if iterative_ran:
-    text += (f" Iterative stratification gives LD = {sf['LD_iterative_mean']:.2e} and LPD = "
-             f"{sf['LPD_iterative_mean']:.2e} (about {sf['iterative_split_seconds']:.1f} s per split against "
-             f"{sf['random_split_seconds']:.2f} s for random folds).")
+    text += (f" Iterative stratification takes about {sf['iterative_split_seconds']:.1f} s per split against "
+             f"{sf['random_split_seconds']:.2f} s for random folds.")
 display(Markdown(text))
 
 # %% [markdown] tags=["further"]
@@ -814,7 +851,20 @@ axes[0].errorbar(vals, ypos, xerr=[vals - per_label["ci_low"], per_label["ci_hig
 axes[0].set_yticks(ypos, [lab.replace("AUC ", "").replace("_", " ") for lab in per_label.index])
 axes[0].axvline(0.5, color=plots.NEUTRAL, lw=1.0, ls="--")
 axes[0].set_xlabel("test AUC (95% patient-clustered bootstrap CI)")
-plots.glue_figure("fig-ml-per-label-auc", fig)
+defined = per_label["value"].dropna()
+n_missing = len(per_label) - len(defined)
+if len(defined):
+    n_above, n_below = int((defined > 0.5).sum()), int((defined < 0.5).sum())
+    n_clear = int((per_label["ci_low"] > 0.5).sum())
+    auc_takeaway = (
+        f"{n_above} of the {len(defined)} findings with a test positive have an AUC above 0.5 and {n_below} below, "
+        f"from {defined.min():.2f} ({finding(defined.idxmin())}) to {defined.max():.2f} ({finding(defined.idxmax())}); "
+        f"{n_clear} {'interval lies' if n_clear == 1 else 'intervals lie'} wholly above 0.5.")
+else:
+    auc_takeaway = "No finding has a test positive on this run, so no AUC is defined."
+if n_missing:
+    auc_takeaway += f" {n_missing} {'finding has' if n_missing == 1 else 'findings have'} no test positive."
+plots.glue_figure("fig-ml-per-label-auc", fig, takeaway=auc_takeaway)
 
 # %% [markdown]
 # ```{glue:figure} fig-ml-per-label-auc
@@ -822,7 +872,7 @@ plots.glue_figure("fig-ml-per-label-auc", fig)
 # :alt: A dot plot with one row per finding (14 rows); each dot is the test AUC of that finding with a horizontal bar for its 95 percent bootstrap interval, and a dashed vertical line at AUC 0.5 marks chance. Rare findings have the widest bars.
 #
 # Per-label test AUC of the multi-label CNN with 95% patient-clustered bootstrap intervals; the dashed line is chance
-# (AUC = 0.5). A finding without a test positive has no dot.
+# (AUC = 0.5). A finding without a test positive has no dot. {glue:md}`fig-ml-per-label-auc-takeaway:myst`
 # ```
 #
 # The intervals of rare findings in {numref}`fig-ml-per-label-auc` are wide (few test positives; the `undefined

@@ -149,7 +149,23 @@ gallery = data_appendix.finding_gallery(P)
 # %% tags=["hide-input"]
 fig = plots.image_gallery([g[1] for g in gallery], masks=[g[2] for g in gallery], boxes=[[g[3]] for g in gallery],
                           titles=[g[0].replace("_", " ") for g in gallery], ncols=5, size=1.6)
-plots.glue_figure("fig-data-chest-gallery", fig)
+
+
+def finding_name(label):
+    """A finding's name in a sentence: 'pleural thickening' for 'Pleural_Thickening'."""
+    return label.replace("_", " ").lower()
+
+
+def percent(v):
+    """A share as a percentage with two significant digits (no exponent)."""
+    return f"{100 * v:.2g}" if v < 0.1 else f"{100 * v:.0f}"
+
+
+mask_share = {name: float(np.mean(mask > 0)) for name, _, mask, _ in gallery}
+smallest, largest = min(mask_share, key=mask_share.get), max(mask_share, key=mask_share.get)
+plots.glue_figure("fig-data-chest-gallery", fig, takeaway=(
+    f"The lesion masks of these {len(gallery)} phantoms cover from {percent(mask_share[smallest])} % of the image "
+    f"({finding_name(smallest)}) to {percent(mask_share[largest])} % ({finding_name(largest)})."))
 
 # %% [markdown]
 # ```{glue:figure} fig-data-chest-gallery
@@ -158,7 +174,7 @@ plots.glue_figure("fig-data-chest-gallery", fig)
 #
 # One chest phantom per ChestX-ray14 finding (that finding only). Red-orange contour: the exact pixel mask of the
 # lesion; yellow rectangle: the tight box around the mask, the box that the localisation metrics are scored
-# against.
+# against. {glue:md}`fig-data-chest-gallery-takeaway:myst`
 # ```
 
 # %% [markdown]
@@ -269,7 +285,15 @@ axes[1].set_yscale("log")
 axes[1].set_xlabel("findings per image")
 axes[1].set_ylabel("fraction of images")
 fig.legend(loc="outside upper center", ncols=2, frameon=False)
-plots.glue_figure("fig-data-label-frequency", fig)
+worst = freq.loc[freq["z"].abs().idxmax()]
+most_real, most_phantom = (int(per_image.loc[per_image[col] > 0, "n_labels"].max()) for col in ("real", "phantom"))
+plots.glue_figure("fig-data-label-frequency", fig, takeaway=(
+    f"Over {labels['n_phantom']:,} phantom label sets, no prevalence differs from the real table's by more than "
+    f"{labels['max_abs_frequency_difference']:.2g} (largest $|z|$ = {abs(worst['z']):.2f}, "
+    f"{finding_name(worst['finding'])}), and the findings-per-image fractions by at most "
+    f"{labels['max_abs_labels_per_image_difference']:.2g}; "
+    + (f"both reach {most_real} findings on an image." if most_real == most_phantom else
+       f"phantoms reach {most_phantom} findings on an image, the real table {most_real}.")))
 
 # %% [markdown]
 # ```{glue:figure} fig-data-label-frequency
@@ -278,6 +302,7 @@ plots.glue_figure("fig-data-label-frequency", fig)
 #
 # Phantom label sets against the real ChestX-ray14 label table: prevalence of each finding (left) and the
 # distribution of the number of findings per image (right, log scale).
+# {glue:md}`fig-data-label-frequency-takeaway:myst`
 # ```
 #
 # {numref}`fig-data-label-frequency` shows the prevalences and the findings-per-image histogram side by side; the
@@ -295,11 +320,8 @@ notebook.show_table(
 
 # %% tags=["hide-input"]
 display(Markdown(
-    f"Over {labels['n_phantom']:,} phantom label sets the largest absolute difference in a finding's "
-    f"prevalence is {labels['max_abs_frequency_difference']:.4f} (largest |z| = {labels['max_abs_z']:.2f} "
-    f"binomial standard errors); the prevalences correlate at r = {labels['frequency_correlation']:.4f}, the "
-    f"91 pairwise co-occurrence frequencies at r = {labels['cooccurrence_correlation']:.4f}, and the "
-    f"findings-per-image histograms differ by at most {labels['max_abs_labels_per_image_difference']:.4f}."
+    f"Phantom and real prevalences correlate at r = {labels['frequency_correlation']:.4f}, the 91 pairwise "
+    f"co-occurrence frequencies at r = {labels['cooccurrence_correlation']:.4f}."
 ))
 
 # %% [markdown]
@@ -347,7 +369,13 @@ for ax in axes[::4]:
 fig.legend(handles=[plt.Line2D([], [], color=REAL, marker="o", linestyle="", label="real (NIH)"),
                     plt.Line2D([], [], color=PHANTOM, marker="x", linestyle="", label="phantom")],
            loc="outside lower center", ncols=2, frameon=False)
-plots.glue_figure("fig-data-box-centres", fig)
+centres = samples.groupby(["source", "finding"])[["cx", "cy"]].mean()
+centre_gap = (centres.loc["phantom"] - centres.loc["real"]).abs().stack()  # (finding, coordinate) -> |difference|
+gap_finding, gap_coordinate = centre_gap.idxmax()
+plots.glue_figure("fig-data-box-centres", fig, takeaway=(
+    f"Per finding, the phantoms' mean box centre lies within {centre_gap.max():.3f} of the image side of the NIH "
+    f"mean (largest for {finding_name(gap_finding)}'s $c_{gap_coordinate[1]}$); over the {len(centre_gap)} mean "
+    f"coordinates r = {boxes['mean_centre_correlation']:.3f}."))
 
 # %% [markdown]
 # ```{glue:figure} fig-data-box-centres
@@ -356,6 +384,7 @@ plots.glue_figure("fig-data-box-centres", fig)
 #
 # Box centres of the NIH boxes and of the phantom lesions per finding, as fractions of the image side ($c_y$ grows
 # downwards, as in the image; the patient's right lung is on the left).
+# {glue:md}`fig-data-box-centres-takeaway:myst`
 # ```
 
 # %% tags=["hide-input"]
@@ -374,7 +403,14 @@ axes[1].set_xticks(np.arange(len(findings)), findings, rotation=30, ha="right")
 fig.legend(handles=[Patch(color=REAL, alpha=0.6, label="real (NIH)"), Patch(color=PHANTOM, alpha=0.6,
                                                                            label="phantom")],
            loc="outside upper center", ncols=2, frameon=False)
-plots.glue_figure("fig-data-box-sizes", fig)
+medians = samples.groupby(["source", "finding"])[["w", "h"]].median()
+size_ratio = (medians.loc["phantom"] / medians.loc["real"]).stack()  # (finding, w or h) -> phantom / NIH median
+ratio_finding, ratio_side = np.log(size_ratio).abs().idxmax()
+plots.glue_figure("fig-data-box-sizes", fig, takeaway=(
+    f"In {int((size_ratio < 1).sum())} of the {len(size_ratio)} finding × width/height comparisons the phantoms' "
+    f"median lies below the NIH median; the largest gap is {finding_name(ratio_finding)}'s "
+    f"{'width' if ratio_side == 'w' else 'height'}, {size_ratio[(ratio_finding, ratio_side)]:.2f} times the NIH "
+    "median."))
 
 # %% [markdown]
 # ```{glue:figure} fig-data-box-sizes
@@ -382,20 +418,12 @@ plots.glue_figure("fig-data-box-sizes", fig)
 # :alt: Two rows of paired box plots, width on top and height below, as fractions of the image side, for the eight findings with NIH boxes; blue boxes for the NIH boxes, orange boxes for the phantom lesions. The phantom boxes are similar or somewhat smaller, most visibly for Pneumothorax.
 #
 # Box widths (top) and heights (bottom) of the NIH boxes and of the tight boxes of the phantom lesions, per finding
-# (box plots without outliers).
+# (box plots without outliers). {glue:md}`fig-data-box-sizes-takeaway:myst`
 # ```
 #
-# {numref}`fig-data-box-centres` and {numref}`fig-data-box-sizes` compare the boxes finding by finding.
-
-# %% tags=["hide-input"]
-display(Markdown(
-    f"The per-class mean box centres of the phantoms are within {boxes['max_abs_mean_centre_difference']:.3f} "
-    f"of the image side of the NIH means (correlation over the 16 mean coordinates r = "
-    f"{boxes['mean_centre_correlation']:.3f}). Median box sizes differ by a factor of at most "
-    f"{np.exp(boxes['max_abs_median_log_size_ratio']):.2f}: lesions are drawn inside their region (an "
-    "ellipse inscribed in the box, a pneumothorax clipped to the lung field, a plate-like atelectasis band), "
-    "so their tight boxes can be smaller than the real boxes."
-))
+# {numref}`fig-data-box-centres` and {numref}`fig-data-box-sizes` compare the boxes finding by finding. Lesions are
+# drawn inside their region (an ellipse inscribed in the box, a pneumothorax clipped to the lung field, a plate-like
+# atelectasis band), so their tight boxes can be smaller than the real boxes.
 
 # %% [markdown]
 # ## Whole-slide phantoms
@@ -425,7 +453,9 @@ for ax in axes:
 fig.legend(handles=[Patch(color=plots.color("tissue class", c), label=name)
                     for c, name in zip(classes, ("O (other)", "¬C (lymph node)", "C (tumour)"), strict=True)],
            loc="outside lower center", ncols=3, frameon=False)
-plots.glue_figure("fig-data-slide", fig)
+plots.glue_figure("fig-data-slide", fig, takeaway=(
+    f"This slide's class fractions are O {fractions['O']:.3f}, ¬C {fractions['notC']:.3f} and C "
+    f"{fractions['C']:.3f}; MLNTO's training mean (thesis Table 2.2) is O 0.783, ¬C 0.106 and C 0.111."))
 
 # %% [markdown]
 # ```{glue:figure} fig-data-slide
@@ -433,14 +463,8 @@ plots.glue_figure("fig-data-slide", fig)
 # :alt: Left, a square H&E-like tissue image with purple lymph-node regions, a darker tumour region and white fatty background; right, its pixel-class mask with O in yellow, ¬C in blue and C in red-orange.
 #
 # A whole-slide phantom (left) and its exact three-class mask (right): O (background, fat, capsule), ¬C (lymph-node
-# tissue) and C (tumour).
+# tissue) and C (tumour). {glue:md}`fig-data-slide-takeaway:myst`
 # ```
-
-# %% tags=["hide-input"]
-display(Markdown(
-    f"Class fractions of this slide: O {fractions['O']:.3f}, ¬C {fractions['notC']:.3f}, C {fractions['C']:.3f} "
-    "(MLNTO training mean, thesis Table 2.2: O 0.783, ¬C 0.106, C 0.111)."
-))
 
 # %% [markdown]
 # (data-checks)=
