@@ -742,7 +742,9 @@ plots.glue_figure("fig-ml-split-quality", fig, takeaway=split_takeaway)
 text = (
     f"The chapter prints no numbers for this table, only that the statistics are \"extremely small with a small "
     f"standard deviation\". On {results.split_n_images:,} images, random {P.split_folds}-fold CV gives LD with an "
-    f"SD of {sf['LD_sd']:.1e}; the largest FZ and FLZ "
+    + (f"SD of {sf['LD_sd']:.1e} over {P.split_repetitions} repetitions" if P.split_repetitions > 1
+       else "SD that one repetition cannot estimate")
+    + "; the largest FZ and FLZ "
     f"over the repetitions are {sf['FZ_max']} and {sf['FLZ_max']}, and ED = {sf['ED_max']:g}"
     + (" (N is divisible by the number of folds)." if results.split_n_images % P.split_folds == 0 else ".")
     + f" LD is an average of |fold odds − data-set odds|; the labels' mean odds are {results.mean_label_odds:.4f}, so "
