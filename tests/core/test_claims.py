@@ -371,3 +371,24 @@ def test_the_why_section_gives_mechanisms_and_names_the_inconclusive_rows_withou
     assert lines[1] == '* **Not testable here** (1): no real boxes here (<a href="#claim-c4">c4</a>).'
     assert lines[2].startswith('* **Inconclusive at this scale** (2): <a href="#claim-c2">c2</a>, <a href="#claim-c3">')
     assert "Δ = 0.5" not in text and "c0" not in text and len(lines) == 3  # no statistics repeated, [Re] not listed
+
+
+def test_the_power_searches_evaluate_scipy_stats_own_functions_bit_for_bit():
+    """``_t_quantile`` and ``_noncentral_t_sf`` skip scipy.stats' argument checks (ten times the cost of the function
+    in the power searches) and must give the very numbers scipy.stats gives, so that every 'n would decide it' in
+    the book stays as recorded."""
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        df, q = float(rng.integers(1, 500)), float(rng.uniform(0.5, 0.99999))
+        x, nc = float(rng.normal(0, 8)), float(rng.uniform(0, 60))
+        assert C._t_quantile(q, df) == float(stats.t.ppf(q, df)), (q, df)
+        assert C._noncentral_t_sf(x, df, nc) == float(stats.nct.sf(x, df, nc)), (x, df, nc)
+    for x, df, nc in ((1e6, 3.0, 0.0), (-1e6, 3.0, 0.0), (40.0, 2.0, 35.0), (0.0, 1e5, 0.0)):  # tails, large df
+        assert C._noncentral_t_sf(x, df, nc) == float(stats.nct.sf(x, df, nc)), (x, df, nc)
+
+    def two_sample_with_scipy_stats(d, alpha=0.05, power=0.8):
+        return C._smallest_n(lambda n: float(stats.nct.sf(stats.t.ppf(1 - alpha, 2 * n - 2), 2 * n - 2,
+                                                          d * np.sqrt(n / 2))), power)
+
+    for d in (0.05, 0.2, 0.5, 1.3, 4.0):
+        assert C.two_sample_n_for_power(d) == two_sample_with_scipy_stats(d)

@@ -35,7 +35,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
+from scipy.special import _ufuncs as special_ufuncs  # _nct_sf: what scipy.stats.nct.sf evaluates
 
 VERDICTS = ("[Re]", "[¬Re]", "[~]", "[n/a]")
 BASES = ("exact", "real", "phantom")
@@ -247,6 +248,20 @@ def _finite(values, name: str) -> np.ndarray:
 # Sample sizes (power 0.8 unless stated)
 
 
+def _t_quantile(q: float, df: float) -> float:
+    """``scipy.stats.t.ppf(q, df)``: the same special function (``stdtrit``) without the distribution object's
+    argument checks, which cost ten times the function itself inside the power searches below (same bits:
+    tested against scipy.stats)."""
+    return float(special.stdtrit(df, q))
+
+
+def _noncentral_t_sf(x: float, df: float, nc: float) -> float:
+    """``scipy.stats.nct.sf(x, df, nc)``: the same Boost survival function, clipped to [0, 1] as scipy does,
+    without the distribution object's argument checks (same bits: tested against scipy.stats)."""
+    with np.errstate(over="ignore"):
+        return float(np.clip(special_ufuncs._nct_sf(x, df, nc), 0, 1))
+
+
 def _smallest_n(achieved, power: float) -> int:
     """The smallest n ≥ 2 with ``achieved(n) ≥ power`` (achieved power rises with n): doubling, then bisection;
     capped at 10⁷."""
@@ -271,7 +286,7 @@ def two_sample_n_for_power(effect_size: float, alpha: float = DEFAULT_ALPHA, pow
     d = abs(float(effect_size))
     if not np.isfinite(d) or d == 0:
         return None
-    return _smallest_n(lambda n: float(stats.nct.sf(stats.t.ppf(1 - alpha, 2 * n - 2), 2 * n - 2, d * math.sqrt(n / 2))),
+    return _smallest_n(lambda n: _noncentral_t_sf(_t_quantile(1 - alpha, 2 * n - 2), 2 * n - 2, d * math.sqrt(n / 2)),
                        power)
 
 
@@ -281,7 +296,7 @@ def one_sample_n_for_power(effect_size: float, alpha: float = DEFAULT_ALPHA, pow
     d = abs(float(effect_size))
     if not np.isfinite(d) or d == 0:
         return None
-    return _smallest_n(lambda n: float(stats.nct.sf(stats.t.ppf(1 - alpha, n - 1), n - 1, d * math.sqrt(n))), power)
+    return _smallest_n(lambda n: _noncentral_t_sf(_t_quantile(1 - alpha, n - 1), n - 1, d * math.sqrt(n)), power)
 
 
 def correlation_n_for_power(r: float, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> int | None:
