@@ -502,7 +502,7 @@ def sci(v):
 
 BAR = "0.35"  # one series per panel: a dark grey, not a colour that names something elsewhere
 fig, axes = plots.new_axes(2, width=4.0, height=3.6)
-axes[0].barh(freq["label"][::-1], freq["proportion"][::-1], color=BAR)
+axes[0].barh([lab.replace("_", " ") for lab in freq["label"][::-1]], freq["proportion"][::-1], color=BAR)
 axes[0].axvline(0.1, color=plots.NEUTRAL, lw=1.0, ls="--")
 axes[0].set_xlabel("proportion of X-rays")
 axes[0].set_title("(a) label frequency")

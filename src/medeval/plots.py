@@ -259,7 +259,8 @@ def legibility_problems(fig) -> list[str]:
                 overlaps.append(f"{ti.get_text()[:25]!r} / {tj.get_text()[:25]!r}")
     if overlaps:
         problems.append("overlapping labels: " + "; ".join(overlaps[:6]) + (" ..." if len(overlaps) > 6 else ""))
-    names = sorted({m.group(0) for t in texts for m in _CODE_NAME.finditer(_MATH_TEXT.sub(" ", t.get_text()))}
+    drawn = list(_visible_texts(fig))  # after the draw: categorical tick labels exist only once one has happened
+    names = sorted({m.group(0) for t in drawn for m in _CODE_NAME.finditer(_MATH_TEXT.sub(" ", t.get_text()))}
                    - set(PAPER_NAMES))
     if names:
         problems.append("code names where a reader expects words or math: " + ", ".join(names[:8])

@@ -77,6 +77,11 @@ def test_a_legible_figure_passes_and_each_problem_is_named():
     ax.set_yticks([0, 1], ["Pleural thickening", "Mass"])
     assert plots.legibility_problems(coded) == []
     plt.close(coded)
+    # categorical tick labels exist only once the figure is drawn (a bar chart of the findings by their table names)
+    bars, (ax,) = plots.new_axes(width=6.0)
+    ax.barh(["Pleural_Thickening", "Mass"], [0.03, 0.05])
+    assert "Pleural_Thickening" in " ".join(plots.legibility_problems(bars))
+    plt.close(bars)
 
 
 def test_new_axes_never_exceeds_the_content_column():
