@@ -857,7 +857,7 @@ plots.glue_figure("fig-rodeo-overpred", fig, takeaway=(
 # %% [markdown]
 # ```{glue:figure} fig-rodeo-overpred
 # :name: fig-rodeo-overpred
-# :alt: Three panels against the over-prediction probability p from 0 to 1: acc@IoU curves (left), AP@IoU curves and mAP (middle), RoDeO and its sub-scores with a grey dashed closed form (right). All curves fall.
+# :alt: Three panels against the over-prediction probability p from 0 to 1: acc@IoU curves (left), AP@IoU curves and mAP (middle), RoDeO and its sub-scores with a grey dashed closed form (right).
 #
 # Class over-prediction with position noise σ_pos = 0.5. Dashed: RoDeO loc scaled by the share of matched boxes
 # in {eq}`eq-rodeo-sub`, with $N$ target boxes and #absent empty (image, class) cells. The paper reports that all

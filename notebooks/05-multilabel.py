@@ -729,7 +729,7 @@ plots.glue_figure("fig-ml-split-quality", fig, takeaway=split_takeaway)
 # %% [markdown]
 # ```{glue:figure} fig-ml-split-quality
 # :name: fig-ml-split-quality
-# :alt: Two box plots side by side, LD on the left and LPD on the right, each with one box for random folds and one for iterative stratification; the y-axes are in scientific notation and the iterative boxes lie below the random ones.
+# :alt: Two box plots side by side, LD on the left and LPD on the right, each with one box for random folds and one for iterative stratification; the y-axes are in scientific notation.
 #
 # Split quality over the repetitions: label distribution LD and label-pair distribution LPD of random image-level
 # folds and of iterative stratification (lower is better). Each box summarises one value per repetition.

@@ -415,7 +415,7 @@ plots.glue_figure("fig-data-box-sizes", fig, takeaway=(
 # %% [markdown]
 # ```{glue:figure} fig-data-box-sizes
 # :name: fig-data-box-sizes
-# :alt: Two rows of paired box plots, width on top and height below, as fractions of the image side, for the eight findings with NIH boxes; blue boxes for the NIH boxes, orange boxes for the phantom lesions. The phantom boxes are similar or somewhat smaller, most visibly for Pneumothorax.
+# :alt: Two rows of paired box plots, width on top and height below, as fractions of the image side, for the eight findings with NIH boxes; blue boxes for the NIH boxes, orange boxes for the phantom lesions.
 #
 # Box widths (top) and heights (bottom) of the NIH boxes and of the tight boxes of the phantom lesions, per finding
 # (box plots without outliers). {glue:md}`fig-data-box-sizes-takeaway:myst`
