@@ -159,20 +159,31 @@ def test_a_cheater_scores_no_more_than_an_honest_wrong_answer_or_is_flagged(mate
     assert hashlib.sha256(hidden.read_bytes()).hexdigest() == digest  # the teacher's constants are untouched
 
 
-def test_a_sleeping_cell_is_stopped_by_the_cell_timeout_and_earlier_exercises_keep_their_score(material, tmp_path):
-    path = _filled(material, tmp_path, {**RIGHT, "ex_shifted_auc": "import time\ntime.sleep(600)"})
-    # 20 s: ten times what any other cell of the fixture takes on a slow, loaded machine, so only the sleeping cell
-    # can meet it (with 2 s, a slow import in the setup cell would stop the run early and fail the test)
-    report = _grade(path, material, cell_timeout=20)
+@pytest.fixture(scope="module")
+def sleeping_gradings(material, tmp_path_factory):
+    """The two gradings of a notebook whose experiment cell sleeps, started together (each waits out its timeout
+    in a subprocess, so the 8-s run costs no time of its own): ``{"cell": future, "whole": future}``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = _filled(material, tmp_path_factory.mktemp("sleeping"),
+                   {**RIGHT, "ex_shifted_auc": "import time\ntime.sleep(600)"})
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        # 20 s: ten times what any other cell of the fixture takes on a slow, loaded machine, so only the sleeping
+        # cell can meet it (with 2 s, a slow import in the setup cell would stop the run early and fail the test)
+        yield {"cell": pool.submit(_grade, path, material, cell_timeout=20),
+               "whole": pool.submit(_grade, path, material, cell_timeout=600, timeout=8)}
+
+
+def test_a_sleeping_cell_is_stopped_by_the_cell_timeout_and_earlier_exercises_keep_their_score(sleeping_gradings):
+    report = sleeping_gradings["cell"].result()
     assert "ran past the 20-s cell timeout" in report.stopped
     assert _scores(report) == {"ex-eve-hand": 1, "ex-eve-code": 2, "ex-eve-experiment": 0, "ex-eve-critical": None}
     experiment = next(g for g in report.grades if g.label == "ex-eve-experiment")
     assert any("not graded" in p and "timeout" in p for p in experiment.problems)
 
 
-def test_a_notebook_past_the_whole_timeout_is_killed(material, tmp_path):
-    path = _filled(material, tmp_path, {**RIGHT, "ex_shifted_auc": "import time\ntime.sleep(600)"})
-    report = _grade(path, material, cell_timeout=600, timeout=8)
+def test_a_notebook_past_the_whole_timeout_is_killed(sleeping_gradings):
+    report = sleeping_gradings["whole"].result()
     assert "ran past the 8-s timeout" in report.stopped
     assert _scores(report)["ex-eve-experiment"] == 0
 
