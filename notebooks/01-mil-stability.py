@@ -157,26 +157,9 @@ def mean_sd(mean, sd) -> list[str]:
     return notebook.mean_sd(mean, sd, digits=2)
 
 
-def and_join(items) -> str:
-    """Phrases of a figure's takeaway joined as a sentence lists them: 'a', 'a and b', 'a, b and c'."""
-    items = list(items)
-    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def num(x: float) -> str:
     """A number of a takeaway: two decimals, or two significant digits below 0.1 (0.43, 0.089)."""
     return f"{x:.2f}" if abs(x) >= 0.1 or x == 0 else f"{x:.2g}"
-
-
-def kendall_tau(x, y) -> float | None:
-    """Kendall's τ-b of the pairs where both values are defined; None when it is undefined (fewer than 3 pairs,
-    or either side does not vary)."""
-    from scipy import stats
-
-    xy = pd.DataFrame({"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}).dropna()
-    if len(xy) < 3 or xy["x"].nunique() < 2 or xy["y"].nunique() < 2:
-        return None
-    return float(stats.kendalltau(xy["x"], xy["y"])[0])
 
 
 # %% tags=["remove-input"]
@@ -520,7 +503,7 @@ for line, end in ends.items():
     moves[verb].append(f"{end:.3f} ({line.split(':')[0]})")
 start = f"From {first.iloc[0]:.2f} at the 50/50/50/50 table, " if first.nunique() == 1 else ""
 plots.glue_figure("fig-mil-fig9", fig, takeaway=(
-    f"{start}$S_{{APJ}}$ " + " and ".join(f"{verb} {and_join(values)}" for verb, values in moves.items() if values)
+    f"{start}$S_{{APJ}}$ " + " and ".join(f"{verb} {plots.word_list(values)}" for verb, values in moves.items() if values)
     + f" after {int(fig9['step'].max() - fig9['step'].min())} instances have moved."))
 
 # %% [markdown]
@@ -673,7 +656,7 @@ defined = apj["mean"].dropna()
 if defined.empty:
     level = "$S_{APJ}$ is undefined at every threshold on this run: no (bag, model pair) value is defined"
 elif len(defined) == 1 or num(defined.max()) == num(defined.min()):
-    level = (f"mean $S_{{APJ}}$ is {num(defined.iloc[0])} at T = {and_join(f'{t:g}' for t in defined.index)}, the only "
+    level = (f"mean $S_{{APJ}}$ is {num(defined.iloc[0])} at T = {plots.word_list(f'{t:g}' for t in defined.index)}, the only "
              "defined value" + ("s" if len(defined) > 1 else ""))
 else:
     level = (f"mean $S_{{APJ}}$ is highest ({num(defined.max())}) at T = {defined.idxmax():g} and lowest "
@@ -764,7 +747,7 @@ def operator_spread(score: str, *, short: bool = False) -> str:
         parts.append(("is", f"{lo[score]:.2f} for every operator on {shown(name)}") if f"{lo[score]:.2f}" == f"{hi[score]:.2f}"
                      else ("runs", f"from {lo[score]:.2f}{ops[0]} to {hi[score]:.2f}{ops[1]} on {shown(name)}"))
     if parts:  # a verb is written where it changes: "runs from a to b on x and from c to d on y"
-        return f"mean {SCORE_SYMBOL[score]} " + and_join(
+        return f"mean {SCORE_SYMBOL[score]} " + plots.word_list(
             rest if i and verb == parts[i - 1][0] else f"{verb} {rest}" for i, (verb, rest) in enumerate(parts))
     if t7[score].isna().all():
         return f"mean {SCORE_SYMBOL[score]} is undefined for every operator on this run"
@@ -831,13 +814,13 @@ if len(unanimous.columns):
     ranges = [f"{lo:.0f} %" if round(lo) == round(hi) else f"{lo:.0f}–{hi:.0f} %"
               for lo, hi in zip(unanimous.min(axis=1), unanimous.max(axis=1), strict=True)]
     plural = "s" if len(unanimous.columns) > 1 else ""
-    votes_text = f"{'Both' if P.n_models == 2 else f'All {P.n_models}'} models agree on " + and_join(
+    votes_text = f"{'Both' if P.n_models == 2 else f'All {P.n_models}'} models agree on " + plots.word_list(
         f"{pct} {'of the instances ' if i == 0 else ''}in the {bag} bag{plural}"
         for i, (pct, bag) in enumerate(zip(ranges, unanimous.index, strict=True)))
     if plural:
-        votes_text += f" (ranges over {and_join(shown(n) for n in unanimous.columns)})"
+        votes_text += f" (ranges over {plots.word_list(shown(n) for n in unanimous.columns)})"
     missing = [shown(n) for n in main_names if n not in unanimous.columns]
-    votes_text += (f"; none is drawn on {and_join(missing)}, where $S_{{APJ}}$ is undefined for every bag." if missing
+    votes_text += (f"; none is drawn on {plots.word_list(missing)}, where $S_{{APJ}}$ is undefined for every bag." if missing
                    else ".")
 else:
     votes_text = ("No bag is drawn on this run: $S_{APJ}$ is undefined for every positive test bag, so none can be "
@@ -889,14 +872,14 @@ for j, name in enumerate(main_names):
             ax.set_ylabel(SCORE_SYMBOL[score])
 fig.supxlabel("DICE of the bag (mean ± SD over the models)", fontsize=10)
 scores = ("S_APJ", "S_S")
-tau = {(name, score): kendall_tau(loc.loc[loc["dataset"] == name, "dice_mean"], loc.loc[loc["dataset"] == name, score])
+tau = {(name, score): ms.defined_kendall_tau(loc.loc[loc["dataset"] == name, "dice_mean"], loc.loc[loc["dataset"] == name, score])
        for name in main_names for score in scores}
 defined = [v for v in tau.values() if v is not None]
 if defined:
     cells = [" / ".join("undefined" if tau[name, sc] is None else f"{tau[name, sc]:.2f}" for sc in scores)
              + f" on {shown(name)} ({(loc['dataset'] == name).sum()} bags)"
              for name in main_names if any(tau[name, sc] is not None for sc in scores)]
-    dice_text = (f"Kendall's τ between a bag's mean DICE and its $S_{{APJ}}$ / $S_S$ is {and_join(cells)}; it is "
+    dice_text = (f"Kendall's τ between a bag's mean DICE and its $S_{{APJ}}$ / $S_S$ is {plots.word_list(cells)}; it is "
                  f"positive in {sum(v > 0 for v in defined)} of the {len(defined)} panels where it is defined.")
     if len(dice_text) > plots.MAX_TAKEAWAY_CHARS:  # many datasets: the count and the range only
         dice_text = (f"Kendall's τ between a bag's mean DICE and its stability is positive in "
@@ -993,14 +976,14 @@ def along_grey_line(score: str) -> str | None:
 
 
 changes = {score: along_grey_line(score) for score in ("S_APJ", "S_S")}
-trend_tau = {score: kendall_tau(lv["bag_auc"], lv[score]) for score in ("S_APJ", "S_S")}
+trend_tau = {score: ms.defined_kendall_tau(lv["bag_auc"], lv[score]) for score in ("S_APJ", "S_S")}
 auc = lv["bag_auc"].dropna()
 fig8_text = (f"Along the grey line's {len(lv)} points, from the lowest bag AUC ({auc.min():.2f}) to the highest "
-             f"({auc.max():.2f}), " + and_join(c for c in changes.values() if c) if any(changes.values()) else
+             f"({auc.max():.2f}), " + plots.word_list(c for c in changes.values() if c) if any(changes.values()) else
              f"Along the grey line's {len(lv)} points")
 fig8_text += "".join(f"; {SCORE_SYMBOL[score]} is undefined at {'every point' if lv[score].isna().all() else 'all but one'}"
                      for score, c in changes.items() if c is None)
-tau_text = and_join(f"{v:.2f} for {SCORE_SYMBOL[k]}" for k, v in trend_tau.items() if v is not None)
+tau_text = plots.word_list(f"{v:.2f} for {SCORE_SYMBOL[k]}" for k, v in trend_tau.items() if v is not None)
 plots.glue_figure("fig-mil-fig8", fig, takeaway=fig8_text + (f"; Kendall's τ with bag AUC is {tau_text}." if tau_text
                                                              else "."))
 

@@ -137,18 +137,6 @@ def strategy_style(name: str, i: int) -> dict:
         return {**plots.FAMILY_STYLES["strategy"], "color": plots.PALETTE[i % len(plots.PALETTE)]}
 
 
-def and_join(items) -> str:
-    """Phrases of a figure's takeaway joined as a sentence lists them: 'a', 'a and b', 'a, b and c'."""
-    items = list(items)
-    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def sci(x: float) -> str:
-    """A small variance in a takeaway, as math with two significant digits: $7.5 \\times 10^{-4}$."""
-    mantissa, exponent = f"{x:.1e}".split("e")
-    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
-
-
 def pct(x: float, sign: str = "") -> str:
     """A percentage in a takeaway with 2–3 significant digits: +1.0, -14, +130."""
     return f"{x:{sign}.{1 if abs(x) < 10 else 0}f}"
@@ -446,7 +434,7 @@ else:
                 "only, too few for a line")
 neve_first, neve_last = ds["neve"].iloc[0], ds["neve"].iloc[-1]
 neve_text = (f"E[NEVE] {'rises' if neve_last > neve_first else 'falls' if neve_last < neve_first else 'stays'} from "
-             f"{sci(neve_first)} at P = {int(ds['parent_size'].iloc[0])} to {sci(neve_last)} at P = "
+             f"{plots.math_sci(neve_first)} at P = {int(ds['parent_size'].iloc[0])} to {plots.math_sci(neve_last)} at P = "
              f"{int(ds['parent_size'].iloc[-1])}")
 ratio = results.drawstring_neve_to_eve_largest_p
 if np.isfinite(ratio) and ds["eve"].notna().iloc[-1]:
@@ -561,7 +549,7 @@ for ax, (col, lab, ref) in zip(axes, panels, strict=True):
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=5, frameon=False)
 others = strat[strat["strategy"] != "LOO"]
 plots.glue_figure("fig-eve-strategies", fig, takeaway=(
-    "The lowest MSE belongs to " + and_join(
+    "The lowest MSE belongs to " + plots.word_list(
         f"LOO itself at n = {r.subset_size}" if r.strategy == "LOO" else
         f"{r.strategy} at n = {r.subset_size} ({r.mse_ratio:.2f} × LOO's)" for r in best.itertuples())
     + f"; the SD of the other strategies is below LOO's in {(others['sd_ratio'] < 1).sum()} of their "

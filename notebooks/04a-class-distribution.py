@@ -191,11 +191,7 @@ AUC_COLUMNS = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC", "precision_auc": "A_pre
 # the figures' takeaways (the sentence each caption ends with), worded from the data of the run
 CLASS_MATH = {"O": r"$\mathbb{O}$", "C": r"$\mathbb{C}$", "notC": r"$\neg\mathbb{C}$"}
 A_PREC, A_FPR = r"$A_{\mathrm{prec}}$", r"$A_{\mathrm{fpr}}$"
-
-
-def num(value, fmt=".2f"):
-    """A number as a takeaway prints it, or 'undefined' (e.g. the precision of a class that is never predicted)."""
-    return format(value, fmt) if np.isfinite(value) else "undefined"
+num = plots.number_or_undefined  # a number of a takeaway, or 'undefined'
 
 
 def change(start, end, level=0.005):

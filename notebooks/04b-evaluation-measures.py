@@ -544,9 +544,7 @@ def mean_curves(axes, summary, models, label=lambda m: m):
             plots.curve_with_band(ax, c.grid, c.mean, c.mean - c.std, c.mean + c.std, limits=(0, 1), label=label(model), **look)
 
 
-def num(value, fmt=".2f"):
-    """A number as a figure's takeaway prints it, or 'undefined'."""
-    return format(value, fmt) if np.isfinite(value) else "undefined"
+num = plots.number_or_undefined  # a number of a takeaway, or 'undefined'
 
 
 def bands_apart(a, b):

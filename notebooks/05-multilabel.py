@@ -488,18 +488,6 @@ def finding(label):
     return label.replace("AUC ", "").replace("_", " ").lower()
 
 
-def listing(items):
-    """'a', 'a and b', 'a, b and c'."""
-    items = list(items)
-    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
-
-
-def sci(v):
-    """A small positive number as $m \\times 10^{e}$ with two significant digits."""
-    mantissa, exponent = f"{v:.1e}".split("e")
-    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
-
-
 BAR = "0.35"  # one series per panel: a dark grey, not a colour that names something elsewhere
 fig, axes = plots.new_axes(2, width=4.0, height=3.6)
 axes[0].barh([lab.replace("_", " ") for lab in freq["label"][::-1]], freq["proportion"][::-1], color=BAR)
@@ -512,7 +500,7 @@ axes[1].set_ylabel("proportion of X-rays")
 axes[1].set_xticks(counts["n_labels"])
 axes[1].set_title("(b) labels per X-ray")
 common = [finding(lab) for lab in freq.loc[freq["proportion"] > 0.1, "label"]]
-common_text = (f"Only {listing(common)} {'occurs' if len(common) == 1 else 'occur'}" if common
+common_text = (f"Only {plots.word_list(common)} {'occurs' if len(common) == 1 else 'occur'}" if common
                else "No finding occurs")
 share = freq.set_index("label")["proportion"]
 plots.glue_figure("fig-ml-labelcount", fig, takeaway=(
@@ -716,12 +704,12 @@ n_reps = int((split_runs["method"] == "random").sum())
 def versus(stat):
     """Iterative stratification's mean ``stat`` against the random folds', in words."""
     ours, rnd = split_means.loc["iterative", stat], split_means.loc["random", stat]
-    word = "the same" if sci(ours) == sci(rnd) else ("lower" if ours < rnd else "higher")
-    return f"{word} {stat} ({sci(ours)})"
+    word = "the same" if plots.math_sci(ours) == plots.math_sci(rnd) else ("lower" if ours < rnd else "higher")
+    return f"{word} {stat} ({plots.math_sci(ours)})"
 
 
 split_takeaway = (f"Over {n_reps} {'repetition' if n_reps == 1 else 'repetitions'}, random folds give a mean LD of "
-                  f"{sci(split_means.loc['random', 'LD'])} and LPD of {sci(split_means.loc['random', 'LPD'])}")
+                  f"{plots.math_sci(split_means.loc['random', 'LD'])} and LPD of {plots.math_sci(split_means.loc['random', 'LPD'])}")
 split_takeaway += (f"; iterative stratification gives {versus('LD')} and {versus('LPD')}." if iterative_ran
                    else "; iterative stratification did not run with these parameters.")
 plots.glue_figure("fig-ml-split-quality", fig, takeaway=split_takeaway)

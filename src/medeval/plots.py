@@ -303,6 +303,28 @@ def takeaway_problems(text) -> list[str]:
     return problems
 
 
+def word_list(items) -> str:
+    """Phrases of a takeaway joined as a sentence lists them: ``'a'``, ``'a and b'``, ``'a, b and c'``; ``''`` for
+    none."""
+    items = [str(item) for item in items]
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def math_sci(value: float, digits: int = 2) -> str:
+    """A small or large number of a takeaway as typeset math with ``digits`` significant digits:
+    ``math_sci(7.5e-4) == '$7.5 \\times 10^{-4}$'``. Refuses a value that is not finite (say it in words)."""
+    if not np.isfinite(value):
+        raise ValueError(f"math_sci needs a finite number, got {value!r}: say 'undefined' in words")
+    mantissa, exponent = f"{value:.{max(digits, 1) - 1}e}".split("e")
+    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
+
+
+def number_or_undefined(value: float, fmt: str = ".2f") -> str:
+    """A number as a takeaway prints it (``fmt``), or ``'undefined'`` when it is not finite (the precision of a
+    class never predicted, a score with no pair)."""
+    return format(value, fmt) if np.isfinite(value) else "undefined"
+
+
 def glue_figure(name: str, fig, *, takeaway: str, check: bool = True) -> None:
     """Hand ``fig`` to the page as the glued figure ``name`` (shown by a ``{glue:figure}`` block with its number,
     caption and alt text) after checking that it is legible; the figure is closed so it is not shown twice.

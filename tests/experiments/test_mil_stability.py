@@ -243,3 +243,22 @@ def test_the_time_estimate_is_within_a_factor_two_of_the_recorded_wall_time(prof
     assert resolve_params("01-mil-stability", profile, {"device": "cuda"}).resource_estimate().seconds is None
     assert P.model_copy(update={"data_source": "real"}).time_estimate() is None
     recorded_time_within("01-mil-stability", profile, P.resource_estimate().seconds)
+
+
+def test_defined_kendall_tau_uses_the_defined_pairs_and_says_when_it_is_undefined():
+    from scipy import stats
+
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=30), rng.normal(size=30)
+    assert ms.defined_kendall_tau(x, y) == float(stats.kendalltau(x, y)[0])
+    holes_x, holes_y = x.copy(), y.copy()
+    holes_x[[1, 5]], holes_y[[7]] = np.nan, np.inf  # a bag whose score is undefined drops out
+    keep = np.ones(30, bool)
+    keep[[1, 5, 7]] = False
+    assert ms.defined_kendall_tau(holes_x, holes_y) == float(stats.kendalltau(x[keep], y[keep])[0])
+    assert ms.defined_kendall_tau([1.0, 2.0], [3.0, 1.0]) is None  # fewer than 3 pairs
+    assert ms.defined_kendall_tau([1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0]) is None  # one side constant
+    assert ms.defined_kendall_tau([1.0, 2.0, np.nan, 4.0], [0.0, 0.0, 5.0, 0.0]) is None  # constant once defined
+    assert ms.defined_kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == -1.0 and ms.defined_kendall_tau([], []) is None
+    with pytest.raises(ValueError, match="one length"):
+        ms.defined_kendall_tau([1, 2, 3], [1, 2])

@@ -86,3 +86,16 @@ def test_glue_figure_refuses_a_figure_without_a_fit_takeaway():
     ax.plot([0, 1], [0, 1])
     with pytest.raises(ValueError, match="takeaway cannot stand.*raw output"):
         plots.glue_figure("fig-test", fig, takeaway="The slope is 1.0000000.")
+
+
+def test_the_takeaway_wording_helpers():
+    assert [plots.word_list(x) for x in ([], ["a"], ["a", "b"], ["a", "b", "c"])] == ["", "a", "a and b", "a, b and c"]
+    assert plots.word_list(str(k) for k in range(4)) == "0, 1, 2 and 3"  # any iterable, once
+    assert plots.math_sci(7.46e-4) == "$7.5 \\times 10^{-4}$" and plots.math_sci(2.5e3, digits=3) == "$2.50 \\times 10^{3}$"
+    assert plots.math_sci(-1.2e-5) == "$-1.2 \\times 10^{-5}$"
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="finite"):
+            plots.math_sci(bad)
+    assert plots.number_or_undefined(0.4567) == "0.46" and plots.number_or_undefined(0.4567, ".0%") == "46%"
+    assert plots.number_or_undefined(float("nan")) == plots.number_or_undefined(float("-inf")) == "undefined"
+    assert plots.takeaway_problems(f"It falls to {plots.math_sci(3e-4)}.") == []

@@ -747,23 +747,23 @@ def t44_c_recall(inp: ClaimInputs) -> dict:
 @CLAIMS.claim("t44-c-precision", "¬C-biased training gives the highest precision for C.", where=T44_WHERE,
               rules=decide_paired, inputs="prelim", control=CONTRARY)
 def t44_c_precision(inp: ClaimInputs) -> dict:
-    v = _views(inp)
-    return dict(where=v.t44_where, paper=f"C precision: {_t44_paper('C', 1)}",
-                rule=f"C precision of ¬C-biased > each other distribution ({v.welch}); all four must hold; compared: "
-                     f"{v.pre_c.floor_text()}.",
-                ours=f"C precision: {_t44_ours(v.pre_c, 'C', 'P', v.s)}", basis="phantom",
-                decision=_best_of(v.pre_c, "notC-biased", "C", "P", "greater", v.s))
+    return _t44_c_best_row(_views(inp), "precision", 1, "P")
 
 
 @CLAIMS.claim("t44-c-f", "¬C-biased training gives the best F-measure for C (C-biased the worst).", where=T44_WHERE,
               rules=decide_paired, inputs="prelim", control=CONTRARY)
 def t44_c_f(inp: ClaimInputs) -> dict:
-    v = _views(inp)
-    return dict(where=v.t44_where, paper=f"C F-measure: {_t44_paper('C', 2)}",
-                rule=f"C F-measure of ¬C-biased > each other distribution ({v.welch}); all four must hold; compared: "
+    return _t44_c_best_row(_views(inp), "F-measure", 2, "F")
+
+
+def _t44_c_best_row(v, measure: str, paper_column: int, metric: str) -> dict:
+    """The Table 4.4 row 'for class C, ¬C-biased training gives the highest <measure>' (precision or F-measure): ¬C-biased
+    against each other distribution on the runs past the C floor, all comparisons must hold (:func:`_best_of`)."""
+    return dict(where=v.t44_where, paper=f"C {measure}: {_t44_paper('C', paper_column)}",
+                rule=f"C {measure} of ¬C-biased > each other distribution ({v.welch}); all four must hold; compared: "
                      f"{v.pre_c.floor_text()}.",
-                ours=f"C F-measure: {_t44_ours(v.pre_c, 'C', 'F', v.s)}", basis="phantom",
-                decision=_best_of(v.pre_c, "notC-biased", "C", "F", "greater", v.s))
+                ours=f"C {measure}: {_t44_ours(v.pre_c, 'C', metric, v.s)}", basis="phantom",
+                decision=_best_of(v.pre_c, "notC-biased", "C", metric, "greater", v.s))
 
 
 @CLAIMS.claim("t44-notc-reversed", "For ¬C the order is reversed: C-biased gives the best ¬C precision, ¬C-biased "

@@ -76,6 +76,25 @@ WRONG_DICE = 0.3
 # ---------------------------------------------------------------------------------------------------------
 # metric-only experiments (Tables II, III, IX; chance level)
 # ---------------------------------------------------------------------------------------------------------
+def defined_kendall_tau(x, y) -> float | None:
+    """Kendall's :math:`\\tau_b` between ``x`` and ``y`` over the pairs where both are finite (per-bag stability
+    against DICE or bag AUC, Figs. 6-8: a bag whose score is undefined drops out), by ``scipy.stats.kendalltau``.
+
+    Returns ``None`` where τ is undefined: fewer than 3 such pairs, or either side constant on them.
+    Raises ``ValueError`` when ``x`` and ``y`` differ in length.
+    """
+    x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
+    if x.shape != y.shape:
+        raise ValueError(f"defined_kendall_tau needs x and y of one length, got {x.size} and {y.size}")
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if x.size < 3 or np.unique(x).size < 2 or np.unique(y).size < 2:
+        return None
+    from scipy import stats
+
+    return float(stats.kendalltau(x, y)[0])
+
+
 def paper_tables() -> pd.DataFrame:
     """Tables II and III recomputed: S_AJ and S_APJ of the printed 2x2 tables, next to the printed values.
 
