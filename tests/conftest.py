@@ -35,13 +35,17 @@ os.environ["MEDEVAL_RECORD_TIMINGS"] = "0"
 
 _executed: dict = {}
 
-# Work units that take a minute or more on a 2-core machine, scheduled before everything else in this order: the
-# smoke book first, the units that read it (the student edition starts from its render, the browser opens
-# it) once it is likely to be there.
-LONG_UNITS = ("book", "tests/notebooks/test_exercises.py", "tests/runtime/test_runs.py",
-              "tests/runtime/test_execution.py", "tests/runtime/test_teaching.py",
-              "tests/notebooks/test_04_full_profile_offline.py", "tests/book/test_student_edition.py",
-              "tests/book/test_browser.py")
+# Work units that take 20 s or more on a 2-core machine (benchmarks/bench_suite.py lists them), scheduled before
+# everything else, largest first, so that no worker starts a long unit when the other is about to finish: the smoke
+# book first, the units that read it (the student edition starts from its render, the browser opens it) last, once
+# it is likely to be there.
+LONG_UNITS = ("book", "tests/runtime/test_grading.py", "tests/notebooks/test_exercises.py",
+              "tests/notebooks/test_04_full_profile_offline.py", "tests/runtime/test_runs.py",
+              "tests/runtime/test_execution.py", "tests/notebooks/test_02_05_full_profile_offline.py",
+              "tests/runtime/test_scaffold.py", "tests/runtime/test_teaching.py", "tests/runtime/test_robustness.py",
+              "tests/experiments/test_class_distribution_claims.py", "tests/experiments/test_class_distribution.py",
+              "tests/experiments/test_mil_stability_claims.py", "tests/core/test_claims.py",
+              "tests/book/test_student_edition.py", "tests/book/test_browser.py")
 BOOK_UNIT = ("tests/book/test_book.py", "tests/book/test_bibliography.py", "tests/book/test_glossary.py")
 
 

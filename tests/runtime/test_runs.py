@@ -19,6 +19,7 @@ import pytest
 from medeval.runtime import runs
 from medeval.runtime.execution import ChapterExecutionError, run_chapter
 from medeval.runtime.paths import project_root
+from medeval.runtime.run_profile import GRID_PROFILE, time_profile
 
 REPO = project_root()
 
@@ -58,8 +59,10 @@ def test_every_execution_is_a_run_and_the_profile_run_is_never_replaced(two_runs
     assert other.meta["run_id"].endswith(other.meta["key"][:8]) and other.meta["run_id"][:8].isdigit()
     assert again.cached and again.notebook == own.notebook  # the book's run: the profile's own, untouched
     assert runs.find_good_run(root / "_runs" / "smoke", "A2-rerun", own.meta["key"]).meta["cache_hits"] == 1
-    for run in listed:  # every published run is whole and self-consistent
-        assert {p.name for p in run.path.iterdir()} == set(runs.RUN_FILES)
+    for run in listed:  # every published run is whole and self-consistent; A2 runs a grid, so it has a time profile
+        assert {p.name for p in run.path.iterdir()} == {*runs.RUN_FILES, GRID_PROFILE}
+        grids = time_profile(run.path).grids
+        assert grids and all(g.computed + g.cached == g.runs > 0 for g in grids)
         assert run.results()["params"] == run.meta["params"]
         nb = nbformat.read(run.notebook, as_version=4)
         injected = next(c.source for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
@@ -168,7 +171,7 @@ def test_concurrent_runs_all_finish_and_publish_whole_runs(tmp_path):
     repeats = sorted(r.meta["params"]["n_repeats"] for r in published)
     assert repeats in ([4, 6], [4, 4, 6]), repeats
     for run in published:
-        assert {p.name for p in run.path.iterdir()} == set(runs.RUN_FILES)
+        assert {p.name for p in run.path.iterdir()} == {*runs.RUN_FILES, GRID_PROFILE}
         assert run.results()["params"] == run.meta["params"]
         nb = nbformat.read(run.notebook, as_version=4)
         injected = next(c.source for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))

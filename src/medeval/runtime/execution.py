@@ -30,6 +30,7 @@ from medeval.runtime.params import (
 )
 from medeval.runtime.paths import atomic_write_text, project_root, runs_dir
 from medeval.runtime.preflight import preflight
+from medeval.runtime.run_profile import GRID_PROFILE
 
 
 class ChapterExecutionError(RuntimeError):
@@ -277,7 +278,8 @@ def run_chapter(
         with _environment(**numerics_environment(numerics), MEDEVAL_NUMERICS=numerics,
                           MEDEVAL_RESULTS_FILE=str(tmp_results), TQDM_DISABLE="1",
                           MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0",
-                          MEDEVAL_GRID_FRESH="1" if force else "0"), memory_watch:
+                          MEDEVAL_GRID_FRESH="1" if force else "0",
+                          MEDEVAL_GRID_PROFILE=str(staging / GRID_PROFILE)), memory_watch:
             papermill.execute_notebook(
                 nb, str(tmp_nb), parameters={"profile": profile, **params_json, "_medeval_resolved": True},
                 kernel_name="python3", cwd=str(project_root()), progress_bar=False, log_output=False,

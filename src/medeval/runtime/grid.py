@@ -5,7 +5,13 @@ of the function's qualified name, its keyword arguments, the digest of ``src/med
 and the resolved compute device; the chapter's local data digest names the folder (``notebook.cache_dir``). An
 interrupted grid therefore resumes where it stopped, and a code change, an upgrade or another device starts
 afresh. An entry that is corrupt, planted or for another key is reported and recomputed, never used. Every value
-returned from a cached grid is the stored one read back, so a first run and a resumed run give the same objects. Progress uses ``tqdm.std`` on stderr and is disabled when ``TQDM_DISABLE`` is set
+returned from a cached grid is the stored one read back, so a first run and a resumed run give the same objects.
+
+Where the time goes: each run is timed where it computes (wall and CPU seconds of the function call in its worker),
+and, when ``MEDEVAL_GRID_PROFILE`` names a file (the notebook runner sets it to ``grids.jsonl`` of the run being
+executed), every :func:`run_grid` call appends one JSON line there: its description, the number of runs computed and
+read from the cache, its wall time, and each computed run's label (:func:`run_label`), seconds and CPU seconds
+(:func:`medeval.runtime.run_profile.time_profile` reads them back). Progress uses ``tqdm.std`` on stderr and is disabled when ``TQDM_DISABLE`` is set
 (the notebook runner sets it), so rendered pages carry no progress-bar noise.
 """
 
@@ -15,6 +21,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -68,8 +75,38 @@ def context_digest(context: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(context, sort_keys=True).encode()).hexdigest()
 
 
-def _call(fn: Callable, kwargs: dict[str, Any]) -> Any:
-    return fn(**kwargs)
+def _call(fn: Callable, kwargs: dict[str, Any]) -> tuple[Any, float, float]:
+    """``fn(**kwargs)`` and the wall and CPU seconds it took in this process."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = fn(**kwargs)
+    return value, time.perf_counter() - wall, time.process_time() - cpu
+
+
+#: argument names that tell a grid's runs apart without saying what kind of run they are (a run's number, its seed)
+REPLICATE_ARGUMENTS = ("run", "runs", "seed", "seeds", "fold", "model_index", "keep_heatmap", "keep_heatmap_runs")
+
+
+def run_label(kwargs: dict[str, Any], limit: int = 80) -> str:
+    """What kind of run ``kwargs`` describe, for a time profile: its short text and number arguments
+    (``task=segmentation distribution=E2.a``), leaving out those that only number replicates
+    (:data:`REPLICATE_ARGUMENTS`) and any value longer than 40 characters; ``"-"`` when none is left."""
+    parts = [f"{k}={v}" for k, v in sorted(kwargs.items())
+             if k not in REPLICATE_ARGUMENTS and isinstance(v, (str, int, float, bool)) and len(str(v)) <= 40]
+    text = " ".join(parts) or "-"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _append_profile(record: dict[str, Any]) -> None:
+    """Append one grid's record to the file ``MEDEVAL_GRID_PROFILE`` names (nothing when it is unset); a record
+    that cannot be written is reported, never fatal: the profile describes a run, it is not one of its results."""
+    target = os.environ.get("MEDEVAL_GRID_PROFILE")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, sort_keys=True) + "\n")
+    except OSError as exc:
+        print(f"[medeval] grid time profile {target}: not written ({exc})", file=sys.stderr, flush=True)
 
 
 def _call_by_name(module: str, qualname: str, kwargs: dict[str, Any], numerics: str) -> Any:
@@ -84,7 +121,7 @@ def _call_by_name(module: str, qualname: str, kwargs: dict[str, Any], numerics: 
     fn: Any = importlib.import_module(module)
     for part in qualname.split("."):
         fn = getattr(fn, part)
-    return fn(**kwargs)
+    return _call(fn, kwargs)
 
 
 def share_cores(threads: int) -> None:
@@ -171,7 +208,11 @@ def run_grid(
                 report(f"[medeval] grid cache {cache}: entry {keys[i][:12]} cannot be used ({exc}); recomputing it")
                 pending.append(i)
 
-    def finish(i: int, value: Any) -> None:
+    timings: dict[int, tuple[float, float]] = {}
+
+    def finish(i: int, outcome: tuple[Any, float, float]) -> None:
+        value, seconds, cpu_seconds = outcome
+        timings[i] = (seconds, cpu_seconds)
         results[i] = value
         if paths[i] is not None:
             grid_store.write_entry(paths[i], keys[i], value,
@@ -179,6 +220,9 @@ def run_grid(
             results[i] = grid_store.read_entry(paths[i], keys[i])  # what a resumed run would get
 
     bar = tqdm(total=len(grid), initial=len(grid) - len(pending), desc=desc or fn.__name__, leave=False)
+    started = time.perf_counter()
+    where = ("dask" if scheduler is not None else "kernel" if max_workers == 1 or len(pending) <= 1
+             else f"pool of {min(max_workers or os.cpu_count() or 1, len(pending))}")
     try:
         if not pending:
             return results
@@ -186,12 +230,19 @@ def run_grid(
             _run_dask(fn, grid, pending, scheduler, finish, bar)
         elif max_workers == 1 or len(pending) == 1:
             for i in pending:
-                finish(i, fn(**grid[i]))
+                finish(i, _call(fn, grid[i]))
                 bar.update()
         else:
             _run_pool(fn, grid, pending, max_workers, finish, bar, report)
     finally:
         bar.close()
+        _append_profile({
+            "grid": desc or fn.__name__, "fn": f"{fn.__module__}.{fn.__qualname__}", "where": where,
+            "runs": len(grid), "computed": len(timings), "cached": len(grid) - len(pending),
+            "wall_seconds": round(time.perf_counter() - started, 3),
+            "tasks": [{"label": run_label(grid[i]), "seconds": round(t[0], 3), "cpu_seconds": round(t[1], 3)}
+                      for i, t in sorted(timings.items())],
+        })
     return results
 
 

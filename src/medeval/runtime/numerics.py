@@ -79,10 +79,15 @@ def pin_this_process(mode: str | None = None) -> None:
 
 
 def pin_torch(torch, mode: str | None = None) -> None:
-    """Pinned: one intra-op thread, and oneDNN off. oneDNN's JIT kernels choose their blocking by the CPU (its
-    caches as well as its instruction set), which no variable pins; without it torch's convolutions are its own
-    im2col + MKL matrix products, which ``MKL_CBWR`` makes the same on every CPU of the branch. Called by
-    :func:`pin_this_process` and when a chapter kernel first imports torch."""
+    """Pinned: one intra-op thread, and oneDNN off. oneDNN's kernels choose their blocking by the CPU (its caches
+    as well as its instruction set), which no variable pins: with it on, the U-Net's transposed convolutions run on
+    its ``brgconv`` kernels, whose blocking follows the caches (``ONEDNN_VERBOSE=1``). Without it, torch computes a
+    convolution's backward, and its forward for a batch under 16, as im2col + MKL matrix products, which
+    ``MKL_CBWR`` makes the same on every CPU of the branch; the forward of a batch of 16 or more goes to NNPACK,
+    whose only x86-64 kernels are its AVX2/FMA3 ones. NNPACK blocks the input channels (the sum) by the L1 cache's
+    size (``input_channels_block_max`` in its ``convolution-output.c``), so a convolution with more input channels
+    than one block holds may sum them in another order on a CPU with another L1 cache; not measured here, where one
+    CPU type was at hand. Called by :func:`pin_this_process` and when a chapter kernel first imports torch."""
     if (mode or numerics_mode()) != "pinned":
         return
     torch.set_num_threads(1)

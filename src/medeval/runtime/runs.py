@@ -6,6 +6,8 @@ Layout, per profile folder (``_runs/<profile>``, or the ``out_dir`` a caller giv
                        results.json     the numbers the notebook recorded
                        meta.json        parameters, the ones that differ from the profile, key, status, times
                        log.txt          what the runner reported for this run
+                       grids.jsonl      the run's grids of runs, each run's kind and seconds
+                                        (:mod:`medeval.runtime.run_profile`; absent when it ran no grid)
     <chapter>/.staging/<run-id>/        a run while it executes (moved into place when it ends)
     <chapter>/.lock                     a file lock (filelock) held while a run is published or looked up
 

@@ -1,0 +1,157 @@
+"""Where a training step of the chapters' CPU networks spends its time, under each numerics mode (issue #33).
+
+    python benchmarks/bench_training_step.py [--steps 30] [--out benchmarks/results/training-step.md]
+
+Networks at their default-profile sizes: chapter 4's U-Net (base 8, depth 2, 32-px patches of 3 channels, batch 32)
+and patch classifier (base 8, 3 blocks, 32-px patches, batch 32), chapter 1's MIL network (SmallCNN 8-16-32, head 32,
+64-px images of 1 channel, an 8 x 8 grid, batch 12). One step is forward, loss, backward and an Adam update on a fixed
+random batch. Each network runs in a fresh process per mode, so that the variables reach the libraries before they
+load:
+
+* ``pinned`` - what the chapters compute with on a CPU (:mod:`medeval.runtime.numerics`: AVX2 kernels, one thread,
+  oneDNN off, MKL's strict AVX2 branch);
+* ``pinned + oneDNN`` - the same with oneDNN on (``MEDEVAL_ONEDNN=1``; its ISA capped at AVX2). oneDNN picks its
+  blocking from the CPU's caches, which no variable pins, so this mode is not used for the book;
+* ``native, 1 thread`` - each library's own choice of kernels, one thread (a grid worker's share on 2 cores).
+
+Reported: milliseconds per step (best of 3 timings of ``--steps`` steps after 3 warm-up steps), and under
+``pinned`` the share of the step's CPU time in torch's convolution operators (``torch.profiler``): the forward
+(``_nnpack_spatial_convolution`` for a batch of 16 or more, else ``_slow_conv2d_forward``) and the backward
+(``convolution_backward`` and ``_slow_conv2d_backward``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+NETWORKS = ("unet-04", "patch-classifier-04", "mil-small-cnn-01")
+MODES = {
+    "pinned": {"MEDEVAL_NUMERICS": "pinned"},
+    "pinned + oneDNN": {"MEDEVAL_NUMERICS": "pinned", "MEDEVAL_ONEDNN": "1"},
+    "native, 1 thread": {"MEDEVAL_NUMERICS": "native", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+}
+
+
+#: torch's CPU operators that compute a (non-transposed) convolution's forward and backward without oneDNN; their
+#: self time is the convolutions' own (``convolution_backward`` keeps what it does not hand to ``_slow_conv2d_backward``)
+FORWARD_OPS = ("aten::_nnpack_spatial_convolution", "aten::_slow_conv2d_forward")
+BACKWARD_OPS = ("aten::convolution_backward", "aten::_slow_conv2d_backward")
+
+
+def build(name: str):
+    """The network, its batch and its loss for ``name`` (one of :data:`NETWORKS`)."""
+    import torch
+
+    torch.manual_seed(0)
+    if name == "unet-04":
+        from medeval.models.unet import UNet, segmentation_loss
+
+        net = UNet(3, 3, base_channels=8, depth=2)
+        batch = (torch.rand(32, 3, 32, 32), torch.randint(0, 3, (32, 32, 32)))
+        return net, batch, segmentation_loss
+    if name == "patch-classifier-04":
+        from medeval.models.unet import PatchClassifier, classification_loss
+
+        net = PatchClassifier(base_channels=8, n_blocks=3)
+        batch = (torch.rand(32, 3, 32, 32), torch.randint(0, 2, (32,)))
+        return net, batch, classification_loss
+    if name == "mil-small-cnn-01":
+        from medeval.models.mil import build_mil_model, mil_bag_loss
+
+        net = build_mil_model("small_cnn", 8, head_channels=32, small_cnn_widths=(8, 16, 32))
+        batch = (torch.rand(12, 1, 64, 64) * 2 - 1, torch.randint(0, 2, (12,)).float())
+        return net, batch, lambda probs, y: mil_bag_loss(probs, y, "noisy_or", None)
+    raise ValueError(f"network must be one of {NETWORKS}, got {name!r}")
+
+
+def worker(name: str, steps: int) -> dict:
+    """Time ``steps`` training steps of ``name`` in this process (its numerics set by the environment)."""
+    from medeval.runtime.numerics import describe, pin_this_process
+
+    pin_this_process()
+    import torch
+
+    from medeval.runtime.numerics import pin_torch
+
+    pin_torch(torch)
+    if os.environ.get("MEDEVAL_NUMERICS") == "native":
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    net, (x, y), loss_fn = build(name)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(net(x), y)
+        loss.backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        best = min(best, (time.perf_counter() - t0) / steps)
+    shares = {}
+    if os.environ.get("MEDEVAL_NUMERICS") == "pinned" and os.environ.get("MEDEVAL_ONEDNN") != "1":
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(10):
+                step()
+        events = {e.key: e.self_cpu_time_total for e in prof.key_averages()}
+        total = sum(events.values())
+        forward = sum(v for k, v in events.items() if k in FORWARD_OPS)
+        backward = sum(v for k, v in events.items() if k in BACKWARD_OPS)
+        shares = {"conv_forward": forward / total, "conv_backward": backward / total}
+    return {"ms_per_step": best * 1000, "numerics": describe(), **shares}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "training-step.md"))
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.steps)))
+        return
+    from _report import load_average, machine, write_report
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("MEDEVAL_", "OMP_", "MKL_"))}
+    rows = {}
+    for name in NETWORKS:
+        for mode, env in MODES.items():
+            out = subprocess.run([sys.executable, __file__, "--worker", name, "--steps", str(args.steps)],
+                                 env={**base, **env, "PYTHONPATH": str(ROOT / "src")}, capture_output=True, text=True)
+            if out.returncode != 0:
+                raise SystemExit(f"{name} ({mode}) failed:\n{out.stderr[-3000:]}")
+            rows[name, mode] = json.loads(out.stdout.strip().splitlines()[-1])
+    lines = ["# Training step of the chapters' CPU networks, by numerics mode", "",
+             f"Command: `.venv/bin/python benchmarks/bench_training_step.py --steps {args.steps}`  ",
+             f"Machine: {machine()}; load average at the end {load_average()}.", "",
+             "Milliseconds per training step (forward, loss, backward, Adam); the share of the pinned step's CPU time "
+             "in the convolutions; how much faster each other mode is than pinned.", "",
+             "| network | pinned (ms) | conv forward | conv backward | pinned + oneDNN (ms) | speed-up | "
+             "native, 1 thread (ms) | speed-up |", "|---|---|---|---|---|---|---|---|"]
+    for name in NETWORKS:
+        p, o, n = (rows[name, m] for m in MODES)
+        lines.append(f"| {name} | {p['ms_per_step']:.1f} | {p['conv_forward']:.0%} | {p['conv_backward']:.0%} | "
+                     f"{o['ms_per_step']:.1f} | {p['ms_per_step'] / o['ms_per_step']:.2f}x | {n['ms_per_step']:.1f} | "
+                     f"{p['ms_per_step'] / n['ms_per_step']:.2f}x |")
+    lines += ["", f"Pinned: {rows[NETWORKS[0], 'pinned']['numerics']}."]
+    write_report(lines, args.out)
+
+
+if __name__ == "__main__":
+    main()
