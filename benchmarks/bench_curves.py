@@ -12,8 +12,8 @@ Usage:  .venv/bin/python benchmarks/bench_curves.py [--n 10500000] [--repeats 3]
 from __future__ import annotations
 
 import argparse
-import os
 import platform
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -22,6 +22,9 @@ import numpy as np
 from sklearn.metrics import average_precision_score, precision_recall_curve
 
 from medeval.metrics import curves
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine as cpu_machine  # noqa: E402
 
 
 def _timed(fn, repeats: int):
@@ -78,7 +81,7 @@ def main(argv=None) -> int:
     rows.append(("sklearn precision_recall_curve", t_sk, m_sk))
     rows.append(("sklearn average_precision_score", t_ap, m_ap))
 
-    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, {platform.system()}"
+    machine = cpu_machine()
     lines = [
         "# Curves benchmark: PR-T and mean PR on CAMELYON16-sized score sets",
         "",

@@ -12,13 +12,18 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from medeval.data import chestxray14 as cx
 from medeval.data import manifest as m
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine as cpu_machine  # noqa: E402
 
 
 def _median_time(fn, repeats: int) -> float:
@@ -52,7 +57,7 @@ def main(argv=None) -> int:
     t_sha = _median_time(lambda: m.file_hash(path), args.repeats)
     t_boxes = _median_time(cx.load_boxes, args.repeats)
     print(
-        f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}, "
+        f"machine: {cpu_machine()}, python {platform.python_version()}, "
         f"pandas {pd.__version__}"
     )
     print(f"rows={len(ours)} patients={ours['patient_id'].nunique()} repeats={args.repeats}")

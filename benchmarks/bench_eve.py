@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -21,6 +22,9 @@ from medeval.data.phantoms.adni import generate_adni_pool
 from medeval.data.splits import draw_balanced_subsets, libsvm_fold_ids
 from medeval.models.batched_svm import batched_linear_svm, resolve_torch_device
 from medeval.models.linear_svm import fit_decision_values
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine as cpu_machine  # noqa: E402
 
 
 def main() -> None:
@@ -61,7 +65,7 @@ def main() -> None:
     held = ~mask[: n_sk * k]
     agree = np.mean((ours.decision[: n_sk * k] > 0)[held] == (ref > 0)[held])
     fits_ours, fits_sk = mask.shape[0] / t_ours, n_sk * k / t_sk
-    print(f"machine: {platform.processor() or platform.machine()}, torch threads {torch.get_num_threads()}, device {device}"
+    print(f"machine: {cpu_machine()}, torch threads {torch.get_num_threads()}, device {device}"
           + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""))
     print(f"problem: {args.per_class}+{args.per_class} subjects, 80 features, 10-fold CV; "
           f"batched {mask.shape[0]} fits, sklearn {n_sk * k} fits")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -28,6 +29,9 @@ from sklearn import metrics as skm
 
 from medeval.data.chestxray14 import LABELS, load_labels
 from medeval.metrics import multilabel as ml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine as cpu_machine  # noqa: E402
 
 
 def make_scores(y: np.ndarray, seed: int = 0) -> np.ndarray:
@@ -128,7 +132,7 @@ def main(argv=None):
         f"| medeval, one public function per measure (16 measures) | {t_ind:.3f} | {t_sk / t_ind:.1f} |",
         f"| medeval `multilabel_metrics` (all measures, shared sorts) | {t_all:.3f} | {t_sk / t_all:.1f} |",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, 2-core CPU shared with other jobs "
+        f"Machine: {cpu_machine()}, shared with other jobs "
         f"(load average at the end: {', '.join(f'{x:.1f}' for x in __import__('os').getloadavg())}); "
         f"Python {platform.python_version()}, numpy {np.__version__}.",
         "",

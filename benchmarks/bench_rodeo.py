@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine as cpu_machine  # noqa: E402
 
 
 def make_dataset(n_images: int, k: int, seed: int = 0):
@@ -131,8 +135,7 @@ def main(argv=None) -> int:
         "",
         f"Inputs: {args.images:,} images × {args.classes} classes, {n_boxes[0]:,} predicted and {n_boxes[1]:,} target "
         "boxes (targets 0-3 per image; predictions with position/size noise, 30% class flips, 20% drops, 0-2 extras).",
-        f"Best of {args.repeats} runs. Machine: {platform.processor() or platform.machine()}, "
-        f"{__import__('os').cpu_count()} cores (shared), Python {platform.python_version()}, numpy {np.__version__}, "
+        f"Best of {args.repeats} runs. Machine: {cpu_machine()} (shared), Python {platform.python_version()}, numpy {np.__version__}, "
         f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, medeval {medeval.__version__}, rodeometric 0.0.1 "
         "(+ the matthews_corrcoef patch above).",
         "",

@@ -18,6 +18,7 @@ import argparse
 import itertools
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -25,6 +26,9 @@ import numpy as np
 import scipy.stats
 
 from medeval.metrics import stability as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine as cpu_machine  # noqa: E402
 
 
 def loop_scores(predictions: np.ndarray, threshold: float = 0.5) -> dict[str, np.ndarray]:
@@ -120,7 +124,7 @@ def main(argv=None) -> int:
         "",
         f"Command: `.venv/bin/python benchmarks/bench_stability.py --bags {args.bags} --loop-bags {args.loop_bags} "
         f"--repeats {args.repeats}`",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared with other jobs; "
+        f"Machine: {cpu_machine()} (shared with other jobs; "
         f"timings are noisy), Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}.",
     ]
     text = "\n".join(lines) + "\n"

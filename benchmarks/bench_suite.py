@@ -5,7 +5,8 @@
 The clone uses this checkout's ``.venv`` (a symbolic link: the environment's install time is `bench_book.py
 --fresh-clone`'s subject) and runs the README's test command, ``python -m pytest`` with the project's options (one
 xdist worker per core), adding ``--durations=0``. Reported: the suite's wall time, the CPU time of it and all its
-processes, and the worker time per test module (setup + call + teardown of its tests, summed), largest first.
+processes, the worker time per test module (setup + call + teardown of its tests, summed), largest first, and the
+slowest tests.
 Writes ``results/test-suite.md``.
 """
 
@@ -52,13 +53,16 @@ def main() -> None:
     out = proc.stdout
     summary = next((line for line in reversed(out.splitlines()) if " passed" in line or " failed" in line), "?")
     per_module: collections.Counter = collections.Counter()
+    per_test: collections.Counter = collections.Counter()
     for line in out.splitlines():
         if m := DURATION.match(line):
             per_module[m.group(2).split("::")[0]] += float(m.group(1))
+            per_test[m.group(2)] += float(m.group(1))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     worker = sum(per_module.values())
     rows = "\n".join(f"| `{mod}` | {t:.1f} |" for mod, t in per_module.most_common(args.top))
     rest = worker - sum(t for _, t in per_module.most_common(args.top))
+    slowest = "\n".join(f"| `{test}` | {t:.1f} |" for test, t in per_test.most_common(args.top))
     text = (f"# Test suite\n\n"
             f"Command: `.venv/bin/python benchmarks/bench_suite.py` (commit {head}: a fresh clone running "
             f"`python -m pytest` with the project's options, one xdist worker per core).  \n"
@@ -69,7 +73,9 @@ def main() -> None:
             f"| CPU time, every process of the suite | {cpu:.0f} s ({cpu / wall:.2f} cores busy on average) |\n"
             f"| worker time (test durations summed) | {worker:.0f} s |\n\n"
             f"Worker time per module, largest first:\n\n| module | seconds |\n|---|---|\n{rows}\n"
-            f"| the other {len(per_module) - min(args.top, len(per_module))} modules | {rest:.1f} |\n")
+            f"| the other {len(per_module) - min(args.top, len(per_module))} modules | {rest:.1f} |\n\n"
+            f"The {args.top} slowest tests (setup + call + teardown; a module-scoped fixture's setup counts in the "
+            f"first test that uses it):\n\n| test | seconds |\n|---|---|\n{slowest}\n")
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "test-suite.md").write_text(text)
     print(text)

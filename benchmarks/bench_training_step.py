@@ -12,6 +12,10 @@ load:
   oneDNN off, MKL's strict AVX2 branch);
 * ``pinned + oneDNN`` - the same with oneDNN on (``MEDEVAL_ONEDNN=1``; its ISA capped at AVX2). oneDNN picks its
   blocking from the CPU's caches, which no variable pins, so this mode is not used for the book;
+* ``pinned, own backward`` - pinned, with the backward of a stride-1 convolution written here from pinned kernels
+  (:class:`OwnBackwardConv2d`): the input gradient as a convolution of the output gradient with the flipped kernel
+  (NNPACK for a batch of 16 or more), the weight gradient as one strided copy of the input's patches and one batched
+  MKL product. It changes the order of the sums, so every trained model's bits; measured to decide whether that pays;
 * ``native, 1 thread`` - each library's own choice of kernels, one thread (a grid worker's share on 2 cores).
 
 Reported: milliseconds per step (best of 3 timings of ``--steps`` steps after 3 warm-up steps), and under
@@ -37,6 +41,7 @@ NETWORKS = ("unet-04", "patch-classifier-04", "mil-small-cnn-01")
 MODES = {
     "pinned": {"MEDEVAL_NUMERICS": "pinned"},
     "pinned + oneDNN": {"MEDEVAL_NUMERICS": "pinned", "MEDEVAL_ONEDNN": "1"},
+    "pinned, own backward": {"MEDEVAL_NUMERICS": "pinned", "BENCH_OWN_BACKWARD": "1"},
     "native, 1 thread": {"MEDEVAL_NUMERICS": "native", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
 }
 
@@ -45,6 +50,49 @@ MODES = {
 #: self time is the convolutions' own (``convolution_backward`` keeps what it does not hand to ``_slow_conv2d_backward``)
 FORWARD_OPS = ("aten::_nnpack_spatial_convolution", "aten::_slow_conv2d_forward")
 BACKWARD_OPS = ("aten::convolution_backward", "aten::_slow_conv2d_backward")
+
+
+def _conv2d_own_backward():
+    """``torch.nn.functional.conv2d`` with :class:`OwnBackwardConv2d` for stride-1, ungrouped, undilated
+    convolutions while gradients are recorded (others, and inference, as before)."""
+    import torch
+    import torch.nn.functional as F
+
+    original = F.conv2d
+
+    class OwnBackwardConv2d(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w, b, padding):
+            ctx.save_for_backward(x, w)
+            ctx.padding, ctx.has_bias = padding, b is not None
+            return original(x, w, b, padding=padding)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, w = ctx.saved_tensors
+            (ph, pw), (n, c), (o, _, kh, kw) = ctx.padding, x.shape[:2], w.shape
+            grad = grad.contiguous()
+            gx = gw = gb = None
+            if ctx.needs_input_grad[0]:
+                gx = original(grad, w.transpose(0, 1).flip(2, 3), padding=(kh - 1 - ph, kw - 1 - pw))
+            if ctx.needs_input_grad[1]:
+                xp = F.pad(x, (pw, pw, ph, ph))
+                ho, wo = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
+                s_n, s_c, s_h, s_w = xp.stride()
+                cols = xp.as_strided((n, c, kh, kw, ho, wo), (s_n, s_c, s_h, s_w, s_h, s_w)).reshape(n, c * kh * kw, -1)
+                gw = torch.bmm(grad.reshape(n, o, -1), cols.transpose(1, 2)).sum(0).reshape(w.shape)
+            if ctx.has_bias and ctx.needs_input_grad[2]:
+                gb = grad.sum((0, 2, 3))
+            return gx, gw, gb, None
+
+    def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+        pad = padding if isinstance(padding, tuple) else (padding, padding)
+        if (groups != 1 or stride not in (1, (1, 1)) or dilation not in (1, (1, 1)) or isinstance(padding, str)
+                or not torch.is_grad_enabled()):
+            return original(x, w, b, stride, padding, dilation, groups)
+        return OwnBackwardConv2d.apply(x, w, b, pad)
+
+    F.conv2d = conv2d
 
 
 def build(name: str):
@@ -85,6 +133,8 @@ def worker(name: str, steps: int) -> dict:
     pin_torch(torch)
     if os.environ.get("MEDEVAL_NUMERICS") == "native":
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    if os.environ.get("BENCH_OWN_BACKWARD") == "1":
+        _conv2d_own_backward()
     net, (x, y), loss_fn = build(name)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
 
@@ -103,7 +153,7 @@ def worker(name: str, steps: int) -> dict:
             step()
         best = min(best, (time.perf_counter() - t0) / steps)
     shares = {}
-    if os.environ.get("MEDEVAL_NUMERICS") == "pinned" and os.environ.get("MEDEVAL_ONEDNN") != "1":
+    if os.environ.get("MEDEVAL_NUMERICS") == "pinned" and not {"MEDEVAL_ONEDNN", "BENCH_OWN_BACKWARD"} & set(os.environ):
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -128,7 +178,7 @@ def main() -> None:
         return
     from _report import load_average, machine, write_report
 
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("MEDEVAL_", "OMP_", "MKL_"))}
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("MEDEVAL_", "OMP_", "MKL_", "BENCH_"))}
     rows = {}
     for name in NETWORKS:
         for mode, env in MODES.items():
@@ -143,12 +193,13 @@ def main() -> None:
              "Milliseconds per training step (forward, loss, backward, Adam); the share of the pinned step's CPU time "
              "in the convolutions; how much faster each other mode is than pinned.", "",
              "| network | pinned (ms) | conv forward | conv backward | pinned + oneDNN (ms) | speed-up | "
-             "native, 1 thread (ms) | speed-up |", "|---|---|---|---|---|---|---|---|"]
+             "pinned, own backward (ms) | speed-up | native, 1 thread (ms) | speed-up |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name in NETWORKS:
-        p, o, n = (rows[name, m] for m in MODES)
+        p, *others = (rows[name, m] for m in MODES)
+        cells = " | ".join(f"{r['ms_per_step']:.1f} | {p['ms_per_step'] / r['ms_per_step']:.2f}x" for r in others)
         lines.append(f"| {name} | {p['ms_per_step']:.1f} | {p['conv_forward']:.0%} | {p['conv_backward']:.0%} | "
-                     f"{o['ms_per_step']:.1f} | {p['ms_per_step'] / o['ms_per_step']:.2f}x | {n['ms_per_step']:.1f} | "
-                     f"{p['ms_per_step'] / n['ms_per_step']:.2f}x |")
+                     f"{cells} |")
     lines += ["", f"Pinned: {rows[NETWORKS[0], 'pinned']['numerics']}."]
     write_report(lines, args.out)
 

@@ -24,7 +24,8 @@ def sleepy(kind: str, run: int, seconds: float) -> int:
 def test_run_label_names_the_kind_of_run_without_its_replicate_number():
     assert run_label({"task": "segmentation", "distribution": "E2.a", "run": 3, "seed": 7}) == (
         "distribution=E2.a task=segmentation")
-    assert run_label({"run": 1, "data": {"slide_size": 384}}) == "-"  # nested and replicate arguments only
+    assert run_label({"run": 1, "data": {"slide_size": 384}}) == "-"  # an unnamed nested and a replicate argument
+    assert run_label({"dataset": {"kind": "cxr", "n": 400}, "index": 2, "operator": "max"}) == "dataset=cxr operator=max"
     assert run_label({"name": "x" * 41, "k": 2}) == "k=2"  # a long value is left out
     assert len(run_label({f"a{i}": "v" * 30 for i in range(5)}, limit=50)) == 50
 

@@ -83,15 +83,26 @@ def _call(fn: Callable, kwargs: dict[str, Any]) -> tuple[Any, float, float]:
 
 
 #: argument names that tell a grid's runs apart without saying what kind of run they are (a run's number, its seed)
-REPLICATE_ARGUMENTS = ("run", "runs", "seed", "seeds", "fold", "model_index", "keep_heatmap", "keep_heatmap_runs")
+REPLICATE_ARGUMENTS = ("run", "runs", "seed", "seeds", "fold", "index", "repeat", "model_index", "keep_heatmap",
+                       "keep_heatmap_runs")
+#: the entries that name a nested argument (a dataset's spec) in a run's label, the first one present
+NAMING_ENTRIES = ("name", "dataset", "kind")
+
+
+def _label_value(value: Any) -> Any:
+    """A nested argument by the entry that names it (:data:`NAMING_ENTRIES`), a scalar as it is, else ``None``."""
+    if isinstance(value, dict):
+        return next((value[k] for k in NAMING_ENTRIES if isinstance(value.get(k), str)), None)
+    return value if isinstance(value, (str, int, float, bool)) else None
 
 
 def run_label(kwargs: dict[str, Any], limit: int = 80) -> str:
-    """What kind of run ``kwargs`` describe, for a time profile: its short text and number arguments
-    (``task=segmentation distribution=E2.a``), leaving out those that only number replicates
-    (:data:`REPLICATE_ARGUMENTS`) and any value longer than 40 characters; ``"-"`` when none is left."""
-    parts = [f"{k}={v}" for k, v in sorted(kwargs.items())
-             if k not in REPLICATE_ARGUMENTS and isinstance(v, (str, int, float, bool)) and len(str(v)) <= 40]
+    """What kind of run ``kwargs`` describe, for a time profile: its short text and number arguments, and each
+    nested one by the entry that names it (``dataset=cxr kind=subset operator=max``), leaving out those that only
+    number replicates (:data:`REPLICATE_ARGUMENTS`) and any value longer than 40 characters; ``"-"`` when none is
+    left."""
+    parts = [f"{k}={_label_value(v)}" for k, v in sorted(kwargs.items())
+             if k not in REPLICATE_ARGUMENTS and _label_value(v) is not None and len(str(_label_value(v))) <= 40]
     text = " ".join(parts) or "-"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
