@@ -200,7 +200,19 @@ def main() -> None:
         cells = " | ".join(f"{r['ms_per_step']:.1f} | {p['ms_per_step'] / r['ms_per_step']:.2f}x" for r in others)
         lines.append(f"| {name} | {p['ms_per_step']:.1f} | {p['conv_forward']:.0%} | {p['conv_backward']:.0%} | "
                      f"{cells} |")
-    lines += ["", f"Pinned: {rows[NETWORKS[0], 'pinned']['numerics']}."]
+    lines += ["", f"Pinned: {rows[NETWORKS[0], 'pinned']['numerics']}.", ""]
+
+    def spread(mode: str) -> str:
+        ratios = [rows[n, "pinned"]["ms_per_step"] / rows[n, mode]["ms_per_step"] for n in NETWORKS]
+        return f"{min(ratios):.2f}-{max(ratios):.2f}x"
+
+    conv = [rows[n, "pinned"]["conv_forward"] + rows[n, "pinned"]["conv_backward"] for n in NETWORKS]
+    lines.append(
+        f"Reading: the convolutions take {min(conv):.0%}-{max(conv):.0%} of a pinned step. oneDNN would make the "
+        f"steps {spread('pinned + oneDNN')} faster, but it is not pinned: its transposed convolutions run on "
+        "`brgconv` kernels whose blocking follows the CPU's caches (`ONEDNN_VERBOSE=1`), so the book keeps it off "
+        f"(`medeval.runtime.numerics.pin_torch`). The backward written from pinned kernels gives "
+        f"{spread('pinned, own backward')}: too little to change every trained model's bits for.")
     write_report(lines, args.out)
 
 
