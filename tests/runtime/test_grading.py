@@ -159,35 +159,6 @@ def test_a_cheater_scores_no_more_than_an_honest_wrong_answer_or_is_flagged(mate
     assert hashlib.sha256(hidden.read_bytes()).hexdigest() == digest  # the teacher's constants are untouched
 
 
-@pytest.fixture(scope="module")
-def sleeping_gradings(material, tmp_path_factory):
-    """The two gradings of a notebook whose experiment cell sleeps, started together (each waits out its timeout
-    in a subprocess, so the 8-s run costs no time of its own): ``{"cell": future, "whole": future}``."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    path = _filled(material, tmp_path_factory.mktemp("sleeping"),
-                   {**RIGHT, "ex_shifted_auc": "import time\ntime.sleep(600)"})
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        # 20 s: ten times what any other cell of the fixture takes on a slow, loaded machine, so only the sleeping
-        # cell can meet it (with 2 s, a slow import in the setup cell would stop the run early and fail the test)
-        yield {"cell": pool.submit(_grade, path, material, cell_timeout=20),
-               "whole": pool.submit(_grade, path, material, cell_timeout=600, timeout=8)}
-
-
-def test_a_sleeping_cell_is_stopped_by_the_cell_timeout_and_earlier_exercises_keep_their_score(sleeping_gradings):
-    report = sleeping_gradings["cell"].result()
-    assert "ran past the 20-s cell timeout" in report.stopped
-    assert _scores(report) == {"ex-eve-hand": 1, "ex-eve-code": 2, "ex-eve-experiment": 0, "ex-eve-critical": None}
-    experiment = next(g for g in report.grades if g.label == "ex-eve-experiment")
-    assert any("not graded" in p and "timeout" in p for p in experiment.problems)
-
-
-def test_a_notebook_past_the_whole_timeout_is_killed(sleeping_gradings):
-    report = sleeping_gradings["whole"].result()
-    assert "ran past the 8-s timeout" in report.stopped
-    assert _scores(report)["ex-eve-experiment"] == 0
-
-
 def test_a_dying_kernel_still_reports_the_exercises_graded_before_it(material, tmp_path):
     path = _filled(material, tmp_path, {**RIGHT, "ex_shifted_auc": "import os\nos._exit(1)"})
     report = _grade(path, material)
@@ -318,3 +289,44 @@ def test_a_notebook_without_its_check_cells_is_still_graded(material, tmp_path):
     nbformat.write(nb, path)
     report = _grade(path, material)
     assert report.score == report.possible == 4, report.to_text()
+
+
+# the sleeping gradings (started with the module, see sleeping_gradings): last, so that their 20 s of waiting
+# overlap the tests above
+@pytest.fixture(scope="module", autouse=True)
+def sleeping_gradings(request, material, tmp_path_factory):
+    """The two gradings of a notebook whose experiment cell sleeps, started together when the module starts (each
+    waits out its timeout in a subprocess, while the module's other tests run) and read by its last two tests:
+    ``{"cell": future, "whole": future}``; nothing is started when neither of those tests was selected."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not any(item.module is request.module and "sleeping_gradings" in item.fixturenames
+               and item.originalname in SLEEPING_TESTS for item in request.session.items):
+        yield {}
+        return
+
+    path = _filled(material, tmp_path_factory.mktemp("sleeping"),
+                   {**RIGHT, "ex_shifted_auc": "import time\ntime.sleep(600)"})
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        # 20 s: ten times what any other cell of the fixture takes on a slow, loaded machine, so only the sleeping
+        # cell can meet it (with 2 s, a slow import in the setup cell would stop the run early and fail the test)
+        yield {"cell": pool.submit(_grade, path, material, cell_timeout=20),
+               "whole": pool.submit(_grade, path, material, cell_timeout=600, timeout=8)}
+
+
+SLEEPING_TESTS = ("test_a_sleeping_cell_is_stopped_by_the_cell_timeout_and_earlier_exercises_keep_their_score",
+                  "test_a_notebook_past_the_whole_timeout_is_killed")
+
+
+def test_a_sleeping_cell_is_stopped_by_the_cell_timeout_and_earlier_exercises_keep_their_score(sleeping_gradings):
+    report = sleeping_gradings["cell"].result()
+    assert "ran past the 20-s cell timeout" in report.stopped
+    assert _scores(report) == {"ex-eve-hand": 1, "ex-eve-code": 2, "ex-eve-experiment": 0, "ex-eve-critical": None}
+    experiment = next(g for g in report.grades if g.label == "ex-eve-experiment")
+    assert any("not graded" in p and "timeout" in p for p in experiment.problems)
+
+
+def test_a_notebook_past_the_whole_timeout_is_killed(sleeping_gradings):
+    report = sleeping_gradings["whole"].result()
+    assert "ran past the 8-s timeout" in report.stopped
+    assert _scores(report)["ex-eve-experiment"] == 0

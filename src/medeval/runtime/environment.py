@@ -25,6 +25,7 @@ VARIABLES: dict[str, str] = {
     "MEDEVAL_GRID_FRESH": "1 to recompute every grid run (set by --force; 0 or 1)",
     "MEDEVAL_RECORD_TIMINGS": "0 to keep runs out of _runs/timings.json (0 or 1)",
     "MEDEVAL_RESULTS_FILE": "set by medeval for a chapter kernel: where it records its results",
+    "MEDEVAL_GRID_PROFILE": "set by medeval for a chapter kernel: the file its grids' time records go to",
     # read by the test suite (tests/), which starts medeval commands with them set
     "MEDEVAL_FUZZ_EXAMPLES": "tests: draws of the parameter fuzz test",
     "MEDEVAL_FUZZ_REPORT": "tests: where the fuzz test writes its counts",
