@@ -17,6 +17,7 @@ import nbformat
 import pytest
 
 from medeval.runtime import grading, teachers_page, teaching
+from medeval.runtime.exercises import read_chapter_source
 from medeval.runtime.grading import GradingError, grade_notebook
 from medeval.runtime.teaching import (
     ExerciseFormatError,
@@ -289,7 +290,7 @@ def test_for_teachers_page_states_measured_times_and_never_estimates_a_gpu_time(
     registry = chapters()
     for cid, ch in registry.items():
         if ch.part == "chapters":
-            objectives = teachers_page._section(ch.notebook.read_text(), "What you will learn")
+            objectives = teachers_page._section(read_chapter_source(ch.notebook), "What you will learn")
             assert objectives and objectives in page, cid
     plain = teaching.teachers_markdown(timings=timings, built={"03-eve"})
     assert "{ref}" not in plain and "{eq}" not in plain

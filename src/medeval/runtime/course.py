@@ -269,11 +269,12 @@ def chapter_label_stems() -> dict[str, str]:
 def stated_prerequisites(chapter_id: str) -> set[str]:
     """The other chapters that a chapter's *Prerequisites* section refers to (by ``{ref}``, ``{numref}`` or
     ``{eq}`` to one of their labels)."""
+    from medeval.runtime.exercises import read_chapter_source
     from medeval.runtime.params import chapters
     from medeval.runtime.teachers_page import _section
 
     stems = chapter_label_stems()
-    text = _section(chapters()[chapter_id].notebook.read_text(), "Prerequisites")
+    text = _section(read_chapter_source(chapters()[chapter_id].notebook), "Prerequisites")
     found = set()
     for m in _REFERENCE.finditer(text):
         parts = m["label"].strip().split("-")

@@ -13,6 +13,7 @@ student notebooks made from the exercises: :mod:`medeval.runtime.student_noteboo
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,24 @@ def _directive_body(source: str, match: re.Match) -> tuple[str, dict[str, str], 
     return match["title"].strip(), options, "\n".join(body).strip()
 
 
+@functools.lru_cache(maxsize=32)
+def _parsed_source(path: str, mtime_ns: int, size: int):
+    import jupytext
+
+    return jupytext.read(path)
+
+
+def read_chapter_source(path: Path):
+    """A chapter's jupytext source as a notebook, parsed once per version of the file (its path, modification time
+    and size): ``medeval book`` reads each chapter for its exercises, the course plan, its reading time and its
+    objectives, and parsing the same source again cost a second of every build. Returns a copy, so a caller that
+    changes it changes nothing the next caller reads."""
+    import copy
+
+    stat = Path(path).stat()
+    return copy.deepcopy(_parsed_source(str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size))
+
+
 def read_exercises(chapter_id: str, source: Path | None = None) -> ChapterExercises:
     """Read the exercises of a chapter from its jupytext source.
 
@@ -105,13 +124,11 @@ def read_exercises(chapter_id: str, source: Path | None = None) -> ChapterExerci
     incomplete: an exercise without a label or with an unknown kind, a solution for another label, solution or
     check cells outside a solution, a coding exercise without checks.
     """
-    import jupytext
-
     from medeval.runtime.params import chapters
 
     chapter = chapters()[chapter_id]
     path = Path(source) if source is not None else chapter.notebook
-    nb = jupytext.read(path)
+    nb = read_chapter_source(path)
     setup: list[str] = []
     exercises: list[Exercise] = []
     open_solution: Exercise | None = None

@@ -11,15 +11,13 @@ from __future__ import annotations
 import re
 
 from medeval.runtime.chapter_sections import READING_WORDS_PER_MINUTE, reading_time
-from medeval.runtime.exercises import KINDS, ExerciseFormatError, read_exercises
+from medeval.runtime.exercises import KINDS, ExerciseFormatError, read_chapter_source, read_exercises
 from medeval.runtime.student_notebooks import notebook_markdown
 
 
-def _section(source: str, heading: str) -> str:
-    """The text of a ``## heading`` section of a jupytext chapter (up to the next heading of level 1 or 2)."""
-    import jupytext
-
-    text = "\n\n".join(c.source for c in jupytext.reads(source, fmt="py:percent").cells if c.cell_type == "markdown")
+def _section(nb, heading: str) -> str:
+    """The text of a ``## heading`` section of a chapter's notebook (up to the next heading of level 1 or 2)."""
+    text = "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     m = re.search(rf"^## {re.escape(heading)}\s*$(.*?)(?=^#{{1,2}} |\Z)", text, flags=re.M | re.S)
     if not m:
         return ""
@@ -125,7 +123,7 @@ def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: 
     letters = {c: f"{chr(65 + i)}" for i, c in enumerate(c for c, ch in registry.items() if ch.part != "chapters")}
     weeks_of = {cid: [w.week for w in course.weeks if any(p.chapter == cid for p in w.parts)] for cid in registry}
     for cid, ch in registry.items():
-        source = ch.notebook.read_text()
+        nb = read_chapter_source(ch.notebook)
         try:
             exercises = read_exercises(cid).exercises
         except ExerciseFormatError:
@@ -140,14 +138,12 @@ def teachers_markdown(timings: dict[str, dict[str, dict]] | None = None, built: 
         name = _page_name(cid, linked)
         number = numbers.get(cid) or letters[cid]
         weeks = ", ".join(str(w) for w in weeks_of[cid]) or "—"
-        import jupytext
-
-        reading = reading_time(jupytext.reads(source, fmt="py:percent"))["minutes"]
+        reading = reading_time(nb)["minutes"]
         rows.append(f"| {number}. {name} | {weeks} | {reading} min | {kinds} | {minutes / 60:.1f} h | {cpu} "
                     f"| {gpu_text} |")
         if ch.part == "chapters":
-            objectives.append(f"### {name}\n\n{text_of(_section(source, 'What you will learn'))}")
-            prerequisites.append(f"### {name}\n\n{text_of(_section(source, 'Prerequisites'))}")
+            objectives.append(f"### {name}\n\n{text_of(_section(nb, 'What you will learn'))}")
+            prerequisites.append(f"### {name}\n\n{text_of(_section(nb, 'Prerequisites'))}")
     cpu_device = next((rec.get("device") for t in timings.values() for p, rec in t.items()
                        if p in ("smoke", "default") and rec.get("device")), "this project's CI machine")
     gpu_note = ("A GPU time is the last recorded run of the `gpu` profile; a chapter never run on a GPU says so, and "
