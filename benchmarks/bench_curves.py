@@ -102,7 +102,8 @@ def main(argv=None) -> int:
         f"PR-T precision-AUC {prt.precision:.4f}, recall-AUC {prt.recall:.4f}; PR-AUC (ROC-space interpolation) "
         f"{auc:.4f}; sklearn average precision {ap_value:.4f}.",
         f"A dense n x 101 boolean prediction matrix would need {args.n * 101 / 2**20:.0f} MiB; "
-        "both medeval paths are sort-based (O(n log n), O(n) memory).",
+        "PR-T counts each score's place on the 101-point grid in one pass (O(n), in cache-sized chunks); the ROC "
+        "path is sort-based (O(n log n), O(n) memory).",
         "",
     ]
     text = "\n".join(lines)

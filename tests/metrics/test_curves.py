@@ -410,3 +410,23 @@ def test_pr_t_curve_at_one_raw_threshold_counts_a_score_at_it_as_positive():
     assert (c.tp.tolist(), c.fp.tolist(), c.fn.tolist(), c.tn.tolist()) == ([2], [1], [0], [1])
     with pytest.raises(ValueError, match=">= 1 value"):
         C.pr_t_curve([1, 0], [0.3, 0.1], thresholds=[], normalize=False)
+
+
+@pytest.mark.parametrize("n_thresholds", [2, 5, 101, 1001])
+@pytest.mark.parametrize("kind", ["uniform", "on_thresholds", "tied", "unnormalised", "huge"])
+def test_the_grid_counts_equal_counting_every_threshold_by_comparison(kind, n_thresholds):
+    """pr_t_curve's O(n) count on the default grid (_grid_counts_at_or_above) against s >= t_i counted one threshold
+    at a time, on scores that sit exactly on thresholds, heavy ties, raw scores beyond [0, 1] and huge ones."""
+    rng = np.random.default_rng(n_thresholds)
+    t = C.fixed_threshold_grid(n_thresholds)
+    s = {"uniform": rng.random(5000),
+         "on_thresholds": rng.choice(t, 5000),
+         "tied": rng.choice([0.0, 0.35, 0.41, 0.95, 1.0], 5000),
+         "unnormalised": rng.normal(0.5, 2.0, 5000),
+         "huge": rng.choice([-1e300, -1.0, 0.5, 2.0, 1e300], 5000)}[kind]
+    y = rng.random(s.size) < 0.3
+    c = C.pr_t_curve(y, s, n_thresholds=n_thresholds, normalize=False)
+    assert c.tp.tolist() == [int(np.sum(s[y] >= ti)) for ti in t]
+    assert c.fp.tolist() == [int(np.sum(s[~y] >= ti)) for ti in t]
+    sorted_path = C.pr_t_curve(y, s, thresholds=t, normalize=False)  # the sort-based count of given thresholds
+    assert np.array_equal(c.tp, sorted_path.tp) and np.array_equal(c.fp, sorted_path.fp)

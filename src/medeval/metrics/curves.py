@@ -447,6 +447,33 @@ class PRTCurve:
     n_neg: int
 
 
+def _grid_counts_at_or_above(s: np.ndarray, y: np.ndarray, t: np.ndarray,
+                             chunk: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
+    r"""Positives and negatives with :math:`s_j \ge t_i` for every threshold of the grid :math:`t_i = i / (K-1)`
+    (:func:`fixed_threshold_grid`): ``(tp, fp)``, each of length :math:`K`.
+
+    For each score, :math:`g = \lfloor s (K-1) \rfloor` (clipped to the grid) is the index of the last threshold at
+    or below it up to one step of rounding either way, which one comparison with each neighbour corrects, so that
+    :math:`g + 1 = |\{i : t_i \le s\}|` exactly; the counts of :math:`g + 1` per class, summed from the top, are
+    the counts at or above each threshold. Scores outside :math:`[0, 1]` (unnormalised) land on the grid's ends.
+    Works through the scores in chunks that stay in the CPU's cache."""
+    k = t.size
+    above = np.append(t, np.inf)  # above[g + 1]: the next threshold (none above the last)
+    total = np.zeros(k + 1, dtype=np.int64)
+    positive = np.zeros(k + 1, dtype=np.int64)
+    for start in range(0, s.size, chunk):
+        sc, yc = s[start:start + chunk], y[start:start + chunk]
+        g = np.clip(sc * (k - 1), -1.0, float(k)).astype(np.intp)  # in float first: a huge score stays on the grid
+        np.clip(g, 0, k - 1, out=g)
+        g += sc >= above[g + 1]
+        g -= sc < t[g]
+        g += 1  # thresholds at or below each score
+        total += np.bincount(g, minlength=k + 1)
+        positive += np.bincount(g[yc], minlength=k + 1)
+    tp = np.cumsum(positive[::-1])[::-1][1:]
+    return tp, np.cumsum(total[::-1])[::-1][1:] - tp
+
+
 def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, normalize: bool = True) -> PRTCurve:
     r"""PR-T points (thesis Algorithm 1) and the Chapter 4 precision/FPR curves (Eqs. 2.7, 2.8).
 
@@ -461,8 +488,11 @@ def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, nor
     thesis's procedure); then for each threshold :math:`t_i` in :math:`T` (default 101 points 0.00, 0.01, ...,
     1.00) an example is predicted positive iff :math:`s^n_j \ge t_i`.
 
-    Implementation: positives' and negatives' scores are sorted once and counted with ``searchsorted``
-    (``O(n log n)``), so the result is independent of the order of examples and of how ties are ordered.
+    Implementation: on the default grid (:func:`fixed_threshold_grid`), each score's number of thresholds at or
+    below it is read off the grid's spacing and corrected by one comparison on each side, then counted per
+    class (``O(n)``, :func:`_grid_counts_at_or_above`); with ``thresholds`` given, positives' and negatives'
+    scores are sorted once and counted with ``searchsorted`` (``O(n log n)``). Both count exactly
+    :math:`s \ge t_i`, independent of the order of examples and of how ties are ordered.
     Given ``thresholds`` (one or more, strictly increasing) and ``normalize=False``, it is the confusion counts
     of the raw scores at exactly those thresholds.
 
@@ -489,11 +519,13 @@ def pr_t_curve(y_true, y_score, *, n_thresholds: int = 101, thresholds=None, nor
     t = fixed_threshold_grid(n_thresholds) if thresholds is None else to_numpy(thresholds, dtype=np.float64)
     if t.ndim != 1 or t.size < 1 or np.any(np.diff(t) <= 0) or not np.isfinite(t).all():
         raise ValueError("thresholds must be a 1-D strictly increasing finite array with >= 1 value")
-    pos_sorted = np.sort(s[y])
-    neg_sorted = np.sort(s[~y])
-    n_pos, n_neg = pos_sorted.size, neg_sorted.size
-    tp = n_pos - np.searchsorted(pos_sorted, t, side="left")
-    fp = n_neg - np.searchsorted(neg_sorted, t, side="left")
+    n_pos = int(np.count_nonzero(y))
+    n_neg = y.size - n_pos
+    if thresholds is None:
+        tp, fp = _grid_counts_at_or_above(s, y, t)
+    else:
+        tp = n_pos - np.searchsorted(np.sort(s[y]), t, side="left")
+        fp = n_neg - np.searchsorted(np.sort(s[~y]), t, side="left")
     fn = n_pos - tp
     tn = n_neg - fp
     rates = confusion_rates(tp, fp, fn, tn)
