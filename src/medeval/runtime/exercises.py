@@ -100,21 +100,21 @@ def _directive_body(source: str, match: re.Match) -> tuple[str, dict[str, str], 
 
 
 @functools.lru_cache(maxsize=32)
-def _parsed_source(path: str, mtime_ns: int, size: int):
+def _parsed_source(text: str, fmt: str):
     import jupytext
 
-    return jupytext.read(path)
+    return jupytext.reads(text, fmt=fmt)
 
 
 def read_chapter_source(path: Path):
-    """A chapter's jupytext source as a notebook, parsed once per version of the file (its path, modification time
-    and size): ``medeval book`` reads each chapter for its exercises, the course plan, its reading time and its
-    objectives, and parsing the same source again cost a second of every build. Returns a copy, so a caller that
-    changes it changes nothing the next caller reads."""
+    """A chapter's jupytext source as a notebook, parsed once per content: ``medeval book`` reads each chapter for
+    its exercises, the course plan, its reading time and its objectives, and parsing the same text again cost a
+    second of every build. The file is read every time (an edited file is parsed afresh, whatever its timestamp);
+    the copy returned is the caller's own, so a caller that changes it changes nothing the next caller reads."""
     import copy
 
-    stat = Path(path).stat()
-    return copy.deepcopy(_parsed_source(str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size))
+    path = Path(path)
+    return copy.deepcopy(_parsed_source(path.read_text(encoding="utf-8"), path.suffix.lstrip(".") or "py"))
 
 
 def read_exercises(chapter_id: str, source: Path | None = None) -> ChapterExercises:

@@ -11,8 +11,10 @@ Where the time goes: each run is timed where it computes (wall and CPU seconds o
 and, when ``MEDEVAL_GRID_PROFILE`` names a file (the notebook runner sets it to ``grids.jsonl`` of the run being
 executed), every :func:`run_grid` call appends one JSON line there: its description, the number of runs computed and
 read from the cache, its wall time, and each computed run's label (:func:`run_label`), seconds and CPU seconds
-(:func:`medeval.runtime.run_profile.time_profile` reads them back). Progress uses ``tqdm.std`` on stderr and is disabled when ``TQDM_DISABLE`` is set
-(the notebook runner sets it), so rendered pages carry no progress-bar noise.
+(:func:`medeval.runtime.run_profile.time_profile` reads them back).
+
+Progress uses ``tqdm.std`` on stderr and is disabled when ``TQDM_DISABLE`` is set (the notebook runner sets it), so
+rendered pages carry no progress-bar noise.
 """
 
 from __future__ import annotations
@@ -101,8 +103,8 @@ def run_label(kwargs: dict[str, Any], limit: int = 80) -> str:
     nested one by the entry that names it (``dataset=cxr kind=subset operator=max``), leaving out those that only
     number replicates (:data:`REPLICATE_ARGUMENTS`) and any value longer than 40 characters; ``"-"`` when none is
     left."""
-    parts = [f"{k}={_label_value(v)}" for k, v in sorted(kwargs.items())
-             if k not in REPLICATE_ARGUMENTS and _label_value(v) is not None and len(str(_label_value(v))) <= 40]
+    values = {k: _label_value(v) for k, v in sorted(kwargs.items()) if k not in REPLICATE_ARGUMENTS}
+    parts = [f"{k}={v}" for k, v in values.items() if v is not None and len(str(v)) <= 40]
     text = " ".join(parts) or "-"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -233,7 +235,7 @@ def run_grid(
     bar = tqdm(total=len(grid), initial=len(grid) - len(pending), desc=desc or fn.__name__, leave=False)
     started = time.perf_counter()
     where = ("dask" if scheduler is not None else "kernel" if max_workers == 1 or len(pending) <= 1
-             else f"pool of {min(max_workers or os.cpu_count() or 1, len(pending))}")
+             else f"pool of {_pool_size(max_workers, len(pending))}")
     try:
         if not pending:
             return results
@@ -284,6 +286,11 @@ class GridWorkerError(RuntimeError):
     """A grid run killed the worker process that ran it, again on a fresh worker of its own."""
 
 
+def _pool_size(max_workers: int | None, n_pending: int) -> int:
+    """Worker processes of a local pool: ``max_workers`` (``None``: one per core), no more than the runs to do."""
+    return min(max_workers or os.cpu_count() or 1, n_pending)
+
+
 def _run_pool(fn, grid, pending, max_workers, finish, bar, report) -> None:
     """The local process pool. A worker that dies (killed by a signal, by the out-of-memory killer, or by
     ``os._exit`` in the function) breaks the whole pool; the runs it left unfinished are then retried one at a time,
@@ -292,7 +299,7 @@ def _run_pool(fn, grid, pending, max_workers, finish, bar, report) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     cores = os.cpu_count() or 1
-    workers = min(max_workers or cores, len(pending))
+    workers = _pool_size(max_workers, len(pending))
     done: set[int] = set()
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=share_cores,
