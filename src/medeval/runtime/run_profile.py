@@ -40,10 +40,12 @@ class GridProfile:
 
     @property
     def worker_seconds(self) -> float:
+        """The computed runs' wall seconds, summed: what one worker alone would have taken."""
         return sum(k["seconds"] for k in self.by_kind.values())
 
     @property
     def workers(self) -> int:
+        """The grid's worker processes: N of ``pool of N``, else 1 (the kernel; a Dask cluster is not sized)."""
         match = re.fullmatch(r"pool of (\d+)", self.where)
         return int(match.group(1)) if match else 1
 
