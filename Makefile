@@ -19,6 +19,8 @@ $(BIN)/medeval: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	# pinned numerics on a CPU that is not Intel's: the library that lets MKL take its AVX2 branch (needs cc)
+	$(BIN)/python -c "from medeval.runtime.numerics import mkl_intel_branch_library; mkl_intel_branch_library()"
 	touch $(BIN)/medeval
 
 env: $(BIN)/medeval

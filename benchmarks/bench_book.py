@@ -5,7 +5,8 @@
 
 ``--fresh-clone`` clones the committed HEAD into a temporary folder and runs, as a new user would, ``make env``
 (the virtual environment from nothing; pip's download cache is whatever this machine has), ``make book`` and a
-second ``make book`` that has nothing to do. It reports each command's wall time, where the book's time went per
+second ``make book`` that has nothing to do, then ``medeval verify`` on that build (is it the committed reference,
+verdict for verdict and bit for bit, on this machine?). It reports each command's wall time, where the book's time went per
 chapter (the runner's ``done in`` lines) and in the rendering, and writes ``results/book-fresh-<profile>.md``; then,
 from the clone's run store, where each chapter's run went (cells, grids, kinds of run: ``bench_chapters.py``) in
 ``results/chapters-<profile>.md``.
@@ -70,6 +71,8 @@ def fresh_clone(profile: str) -> str:
         make_env, _ = timed(["make", "env"], clone, env)
         book, lines = timed(["make", "book", f"PROFILE={profile}"], clone, env)
         noop, _ = timed(["make", "book", f"PROFILE={profile}"], clone, env)
+        verify = subprocess.run([str(clone / ".venv" / "bin" / "medeval"), "verify", "--profile", profile], cwd=clone,
+                                env=env, capture_output=True, text=True)
         subprocess.run([sys.executable, str(HERE / "bench_chapters.py"), "--profile", profile, "--runs",
                         str(clone / "_runs"), "--out", str(HERE / "results" / f"chapters-{profile}.md")], check=True)
     chapters = [(m["id"], float(m["s"])) for _, text in lines
@@ -78,6 +81,7 @@ def fresh_clone(profile: str) -> str:
     render = book - render_start if render_start is not None else float("nan")
     rows = "\n".join(f"| {cid} | {s:.1f} |" for cid, s in chapters)
     total = make_env + book
+    summary = [line for line in verify.stdout.splitlines() if re.match(r"(medeval verify|[0-9A-Z]\w*-[\w-]+: )", line)]
     return (f"# Book from a fresh clone ({profile} profile)\n\n"
             f"Command: `.venv/bin/python benchmarks/bench_book.py --fresh-clone --profile {profile}` (commit {head}; "
             f"a fresh `git clone`, then `make env`, `make book`, `make book` again).  \n"
@@ -90,7 +94,9 @@ def fresh_clone(profile: str) -> str:
             f"Where `make book`'s time went:\n\n| chapter (executed with papermill) | seconds |\n|---|---|\n{rows}\n"
             f"| rendering with jupyter-book (every page, the API reference, the search index) | {render:.1f} |\n"
             f"| imports, cache keys, staging | {book - sum(s for _, s in chapters) - render:.1f} |\n\n"
-            f"Ratio fresh build / no-op build: {book / noop:.0f}x.\n")
+            f"Ratio fresh build / no-op build: {book / noop:.0f}x.\n\n"
+            f"`medeval verify --profile {profile}` on the clone's build, against `results/reference/{profile}.json` "
+            f"(exit {verify.returncode}):\n\n```\n" + "\n".join(summary) + "\n```\n")
 
 
 def main() -> None:

@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--profile", default="default", help=f"one of {', '.join(PROFILES)} (default: default)")
     verify.add_argument("--update", action="store_true",
                         help="write results/reference/<profile>.json from this build instead (review its diff)")
+    verify.add_argument("--kernels", action="store_true",
+                        help="instead, check in seconds that this machine's pinned kernels compute the recorded "
+                             "bits (before a build of minutes)")
 
     robust = sub.add_parser("robustness", help="re-run chapters under K master seeds and count each claim's verdicts")
     robust.add_argument("chapters", nargs="+", metavar="CHAPTER", help="chapter ids, or 'all'")
@@ -290,6 +293,8 @@ def _runs(args) -> int:
 def _verify(args) -> int:
     from medeval.runtime import reference
 
+    if args.kernels:
+        return _verify_kernels()
     check_profile(args.profile)
     results = reference.current_results(args.profile)
     if args.update:
@@ -306,6 +311,21 @@ def _verify(args) -> int:
     report = reference.verify(results, ref)
     print(report.to_text())
     return 1 if report.failed else 0
+
+
+def _verify_kernels() -> int:
+    from medeval.runtime import numerics
+
+    seen = numerics.check_kernels()
+    for name, digest in seen["parts"].items():
+        print(f"{name}: {'same bits' if name not in seen['moved'] else 'DIFFERENT bits'} "
+              f"({digest}; recorded {numerics.KERNEL_BITS.get(name, 'nothing')})")
+    for problem in seen["problems"]:
+        print(f"not pinned: {problem}")
+    ok = not seen["moved"] and not seen["problems"]
+    print(f"medeval verify --kernels: {'the pinned kernels compute the recorded bits here' if ok else 'FAIL'} "
+          f"({numerics.cpu_vendor() or 'unknown'} CPU)")
+    return 0 if ok else 1
 
 
 def _check_environment() -> None:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,104 @@ def test_check_pinned_names_what_is_not_pinned(monkeypatch):
     assert any("MKL_CBWR='AUTO'" in p for p in problems)
     monkeypatch.setenv("MEDEVAL_NUMERICS", "native")
     assert numerics.check_pinned() == []
+
+
+# what a pinned process's MKL says it computes with, and what the page would say is not pinned
+BRANCH_PROBE = r"""
+import json, sys
+from medeval.runtime import numerics
+if sys.argv[1] == "pin-first":
+    numerics.pin_this_process("pinned")
+import torch
+numerics.pin_torch(torch)
+torch.randn(8, 8) @ torch.randn(8, 8)
+print(json.dumps({"branch": numerics.mkl_branch(), "problems": numerics.check_pinned(),
+                  "describe": numerics.describe()}))
+"""
+
+
+def _branch_probe(how: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in numerics.PINNED_ENVIRONMENT and k != "LD_PRELOAD"}
+    env["MEDEVAL_NUMERICS"] = "pinned"
+    if how == "started":  # as `medeval run` starts a kernel and a kernel its grid workers
+        env.update(numerics.numerics_environment("pinned"))
+    out = subprocess.run([sys.executable, "-c", BRANCH_PROBE, how], env=env, capture_output=True, text=True,
+                         check=True, timeout=300)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("how", ["started", "pin-first"])
+def test_a_pinned_process_computes_on_mkls_avx2_branch_whatever_the_cpus_vendor(how):
+    """MKL takes ``MKL_CBWR=AVX2`` on Intel CPUs only (on an AMD EPYC it ran its AUTO branch, and the smoke book's
+    torch chapters computed other numbers than on the reference Xeon). A kernel started pinned, and a process
+    that pins itself before torch loads (a Dask worker), compute on the AVX2 branch on either vendor."""
+    seen = _branch_probe(how)
+    if seen["branch"] is None:
+        pytest.skip("this torch has no MKL to ask")
+    if numerics.needs_mkl_intel_branch() and numerics.mkl_intel_branch_library() is None:
+        pytest.fail(f"a {numerics.cpu_vendor()} CPU and no C compiler to build the library that pins MKL's branch")
+    assert seen["branch"] == "AVX2", seen
+    assert seen["problems"] == [], seen
+    assert "MKL AVX2,STRICT;" in seen["describe"], seen
+
+
+def test_check_pinned_and_the_provenance_name_the_branch_mkl_runs(monkeypatch):
+    monkeypatch.setenv("MEDEVAL_NUMERICS", "pinned")
+    for var, value in numerics.PINNED_ENVIRONMENT.items():
+        monkeypatch.setenv(var, value)
+    pytest.importorskip("torch")
+    monkeypatch.setattr(numerics, "mkl_branch", lambda: "AUTO")
+    monkeypatch.setattr(numerics, "needs_mkl_intel_branch", lambda: True)
+    monkeypatch.setattr(numerics, "cpu_vendor", lambda: "AuthenticAMD")
+    monkeypatch.setattr(numerics, "mkl_intel_branch_library", lambda: None)
+    problems = numerics.check_pinned()
+    assert any(p.startswith("MKL computes on its AUTO branch, not AVX2 (a AuthenticAMD CPU") and "no C compiler" in p
+               for p in problems), problems
+    monkeypatch.setattr(numerics, "mkl_intel_branch_library", lambda: Path("/x.so"))
+    assert any("was not loaded before torch" in p for p in numerics.check_pinned())
+    assert "MKL AVX2,STRICT (runs AUTO here);" in numerics.describe()
+    monkeypatch.setattr(numerics, "mkl_branch", lambda: "AVX2")
+    assert not any("MKL computes" in p for p in numerics.check_pinned())
+
+
+def test_the_branch_library_is_preloaded_only_where_mkl_needs_it_and_keeps_the_callers(monkeypatch, tmp_path):
+    library = tmp_path / "lib.so"
+    monkeypatch.setattr(numerics, "mkl_intel_branch_library", lambda: library)
+    monkeypatch.setenv("LD_PRELOAD", f"/opt/a.so:{library}")
+    monkeypatch.setattr(numerics, "needs_mkl_intel_branch", lambda: True)
+    assert numerics.numerics_environment("pinned")["LD_PRELOAD"] == f"{library} /opt/a.so"
+    assert numerics.numerics_environment("native") == {}
+    monkeypatch.setattr(numerics, "needs_mkl_intel_branch", lambda: False)
+    assert "LD_PRELOAD" not in numerics.numerics_environment("pinned")
+
+
+def test_the_branch_library_exports_the_function_mkl_asks():
+    import ctypes
+
+    library = numerics.mkl_intel_branch_library()
+    if library is None:
+        pytest.skip("no C compiler here")
+    assert ctypes.CDLL(str(library)).mkl_serv_intel_cpu_true() == 1
+
+
+def test_the_pinned_kernels_compute_the_same_bits_on_every_cpu():
+    """The promise of pinned numerics, checked in seconds on whatever machine runs the suite: each kernel family
+    the chapters use gives the recorded bits (``medeval verify --kernels``). Before MKL's branch was pinned on
+    non-Intel CPUs, MKL's vector exp (``torch_elementwise``) gave other bits on the AMD EPYC, and the numbers of
+    five chapters moved with it (two chapters' verdicts in the default book)."""
+    seen = numerics.check_kernels()
+    assert seen["problems"] == [], seen["problems"]
+    assert not seen["moved"], (f"on this CPU ({numerics.cpu_vendor()}) these kernels give other bits than "
+                               f"recorded: {seen['moved']}; the chapters' numbers will differ from results/reference")
+    assert set(seen["parts"]) == set(numerics.KERNEL_BITS)
+
+
+def test_the_kernel_check_sees_a_kernel_that_computes_otherwise():
+    """The check can fail: MKL's COMPATIBLE branch (SSE2) gives other bits in every MKL product, and the page
+    would say MKL is not on its pinned branch."""
+    seen = numerics.check_kernels({"MKL_CBWR": "COMPATIBLE,STRICT"})
+    if not seen["parts"] or "linear" not in seen["parts"]:
+        pytest.skip("no torch here")
+    assert {"conv_im2col", "linear", "bmm"} <= set(seen["moved"]), seen
+    assert "numpy_blas" not in seen["moved"]
+    assert any("MKL_CBWR" in p for p in seen["problems"])
