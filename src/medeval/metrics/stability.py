@@ -613,19 +613,19 @@ def _ranks(x: np.ndarray) -> _Ranks:
     rows = x.size // n if n else 0
     order = np.argsort(x, axis=-1)
     offset = (np.arange(rows, dtype=np.int64) * n).reshape(shape[:-1] + (1,))
-    flat_order = (order + offset).ravel()
+    flat_order = (order + offset).ravel()  # flat index of the instance at each flat sorted position
     values_sorted = np.take(x.ravel(), flat_order)
-    position = np.arange(rows * n, dtype=np.int64)
-    inverse = np.empty(rows * n, dtype=np.int64)  # flat sorted position of each instance
-    inverse[flat_order] = position
     new_group = np.ones(rows * n, dtype=bool)
     np.not_equal(values_sorted[1:], values_sorted[:-1], out=new_group[1:])
     new_group[::n] = True
     last = np.ones(rows * n, dtype=bool)
     last[:-1] = new_group[1:]
     in_row = np.broadcast_to(np.arange(n, dtype=np.int64), (rows, n)).ravel()
-    group_start = in_row.copy()
-    double_ranks = 2 * in_row - (n - 1)
+    # each instance's place in its row's order, written in instance order by one scatter; ties are corrected
+    # below at the (few) tied instances only
+    group_start = np.empty(rows * n, dtype=np.int64)
+    group_start[flat_order] = in_row
+    double_ranks = 2 * group_start - (n - 1)
     tied_sorted = ~(new_group & last)
     tied_pairs = np.zeros(rows, dtype=np.int64)
     tied = None
@@ -635,15 +635,18 @@ def _ranks(x: np.ndarray) -> _Ranks:
         group = np.cumsum(first) - 1
         g_start, g_end = at[first], at[last[at]]
         row_offset = at - in_row[at]
-        group_start[at] = g_start[group] - row_offset
-        double_ranks[at] = g_start[group] + g_end[group] - 2 * row_offset - (n - 1)
+        instance = flat_order[at]
+        group_start[instance] = g_start[group] - row_offset
+        double_ranks[instance] = g_start[group] + g_end[group] - 2 * row_offset - (n - 1)
         size = g_end - g_start + 1
         tied_pairs = np.bincount(g_start // n, weights=size * (size - 1) // 2, minlength=rows).astype(np.int64)
-        tied = np.take(tied_sorted, inverse).reshape(shape)
+        tied = np.zeros(rows * n, dtype=bool)
+        tied[instance] = True
+        tied = tied.reshape(shape)
     return _Ranks(
         order=order,
-        group_start=np.take(group_start, inverse).reshape(shape),
-        double_ranks=np.take(double_ranks, inverse).reshape(shape),
+        group_start=group_start.reshape(shape),
+        double_ranks=double_ranks.reshape(shape),
         tied=tied,
         tied_pairs=tied_pairs.reshape(shape[:-1]),
     )
