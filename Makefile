@@ -14,12 +14,13 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
 .PHONY: book test audit fuzz lab student clean distclean env verify reference calibrate robustness
 
+# The last python line builds, for pinned numerics on a CPU that is not Intel's, the library that lets MKL take its
+# AVX2 branch there (needs cc; medeval.runtime.numerics.mkl_intel_branch_library).
 $(BIN)/medeval: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	# pinned numerics on a CPU that is not Intel's: the library that lets MKL take its AVX2 branch (needs cc)
 	$(BIN)/python -c "from medeval.runtime.numerics import mkl_intel_branch_library; mkl_intel_branch_library()"
 	touch $(BIN)/medeval
 
