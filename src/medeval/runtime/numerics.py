@@ -1,9 +1,9 @@
 """The same numbers on any x86-64 CPU: the numerical libraries' code paths and thread counts, pinned.
 
-torch, MKL, oneDNN and OpenBLAS each pick their kernels by the instruction sets the CPU offers (AVX-512 and AMX
-on one Xeon, AVX2 on an older EPYC), and a parallel reduction's order follows the thread count. The same commit
-then computes different floating-point numbers on different machines, and a verdict that sits near its threshold
-can move. Measured on Chapter 1's smoke run (188 recorded values; ``benchmarks/RESULTS.md``): oneDNN's instruction
+torch, MKL, oneDNN and OpenBLAS each pick their kernels by the instruction sets the CPU offers (AMX on some Xeons,
+AVX-512 on this project's Xeon and EPYC, AVX2 only on older CPUs) and by its vendor, and a parallel reduction's
+order follows the thread count. The same commit then computes different floating-point numbers on different
+machines, and a verdict that sits near its threshold can move. Measured on Chapter 1's smoke run (188 recorded values; ``benchmarks/RESULTS.md``): oneDNN's instruction
 set alone changes 21 of them, MKL's code path 13.
 
 ``pinned`` (the default) sets, in every chapter kernel and grid worker, before the libraries load:
