@@ -3,8 +3,8 @@
 torch, MKL, oneDNN and OpenBLAS each pick their kernels by the instruction sets the CPU offers (AMX on some Xeons,
 AVX-512 on this project's Xeon and EPYC, AVX2 only on older CPUs) and by its vendor, and a parallel reduction's
 order follows the thread count. The same commit then computes different floating-point numbers on different
-machines, and a verdict that sits near its threshold can move. Measured on Chapter 1's smoke run (188 recorded values; ``benchmarks/RESULTS.md``): oneDNN's instruction
-set alone changes 21 of them, MKL's code path 13.
+machines, and a verdict that sits near its threshold can move. Measured on Chapter 1's smoke run (188 recorded
+values; ``benchmarks/RESULTS.md``): oneDNN's instruction set alone changes 21 of them, MKL's code path 13.
 
 ``pinned`` (the default) sets, in every chapter kernel and grid worker, before the libraries load:
 
@@ -13,8 +13,8 @@ set alone changes 21 of them, MKL's code path 13.
 - ``MKL_CBWR=AVX2,STRICT``: MKL's conditional numerical reproducibility branch (matrix products, the
   convolutions' im2col products). MKL honours it on Intel CPUs only: on any other CPU it runs its ``AUTO`` branch
   instead (Intel's oneMKL developer guide, "Getting Started with Conditional Numerical Reproducibility"). Built on an
-  AMD EPYC, the smoke book's torch chapters computed other numbers than on the Intel Xeon of the reference
-  (``medeval verify``: 5 of 8 chapters, verdicts identical). So on a CPU that is not Intel's, a pinned process
+  AMD EPYC, five of the eight chapters computed other numbers than on the Intel Xeon of the references, and in
+  the default book chapters 01 and 04a reached other verdicts (``medeval verify``). So on a CPU that is not Intel's, a pinned process
   also loads :func:`mkl_intel_branch_library`, one C function that answers MKL's "is this an Intel CPU?" yes
   (``mkl_serv_intel_cpu_true``), before torch loads: MKL then runs the AVX2 branch there too, whose instructions
   (AVX2, FMA) such a CPU has, with the branch's fixed blocking. A kernel or worker started by medeval gets it with
@@ -238,7 +238,7 @@ def describe() -> str:
     torch_part = (f"torch {s['torch_cpu_capability']}, {s['torch_threads']} thread(s), oneDNN {s['onednn']}; "
                   if "torch_cpu_capability" in s else "")
     mkl = s["MKL_CBWR"]
-    if s.get("mkl_branch") not in (None, mkl.split(",")[0]):
+    if s["mode"] == "pinned" and s.get("mkl_branch") not in (None, mkl.split(",")[0]):
         mkl += f" (runs {s['mkl_branch']} here)"
     return (f"{s['mode']} ({torch_part}oneDNN ISA {s['ONEDNN_MAX_CPU_ISA']}; MKL {mkl}; OpenBLAS "
             f"{s['OPENBLAS_CORETYPE']}; OMP threads {s['OMP_NUM_THREADS']})")
