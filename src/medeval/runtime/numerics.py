@@ -10,16 +10,16 @@ values; ``benchmarks/RESULTS.md``): oneDNN's instruction set alone changes 21 of
 
 - ``ATEN_CPU_CAPABILITY=avx2``: torch's own vectorised kernels (reductions, activations);
 - ``ONEDNN_MAX_CPU_ISA=AVX2``: oneDNN's JIT kernels, where oneDNN is used at all (it is switched off, below);
-- ``MKL_CBWR=AVX2,STRICT``: MKL's conditional numerical reproducibility branch (matrix products, the
-  convolutions' im2col products). MKL honours it on Intel CPUs only: on any other CPU it runs its ``AUTO`` branch
-  instead (Intel's oneMKL developer guide, "Getting Started with Conditional Numerical Reproducibility"). Built on an
-  AMD EPYC, five of the eight chapters computed other numbers than on the Intel Xeon of the references, and in
-  the default book chapters 01 and 04a reached other verdicts (``medeval verify``). So on a CPU that is not Intel's, a pinned process
-  also loads :func:`mkl_intel_branch_library`, one C function that answers MKL's "is this an Intel CPU?" yes
-  (``mkl_serv_intel_cpu_true``), before torch loads: MKL then runs the AVX2 branch there too, whose instructions
-  (AVX2, FMA) such a CPU has, with the branch's fixed blocking. A kernel or worker started by medeval gets it with
-  ``LD_PRELOAD``; :func:`pin_this_process` loads it into the global symbol scope when torch is not loaded yet;
-  :func:`check_pinned` reads the branch MKL actually runs;
+- ``MKL_CBWR=AVX2,STRICT``: MKL's conditional numerical reproducibility branch (matrix products, the convolutions'
+  im2col products). MKL honours it on Intel CPUs only: on any other CPU it runs its ``AUTO`` branch instead (Intel's
+  oneMKL developer guide, "Getting Started with Conditional Numerical Reproducibility"). Built on an AMD EPYC, five
+  of the eight chapters computed other numbers than on the Intel Xeon of the references, and in the default book
+  Chapters 1 and 4 (its class-distribution study) reached other verdicts (``medeval verify``). So on a CPU that is
+  not Intel's, a pinned process also loads :func:`mkl_intel_branch_library`, one C function that answers MKL's "is
+  this an Intel CPU?" yes (``mkl_serv_intel_cpu_true``), before torch loads: MKL then runs the AVX2 branch there
+  too, whose instructions (AVX2, FMA) such a CPU has, with the branch's fixed blocking. A kernel or worker started
+  by medeval gets it with ``LD_PRELOAD``; :func:`pin_this_process` loads it into the global symbol scope when torch
+  is not loaded yet; :func:`check_pinned` reads the branch MKL actually runs;
 - ``OPENBLAS_CORETYPE=Haswell``: OpenBLAS's kernels (numpy, scipy, scikit-learn);
 - ``NPY_DISABLE_CPU_FEATURES=X86_V4 AVX512_ICL AVX512_SPR``: numpy's own loops (ufuncs, sorting) at the AVX2 level;
 - ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` = 1, and one torch intra-op thread;
