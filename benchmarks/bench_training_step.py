@@ -9,19 +9,19 @@ random batch. Each network runs in a fresh process per mode, so that the variabl
 load:
 
 * ``pinned`` - what the chapters compute with on a CPU (:mod:`medeval.runtime.numerics`: AVX2 kernels, one thread,
-  oneDNN off, MKL's strict AVX2 branch);
-* ``pinned + oneDNN`` - the same with oneDNN on (``MEDEVAL_ONEDNN=1``; its ISA capped at AVX2). oneDNN picks its
-  blocking from the CPU's caches, which no variable pins, so this mode is not used for the book;
-* ``pinned, own backward`` - pinned, with the backward of a stride-1 convolution written here from pinned kernels
-  (:class:`OwnBackwardConv2d`): the input gradient as a convolution of the output gradient with the flipped kernel
-  (NNPACK for a batch of 16 or more), the weight gradient as one strided copy of the input's patches and one batched
-  MKL product. It changes the order of the sums, so every trained model's bits; measured to decide whether that pays;
+  MKL's strict AVX2 branch, oneDNN off except for the stride-1 3 x 3 and 1 x 1 convolutions, which
+  :mod:`medeval.models.convolution` runs on oneDNN's direct AVX2 kernels);
+* ``pinned, im2col`` - pinned with those convolutions on torch's own path too (im2col + MKL products, NNPACK for a
+  forward of a batch of 16 or more): what the chapters computed with before;
+* ``pinned + oneDNN`` - pinned with oneDNN on for every convolution (``MEDEVAL_ONEDNN=1``; its ISA capped at AVX2),
+  the transposed ones included, which run on ``brgconv`` kernels that block by the CPU's caches: not used for the
+  book;
 * ``native, 1 thread`` - each library's own choice of kernels, one thread (a grid worker's share on 2 cores).
 
-Reported: milliseconds per step (best of 3 timings of ``--steps`` steps after 3 warm-up steps), and under
-``pinned`` the share of the step's CPU time in torch's convolution operators (``torch.profiler``): the forward
-(``_nnpack_spatial_convolution`` for a batch of 16 or more, else ``_slow_conv2d_forward``) and the backward
-(``convolution_backward`` and ``_slow_conv2d_backward``).
+Reported: milliseconds per step (best of 3 timings of ``--steps`` steps after 3 warm-up steps), and under the two
+pinned modes the share of the step's CPU time in torch's convolution operators (``torch.profiler``): the forward
+(``mkldnn_convolution`` on the direct kernels, ``_nnpack_spatial_convolution`` for a batch of 16 or more, else
+``_slow_conv2d_forward``) and the backward (``convolution_backward`` and ``_slow_conv2d_backward``).
 """
 
 from __future__ import annotations
@@ -40,59 +40,24 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 NETWORKS = ("unet-04", "patch-classifier-04", "mil-small-cnn-01")
 MODES = {
     "pinned": {"MEDEVAL_NUMERICS": "pinned"},
+    "pinned, im2col": {"MEDEVAL_NUMERICS": "pinned", "BENCH_IM2COL": "1"},
     "pinned + oneDNN": {"MEDEVAL_NUMERICS": "pinned", "MEDEVAL_ONEDNN": "1"},
-    "pinned, own backward": {"MEDEVAL_NUMERICS": "pinned", "BENCH_OWN_BACKWARD": "1"},
     "native, 1 thread": {"MEDEVAL_NUMERICS": "native", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
 }
 
 
-#: torch's CPU operators that compute a (non-transposed) convolution's forward and backward without oneDNN; their
-#: self time is the convolutions' own (``convolution_backward`` keeps what it does not hand to ``_slow_conv2d_backward``)
-FORWARD_OPS = ("aten::_nnpack_spatial_convolution", "aten::_slow_conv2d_forward")
+#: torch's CPU operators that compute a (non-transposed) convolution's forward and backward; their self time is the
+#: convolutions' own (``convolution_backward`` keeps what it does not hand to ``_slow_conv2d_backward``)
+FORWARD_OPS = ("aten::mkldnn_convolution", "aten::_nnpack_spatial_convolution", "aten::_slow_conv2d_forward")
 BACKWARD_OPS = ("aten::convolution_backward", "aten::_slow_conv2d_backward")
 
 
-def _conv2d_own_backward():
-    """``torch.nn.functional.conv2d`` with :class:`OwnBackwardConv2d` for stride-1, ungrouped, undilated
-    convolutions while gradients are recorded (others, and inference, as before)."""
-    import torch
-    import torch.nn.functional as F
+def _convolutions_on_im2col():
+    """Route no convolution to oneDNN's direct kernels (:func:`medeval.models.convolution.runs_on_direct_kernels`
+    answers no): every convolution on torch's own path, as the chapters computed before."""
+    from medeval.models import convolution
 
-    original = F.conv2d
-
-    class OwnBackwardConv2d(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, w, b, padding):
-            ctx.save_for_backward(x, w)
-            ctx.padding, ctx.has_bias = padding, b is not None
-            return original(x, w, b, padding=padding)
-
-        @staticmethod
-        def backward(ctx, grad):
-            x, w = ctx.saved_tensors
-            (ph, pw), (n, c), (o, _, kh, kw) = ctx.padding, x.shape[:2], w.shape
-            grad = grad.contiguous()
-            gx = gw = gb = None
-            if ctx.needs_input_grad[0]:
-                gx = original(grad, w.transpose(0, 1).flip(2, 3), padding=(kh - 1 - ph, kw - 1 - pw))
-            if ctx.needs_input_grad[1]:
-                xp = F.pad(x, (pw, pw, ph, ph))
-                ho, wo = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
-                s_n, s_c, s_h, s_w = xp.stride()
-                cols = xp.as_strided((n, c, kh, kw, ho, wo), (s_n, s_c, s_h, s_w, s_h, s_w)).reshape(n, c * kh * kw, -1)
-                gw = torch.bmm(grad.reshape(n, o, -1), cols.transpose(1, 2)).sum(0).reshape(w.shape)
-            if ctx.has_bias and ctx.needs_input_grad[2]:
-                gb = grad.sum((0, 2, 3))
-            return gx, gw, gb, None
-
-    def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
-        pad = padding if isinstance(padding, tuple) else (padding, padding)
-        if (groups != 1 or stride not in (1, (1, 1)) or dilation not in (1, (1, 1)) or isinstance(padding, str)
-                or not torch.is_grad_enabled()):
-            return original(x, w, b, stride, padding, dilation, groups)
-        return OwnBackwardConv2d.apply(x, w, b, pad)
-
-    F.conv2d = conv2d
+    convolution.runs_on_direct_kernels = lambda *args, **kwargs: False
 
 
 def build(name: str):
@@ -133,8 +98,8 @@ def worker(name: str, steps: int) -> dict:
     pin_torch(torch)
     if os.environ.get("MEDEVAL_NUMERICS") == "native":
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    if os.environ.get("BENCH_OWN_BACKWARD") == "1":
-        _conv2d_own_backward()
+    if os.environ.get("BENCH_IM2COL") == "1":
+        _convolutions_on_im2col()
     net, (x, y), loss_fn = build(name)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
 
@@ -153,7 +118,7 @@ def worker(name: str, steps: int) -> dict:
             step()
         best = min(best, (time.perf_counter() - t0) / steps)
     shares = {}
-    if os.environ.get("MEDEVAL_NUMERICS") == "pinned" and not {"MEDEVAL_ONEDNN", "BENCH_OWN_BACKWARD"} & set(os.environ):
+    if os.environ.get("MEDEVAL_NUMERICS") == "pinned" and "MEDEVAL_ONEDNN" not in os.environ:
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -190,29 +155,32 @@ def main() -> None:
     lines = ["# Training step of the chapters' CPU networks, by numerics mode", "",
              f"Command: `.venv/bin/python benchmarks/bench_training_step.py --steps {args.steps}`  ",
              f"Machine: {machine()}; load average at the end {load_average()}.", "",
-             "Milliseconds per training step (forward, loss, backward, Adam); the share of the pinned step's CPU time "
-             "in the convolutions; how much faster each other mode is than pinned.", "",
-             "| network | pinned (ms) | conv forward | conv backward | pinned + oneDNN (ms) | speed-up | "
-             "pinned, own backward (ms) | speed-up | native, 1 thread (ms) | speed-up |",
+             "Milliseconds per training step (forward, loss, backward, Adam); the share of the step's CPU time in the "
+             "convolutions under the two pinned modes; how much faster `pinned` is than `pinned, im2col`, and each "
+             "other mode than `pinned`.", "",
+             "| network | pinned (ms) | conv fwd / bwd | pinned, im2col (ms) | conv fwd / bwd | speed-up | "
+             "pinned + oneDNN (ms) | speed-up | native, 1 thread (ms) | speed-up |",
              "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def share(r: dict) -> str:
+        return f"{r['conv_forward']:.0%} / {r['conv_backward']:.0%}"
+
     for name in NETWORKS:
-        p, *others = (rows[name, m] for m in MODES)
+        p, im2col, *others = (rows[name, m] for m in MODES)
         cells = " | ".join(f"{r['ms_per_step']:.1f} | {p['ms_per_step'] / r['ms_per_step']:.2f}x" for r in others)
-        lines.append(f"| {name} | {p['ms_per_step']:.1f} | {p['conv_forward']:.0%} | {p['conv_backward']:.0%} | "
-                     f"{cells} |")
+        lines.append(f"| {name} | {p['ms_per_step']:.1f} | {share(p)} | {im2col['ms_per_step']:.1f} | "
+                     f"{share(im2col)} | {im2col['ms_per_step'] / p['ms_per_step']:.2f}x | {cells} |")
     lines += ["", f"Pinned: {rows[NETWORKS[0], 'pinned']['numerics']}.", ""]
 
-    def spread(mode: str) -> str:
-        ratios = [rows[n, "pinned"]["ms_per_step"] / rows[n, mode]["ms_per_step"] for n in NETWORKS]
+    def spread(slow: str, fast: str) -> str:
+        ratios = [rows[n, slow]["ms_per_step"] / rows[n, fast]["ms_per_step"] for n in NETWORKS]
         return f"{min(ratios):.2f}-{max(ratios):.2f}x"
 
-    conv = [rows[n, "pinned"]["conv_forward"] + rows[n, "pinned"]["conv_backward"] for n in NETWORKS]
     lines.append(
-        f"Reading: the convolutions take {min(conv):.0%}-{max(conv):.0%} of a pinned step. oneDNN would make the "
-        f"steps {spread('pinned + oneDNN')} faster, but it is not pinned: its transposed convolutions run on "
-        "`brgconv` kernels whose blocking follows the CPU's caches (`ONEDNN_VERBOSE=1`), so the book keeps it off "
-        f"(`medeval.runtime.numerics.pin_torch`). The backward written from pinned kernels gives "
-        f"{spread('pinned, own backward')}: too little to change every trained model's bits for.")
+        f"Reading: the direct convolutions make the pinned steps {spread('pinned, im2col', 'pinned')} faster than "
+        f"torch's im2col path. oneDNN on for every convolution would give {spread('pinned', 'pinned + oneDNN')} "
+        "more, but its transposed convolutions run on `brgconv` kernels whose blocking follows the CPU's caches "
+        "(`ONEDNN_VERBOSE=1`), so the book keeps those on torch's path (`medeval.models.convolution`).")
     write_report(lines, args.out)
 
 

@@ -39,7 +39,7 @@ def test_pinned_runs_compute_the_same_bits_whatever_the_unpinned_settings_were()
     assert all(s["digest"] == seen[0]["digest"] for s in seen), seen
     for s in seen:
         assert s["settings"]["mode"] == "pinned" and s["settings"]["torch_threads"] == "1"
-        assert s["settings"]["onednn"] == "off"
+        assert s["settings"]["onednn"] == "direct convolutions only"
         assert s["settings"]["torch_cpu_capability"] in ("AVX2", "DEFAULT")  # DEFAULT: a CPU without AVX2
 
 
@@ -201,3 +201,10 @@ def test_the_kernel_check_sees_a_kernel_that_computes_otherwise():
     assert {"conv_im2col", "linear", "bmm"} <= set(seen["moved"]), seen
     assert "numpy_blas" not in seen["moved"]
     assert any("MKL_CBWR" in p for p in seen["problems"])
+
+
+def test_the_kernel_check_sees_onednn_on_another_instruction_set():
+    """The direct convolutions' bits follow oneDNN's instruction set (AVX-512 kernels sum in 16-channel blocks),
+    which is why a pinned process caps it at AVX2; nothing else moves with it."""
+    seen = numerics.check_kernels({"ONEDNN_MAX_CPU_ISA": "SSE41"})
+    assert seen["moved"] == ["onednn_direct_convolution"], seen

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
+from medeval.models.convolution import conv2d
 from medeval.models.device import autocast, grad_scaler, resolve_device
 from medeval.models.training import _to_float
 
@@ -167,10 +168,11 @@ def _group_norm(groups: int, eps: float):
 
 
 class StackedConv2d(torch.nn.Conv2d):
-    """``nn.Conv2d`` computing through :class:`_PerMemberFunction` (``F.conv2d`` member by member under vmap)."""
+    """``nn.Conv2d`` computing through :class:`_PerMemberFunction` (:func:`medeval.models.convolution.conv2d`,
+    the layer's own kernels, member by member under vmap)."""
 
     def forward(self, x):
-        return _PerMemberFunction.apply(_conv(self, torch.nn.functional.conv2d), x, self.weight, self.bias)
+        return _PerMemberFunction.apply(_conv(self, conv2d), x, self.weight, self.bias)
 
 
 class StackedConvTranspose2d(torch.nn.ConvTranspose2d):

@@ -43,6 +43,7 @@ import torch
 from torch import nn
 
 from medeval.models.backbones import SmallCNN, build_backbone
+from medeval.models.convolution import Conv2d
 
 __all__ = [
     "NOISY_OR_FACTOR",
@@ -220,10 +221,10 @@ class MILNet(nn.Module):
         self.pool = nn.AdaptiveMaxPool2d(self.grid_size)
         c = backbone.out_channels
         self.head = nn.Sequential(
-            nn.Conv2d(c, head_channels, 3, padding=1),
+            Conv2d(c, head_channels, 3, padding=1),
             nn.ReLU(inplace=True),
             nn.BatchNorm2d(head_channels),
-            nn.Conv2d(head_channels, 1, 1),
+            Conv2d(head_channels, 1, 1),
         )
 
     def instance_logits(self, x: torch.Tensor) -> torch.Tensor:

@@ -29,6 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from medeval.models.convolution import Conv2d
+
 __all__ = ["PatchClassifier", "UNet", "classification_loss", "segmentation_loss", "softmax_probabilities"]
 
 
@@ -56,7 +58,7 @@ class _DoubleConv(nn.Sequential):
         norm = batch_norm if isinstance(batch_norm, str) else ("batch" if batch_norm else "none")
         layers: list[nn.Module] = []
         for c in (c_in, c_out):
-            layers.append(nn.Conv2d(c, c_out, 3, padding=1, bias=norm == "none"))
+            layers.append(Conv2d(c, c_out, 3, padding=1, bias=norm == "none"))
             layer = _norm_layer(norm, c_out, groups)
             if layer is not None:
                 layers.append(layer)
@@ -123,7 +125,7 @@ class UNet(nn.Module):
         for w_hi, w_lo in zip(widths[::-1][:-1], widths[::-1][1:], strict=True):
             self.up.append(nn.ConvTranspose2d(w_hi, w_lo, 2, stride=2))
             self.up_conv.append(_DoubleConv(2 * w_lo, w_lo, norm, norm_groups))
-        self.head = nn.Conv2d(widths[0], n_classes, 1)
+        self.head = Conv2d(widths[0], n_classes, 1)
         if init_std is not None:
             _init_gaussian(self, init_std)
 
@@ -164,7 +166,7 @@ class PatchClassifier(nn.Module):
         c = in_channels
         for i in range(n_blocks):
             w = base_channels * 2**i
-            layers += [nn.Conv2d(c, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True)]
+            layers += [Conv2d(c, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True)]
             if i < n_blocks - 1:
                 layers.append(nn.MaxPool2d(2))
             c = w

@@ -139,7 +139,7 @@ def setup(chapter_id: str, namespace: dict[str, Any]) -> ChapterParams:
     estimate = preflight(chapter_id, params)  # data, device and memory, before any compute
     from medeval.runtime import numerics
 
-    seed_everything(params.seed)  # pins torch (one thread, oneDNN off) if a chapter module already imported it
+    seed_everything(params.seed)  # pins torch (one thread, oneDNN only for direct convolutions) if already imported
     # `medeval run` set the variables before the kernel started. Setting them now (papermill alone) would pin only
     # the worker processes this kernel starts, not the libraries it has loaded: a mix worse than either mode.
     # Checked after seed_everything: before it, a chapter that imported torch first (04a, 04b, 05) was reported

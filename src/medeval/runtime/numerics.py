@@ -23,10 +23,12 @@ values; ``benchmarks/RESULTS.md``): oneDNN's instruction set alone changes 21 of
 - ``OPENBLAS_CORETYPE=Haswell``: OpenBLAS's kernels (numpy, scipy, scikit-learn);
 - ``NPY_DISABLE_CPU_FEATURES=X86_V4 AVX512_ICL AVX512_SPR``: numpy's own loops (ufuncs, sorting) at the AVX2 level;
 - ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` = 1, and one torch intra-op thread;
-- torch's oneDNN backend off (:func:`pin_torch`): convolutions become torch's im2col + MKL products.
+- torch's oneDNN backend off (:func:`pin_torch`): convolutions become torch's im2col + MKL products and NNPACK,
+  except the models' stride-1 3 x 3 and 1 x 1 convolutions, which :mod:`medeval.models.convolution` runs on
+  oneDNN's direct AVX2 kernels, whose blocking the shape alone fixes (a chapter 4 U-Net run: 9.0 s on im2col,
+  5.3 s on them).
 
-One thread per process costs little: the chapters' grids run one process per core. oneDNN off costs most where
-convolutions dominate (chapter 04a's smoke run: 17.7 s with oneDNN, 21.5 s without; ``benchmarks/RESULTS.md``). ``MEDEVAL_NUMERICS=native``
+One thread per process costs little: the chapters' grids run one process per core. ``MEDEVAL_NUMERICS=native``
 opts out (each library's fastest path and thread count); every page's provenance says which mode ran, and the
 mode is part of every cache key, so the two never share cached results.
 """
@@ -194,7 +196,9 @@ def pin_this_process(mode: str | None = None) -> None:
 def pin_torch(torch, mode: str | None = None) -> None:
     """Pinned: one intra-op thread, and oneDNN off. oneDNN's kernels choose their blocking by the CPU (its caches
     as well as its instruction set), which no variable pins: with it on, the U-Net's transposed convolutions run on
-    its ``brgconv`` kernels, whose blocking follows the caches (``ONEDNN_VERBOSE=1``). Without it, torch computes a
+    its ``brgconv`` kernels, whose blocking follows the caches (``ONEDNN_VERBOSE=1``). Its direct AVX2 kernels do
+    not, and :func:`medeval.models.convolution.conv2d` switches it on for the convolutions that run on them
+    alone (stride 1, 3 x 3 or 1 x 1, float32, NCHW). For the others, torch computes a
     convolution's backward, and its forward for a batch under 16, as im2col + MKL matrix products, which
     ``MKL_CBWR`` makes the same on every CPU of the branch (on a CPU that is not Intel's, with
     :func:`load_mkl_intel_branch`); the forward of a batch of 16 or more goes to NNPACK,
@@ -224,7 +228,9 @@ def effective_settings() -> dict[str, str]:
     if torch is not None:
         out["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
         out["torch_threads"] = str(torch.get_num_threads())
-        out["onednn"] = "on" if torch.backends.mkldnn.enabled else "off"
+        # off under pinned numerics, but for the direct convolutions of medeval.models.convolution
+        out["onednn"] = ("on" if torch.backends.mkldnn.enabled
+                         else "direct convolutions only" if out["mode"] == "pinned" else "off")
         if (branch := mkl_branch()) is not None:
             out["mkl_branch"] = branch
     for var in PINNED_ENVIRONMENT:
@@ -285,13 +291,15 @@ def check_pinned() -> list[str]:
 KERNEL_BITS = {"conv_im2col": "f8cf5fb0bfb90489", "conv_batch16": "698e8d036343c786",
                "conv_transpose": "302872e6a16911de", "linear": "39f9a82610659ede", "bmm": "c1d87a6c2cf29471",
                "torch_elementwise": "c9863b3c7499d1b2", "numpy_blas": "5f9414156ee4024e",
-               "numpy_ufuncs": "0b8a57a901cb6fe3"}
+               "numpy_ufuncs": "0b8a57a901cb6fe3", "onednn_direct_convolution": "7a3be511daa4d728"}
 
 
 def kernel_digests() -> dict[str, str]:
     """The bits each kernel family the chapters compute with gives on fixed inputs, in this process: a convolution
     of a batch under 16 (im2col + MKL products) and of 16 (forward on NNPACK) with their backward, a transposed
-    convolution, a linear layer, a batched product, torch's vectorised element-wise kernels and reductions (with
+    convolution, the convolutions the models run on oneDNN's direct AVX2 kernels
+    (:mod:`medeval.models.convolution`: 3 x 3 and 1 x 1, 136 input channels crossing its 96-channel call), a
+    linear layer, a batched product, torch's vectorised element-wise kernels and reductions (with
     MKL's vector exp), OpenBLAS through numpy, numpy's own loops. Compared with :data:`KERNEL_BITS` by
     :func:`check_kernels`."""
     import hashlib
@@ -328,6 +336,17 @@ def kernel_digests() -> dict[str, str]:
     a = rng.random((300, 300))
     record("numpy_blas", a @ a, np.linalg.solve(a + 300 * np.eye(300), a[:, 0]))
     record("numpy_ufuncs", np.exp(a), np.log1p(a), np.sort(rng.random(10_000)), a.sum(0))
+    from medeval.models.convolution import Conv2d
+
+    torch.manual_seed(1)  # its own inputs: the families above keep theirs
+    direct = []
+    for c_in, c_out, k, side in ((3, 8, 3, 24), (16, 24, 3, 20), (136, 16, 3, 6), (8, 3, 1, 24)):
+        x3 = torch.randn(8, c_in, side, side, requires_grad=True)
+        layer = Conv2d(c_in, c_out, k, padding=k // 2)
+        y3 = layer(x3)
+        y3.square().mean().backward()
+        direct += [y3, x3.grad, layer.weight.grad, layer.bias.grad]
+    record("onednn_direct_convolution", *direct)
     return parts
 
 

@@ -35,7 +35,7 @@ def seed_everything(seed: int) -> None:
 def _seed_torch(torch, seed: int) -> None:
     from medeval.runtime.numerics import pin_torch
 
-    pin_torch(torch)  # one thread and oneDNN off when the numerics are pinned, before torch computes anything
+    pin_torch(torch)  # one thread and oneDNN off (but for the direct convolutions) when pinned, before torch computes
     torch.manual_seed(seed)
     if "torch._inductor" in sys.modules:
         torch.use_deterministic_algorithms(True, warn_only=True)
