@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="add these kept runs (ids from `medeval runs`) to the book as a Re-runs part")
     book.add_argument("--no-solutions", action="store_true",
                       help="leave the exercises' solutions out of the book entirely (a student edition)")
+    book.add_argument("--lanes", type=int, choices=(1, 2), default=2,
+                      help="chapters executed at once: 2 (default) overlaps one chapter's one-core work with "
+                           "another's; 1 runs them one after the other (the numbers are the same)")
 
     run = sub.add_parser("run", help="execute one chapter with a profile and parameter overrides")
     run.add_argument("chapter")
@@ -227,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             if args.command == "book":
                 html = build_book(args.profile, force=args.force, chapters_only=args.only,
-                                  solutions=not args.no_solutions, reruns=args.runs, confirm_long=args.yes)
+                                  solutions=not args.no_solutions, reruns=args.runs, confirm_long=args.yes,
+                                  lanes=args.lanes)
                 print(html / "index.html")
                 return 0
         except ChapterExecutionError as exc:
