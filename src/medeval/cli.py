@@ -31,9 +31,6 @@ def _parser() -> argparse.ArgumentParser:
                       help="add these kept runs (ids from `medeval runs`) to the book as a Re-runs part")
     book.add_argument("--no-solutions", action="store_true",
                       help="leave the exercises' solutions out of the book entirely (a student edition)")
-    book.add_argument("--lanes", type=int, choices=(1, 2), default=2,
-                      help="chapters executed at once: 2 (default) overlaps one chapter's one-core work with "
-                           "another's; 1 runs them one after the other (the numbers are the same)")
 
     run = sub.add_parser("run", help="execute one chapter with a profile and parameter overrides")
     run.add_argument("chapter")
@@ -230,8 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             if args.command == "book":
                 html = build_book(args.profile, force=args.force, chapters_only=args.only,
-                                  solutions=not args.no_solutions, reruns=args.runs, confirm_long=args.yes,
-                                  lanes=args.lanes)
+                                  solutions=not args.no_solutions, reruns=args.runs, confirm_long=args.yes)
                 print(html / "index.html")
                 return 0
         except ChapterExecutionError as exc:

@@ -18,9 +18,8 @@ import yaml
 from medeval import _yaml
 from medeval.runtime.cache_keys import digest_files, source_digest
 from medeval.runtime.chapter_sections import OFF_PATH_PAGES, section_page, section_title, split_at_headings
-from medeval.runtime.execution import ChapterExecutionError, ExecutionResult
+from medeval.runtime.execution import ChapterExecutionError, ExecutionResult, run_chapter
 from medeval.runtime.exercises import _EXERCISE, _OPTION
-from medeval.runtime.lanes import execute_chapters
 from medeval.runtime.params import (
     ParameterError,
     chapters,
@@ -609,13 +608,11 @@ def _start_from_teacher_render(build_root: Path, teacher_root: Path) -> bool:
 def build_book(
     profile: str = "default", *, force: bool = False, chapters_only: list[str] | None = None,
     out_dir: Path | None = None, log=None, solutions: bool = True, reruns: list[str] | None = None,
-    teacher_edition: Path | None = None, confirm_long: bool = False, lanes: int = 1,
+    teacher_edition: Path | None = None, confirm_long: bool = False,
 ) -> Path:
     """Execute every chapter under ``profile`` (cached), stage the book, render it; returns the HTML folder.
     ``confirm_long`` (``--yes``) lets a chapter estimated above two hours here start
-    (:func:`~medeval.runtime.execution.run_chapter`). ``lanes=2`` (``medeval book``'s default) executes the
-    chapters in two lanes, so that one chapter's work on one core overlaps another's
-    (:func:`medeval.runtime.lanes.execute_chapters`); the numbers are the same either way.
+    (:func:`~medeval.runtime.execution.run_chapter`).
 
     ``solutions=False`` builds a student edition in ``_build/book/<profile>-student`` (or ``out_dir``): every
     gated solution of the exercises (its explanation, code, outputs and checks) is cut from the staged notebooks,
@@ -643,7 +640,7 @@ def build_book(
     unusable = [r.id for r in chosen if r.status != "ok"]
     if unusable:
         raise ParameterError(f"runs {unusable} did not finish (status failed or interrupted); `medeval runs` lists them")
-    executed = execute_chapters(ids, profile, force=force, log=log, confirm_long=confirm_long, lanes=lanes)
+    executed = [run_chapter(cid, profile, force=force, log=log, confirm_long=confirm_long) for cid in ids]
 
     build_root = Path(out_dir or root / "_build" / "book" / (profile if solutions else f"{profile}-student"))
     if solutions:
