@@ -3,7 +3,7 @@
 Pinned numerics (:mod:`medeval.runtime.numerics`) switch torch's oneDNN backend off, because some of oneDNN's
 kernels choose how they block a sum by the CPU's caches (its ``brgconv`` kernels: the U-Net's transposed
 convolutions, and any convolution on channels-last data). Without oneDNN a convolution runs on torch's im2col +
-MKL products and NNPACK, which cost a training step of the chapters' networks 1.4-1.9x the time of oneDNN's
+MKL products and NNPACK, which cost a training step of the chapters' networks 1.2-1.8x the time of oneDNN's
 (``benchmarks/bench_training_step.py``).
 
 One family of oneDNN kernels does not look at the caches: its direct AVX2 convolutions, ``jit:avx2`` (3 x 3) and
@@ -93,7 +93,8 @@ class _DirectConvolution(torch.autograd.Function):
 def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> torch.Tensor:
     r"""``torch.nn.functional.conv2d``, on oneDNN's direct AVX2 kernels where :func:`runs_on_direct_kernels` says
-    so (the same bits on every AVX2 CPU, 1.4-1.9x faster than pinned numerics' im2col path), else unchanged.
+    so (the same bits on every AVX2 CPU; a training step of the chapters' networks 1.15-1.7x faster than on
+    torch's im2col path), else unchanged.
 
     .. math::
 
