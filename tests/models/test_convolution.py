@@ -66,6 +66,16 @@ def test_every_other_convolution_stays_on_torchs_path(onednn_off, change):
     assert torch.equal(conv2d(x, w, None, **kw), F.conv2d(x, w, None, **kw))
 
 
+def test_under_vmap_the_convolution_stays_on_torchs_batching_rule(onednn_off):
+    """A batched (vmapped) input is left to torch's own rule: the direct path's autograd function has none, so
+    routing it there would raise."""
+    torch.manual_seed(2)
+    xs, w = torch.randn(3, 2, 4, 6, 6), torch.randn(5, 4, 3, 3)
+    stacked = torch.vmap(lambda x: conv2d(x, w, None, padding=1))(xs)
+    for i in range(3):
+        assert float((stacked[i] - conv2d(xs[i], w, None, padding=1)).abs().max()) <= 1e-5 * float(stacked.abs().max())
+
+
 def test_channels_last_input_is_computed_on_the_plain_layout(onednn_off):
     """oneDNN's kernels for channels-last data block by the caches (brgconv): such input is made NCHW first."""
     torch.manual_seed(1)

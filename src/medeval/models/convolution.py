@@ -34,6 +34,8 @@ __all__ = ["Conv2d", "conv2d", "runs_on_direct_kernels"]
 
 @contextlib.contextmanager
 def _onednn_on():
+    """oneDNN on for the block, nothing else touched (``torch.backends.mkldnn.flags`` would also set its
+    deterministic, TF32 and fp32-precision flags)."""
     was = torch._C._get_mkldnn_enabled()
     torch._C._set_mkldnn_enabled(True)
     try:
