@@ -290,6 +290,20 @@ def test_correlations_equal_scipy_with_ties():
             np.testing.assert_allclose(ours, ref, atol=1e-12, err_msg=ours_f.__name__)
 
 
+@pytest.mark.parametrize("n", [362, 363, 1500])
+def test_kendall_counts_pairs_in_a_wide_enough_accumulator(n):
+    """The concordant count is summed in uint16 while C(N, 2) < 2^16 (N <= 362) and in uint32 above: at the
+    boundary and beyond, with bags that are almost perfectly concordant (the count near C(N, 2)), tau still
+    equals scipy's, for the pair function and for every pair of ``pairwise_stability``."""
+    rng = np.random.default_rng(n)
+    base = np.sort(rng.random((2, n)), axis=1)
+    p = np.stack([base, base + rng.normal(0, 1e-4, base.shape), base[:, ::-1].copy()])  # (3 models, 2 bags, n)
+    ref = [[scipy.stats.kendalltau(p[i, b], p[j, b])[0] for b in range(2)] for i, j in st.model_pairs(3)]
+    np.testing.assert_allclose(st.pairwise_stability(p, scores=["kendall"]).scores["kendall"], ref, atol=1e-12)
+    np.testing.assert_allclose(st.kendall_tau(p[0], p[1]), ref[0], atol=1e-12)
+    assert ref[0][0] > 0.99 and ref[1][0] == pytest.approx(-1.0)
+
+
 def test_kendall_tau_a_matches_table_i_formula():
     rng = np.random.default_rng(2)
     a, b = rng.random((5, 30)), rng.random((5, 30))
