@@ -22,6 +22,14 @@ Reported: milliseconds per step (best of 3 timings of ``--steps`` steps after 3 
 pinned modes the share of the step's CPU time in torch's convolution operators (``torch.profiler``): the forward
 (``mkldnn_convolution`` on the direct kernels, ``_nnpack_spatial_convolution`` for a batch of 16 or more, else
 ``_slow_conv2d_forward``) and the backward (``convolution_backward`` and ``_slow_conv2d_backward``).
+
+Under ``pinned`` it also measures what limits a stacked ensemble (issue #33 asks 3x the sequential throughput per
+member at 10 members): the step's floating-point operations (``torch.utils.flop_counter.FlopCounterMode``: the
+convolutions and products) per second, against a 2048 x 2048 float32 matrix product on the same thread (the rate
+the core attains on the most favourable kernel), and the training images per second of the *same* network on a
+batch 10 times larger. That one-model, ten-fold batch is the best case of any 10-member ensemble: the same
+arithmetic and activations with one set of weights instead of ten, one kernel call per layer, one optimiser
+update; so its throughput ratio bounds what stacking 10 members can gain per member on this CPU.
 """
 
 from __future__ import annotations
@@ -129,7 +137,45 @@ def worker(name: str, steps: int) -> dict:
         forward = sum(v for k, v in events.items() if k in FORWARD_OPS)
         backward = sum(v for k, v in events.items() if k in BACKWARD_OPS)
         shares = {"conv_forward": forward / total, "conv_backward": backward / total}
+        shares.update(_ensemble_ceiling(net, x, y, loss_fn, steps, best))
     return {"ms_per_step": best * 1000, "numerics": describe(), **shares}
+
+
+def _ensemble_ceiling(net, x, y, loss_fn, steps: int, seconds_per_step: float, members: int = 10) -> dict:
+    """The step's GFLOP/s, the thread's float32 matrix-product GFLOP/s, and the throughput of one step on a batch
+    ``members`` times larger relative to the step's (images per second, best of 3)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+
+    def step(xb, yb):
+        opt.zero_grad(set_to_none=True)
+        loss_fn(net(xb), yb).backward()
+        opt.step()
+
+    with FlopCounterMode(display=False) as counter:
+        step(x, y)
+    flops = counter.get_total_flops()
+    xb, yb = x.repeat(members, *[1] * (x.dim() - 1)), y.repeat(members, *[1] * (y.dim() - 1))
+    step(xb, yb)
+    big = _best_of(lambda: step(xb, yb), max(3, steps // members))
+    a, b = torch.rand(2048, 2048), torch.rand(2048, 2048)
+    a @ b
+    gemm = _best_of(lambda: a @ b, 3)
+    return {"gflops": flops / seconds_per_step / 1e9, "gemm_gflops": 2 * 2048**3 / gemm / 1e9,
+            "batch_x10_throughput": members * seconds_per_step / big}
+
+
+def _best_of(fn, calls: int, repeats: int = 3) -> float:
+    """Seconds per call of ``fn``: the best of ``repeats`` timings of ``calls`` calls."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls)
+    return best
 
 
 def main() -> None:
@@ -171,6 +217,23 @@ def main() -> None:
         lines.append(f"| {name} | {p['ms_per_step']:.1f} | {share(p)} | {im2col['ms_per_step']:.1f} | "
                      f"{share(im2col)} | {im2col['ms_per_step'] / p['ms_per_step']:.2f}x | {cells} |")
     lines += ["", f"Pinned: {rows[NETWORKS[0], 'pinned']['numerics']}.", ""]
+    lines += ["What a stacked ensemble could gain here, under `pinned`: the step's rate of floating-point work "
+              "(convolutions and products), against a 2048 x 2048 float32 matrix product on the same thread, and "
+              "the training images per second of the same network on a batch 10 times larger, relative to its own "
+              "batch. One model on a ten-fold batch does the arithmetic of a 10-member ensemble with one set of "
+              "weights, one kernel call per layer and one optimiser update: the best case of any way of stacking "
+              "10 members, so its ratio bounds their gain per member.", "",
+              "| network | GFLOP/s | share of the matrix product's | one model, 10x batch: images/s ratio |",
+              "|---|---|---|---|"]
+    for name in NETWORKS:
+        p = rows[name, "pinned"]
+        lines.append(f"| {name} | {p['gflops']:.1f} | {p['gflops'] / p['gemm_gflops']:.0%} of "
+                     f"{p['gemm_gflops']:.0f} | {p['batch_x10_throughput']:.2f}x |")
+    ceiling = [rows[n, "pinned"]["batch_x10_throughput"] for n in NETWORKS]
+    lines += ["", f"The ten-fold batch gains {min(ceiling):.2f}-{max(ceiling):.2f}x per image: on this CPU these "
+              "steps are limited by arithmetic and memory traffic per image, not by per-call overhead, so no stacking "
+              "of 10 members reaches the 3x per member that issue #33 asks of a CPU (`bench_ensemble.py` measures "
+              "the stacked ensembles themselves).", ""]
 
     def spread(slow: str, fast: str) -> str:
         ratios = [rows[n, slow]["ms_per_step"] / rows[n, fast]["ms_per_step"] for n in NETWORKS]
