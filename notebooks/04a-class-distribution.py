@@ -957,9 +957,9 @@ tail.errata()
 #   above); `oversample` and `raise` are the alternatives ({mod}`medeval.data.training_sets`).
 # * **Scale.** A tiny U-Net trained for a few epochs at a higher learning rate than the thesis's (see the
 #   parameters), with `n_runs` runs per hypothesis distribution and `cls_runs` per classification distribution
-#   (see the parameters) where the thesis has 10; the `gpu` profile has 10. On the CPU, under the pinned numerics
-#   that make a run the same on every machine, 10 runs double the chapter's time. The Table 4.3 sets use a fraction
-#   of every category, and `n_preliminary_runs` runs each (the thesis reports one).
+#   (see the parameters); the thesis, the default and the `gpu` profile have 10 (`--set n_runs=4 --set cls_runs=3`
+#   halves the chapter's CPU time and leaves more rows [~]). The Table 4.3 sets use a fraction of every category,
+#   and `n_preliminary_runs` runs each (the thesis reports one).
 # * **Quality floor.** The thesis compares trained U-Nets (ROC-AUC ≈ 0.96); we leave out runs whose patch ROC-AUC
 #   is at or below `quality_floor`, and, on a row about the argmax decision, runs that never predict a class the
 #   row compares (recall ≤ 0.05); every row says how many. The floor is per class: a run that never predicts O
@@ -1377,11 +1377,11 @@ for _run in ex_exp_runs:
 #   patches any better, and its value depends on the share of $\mathbb{C}$ in the test set. Where the ROC-AUCs are
 #   close and the argmax precisions differ, the distributions differ in calibration, not in how well they detect
 #   cancer; "optimal" then depends on the recall one wants.
-# * **Our verdicts.** Read the two rows: with the default profile's few runs they are typically [~] with a stated
-#   n, i.e. not supported *yet*, not contradicted. The quality floor may also remove runs of one distribution
-#   (the row says how many trained). A phantom verdict speaks to the direction of an effect, not to MLNTO's
+# * **Our verdicts.** Read the two rows: the natural trade-off rests on `n_preliminary_runs` runs per Table 4.3
+#   set, ¬H1 on `n_runs` per distribution; a [~] row states the n that would decide it, i.e. not supported *yet*,
+#   not contradicted. The quality floor may also remove runs of one distribution (the row says how many trained). A phantom verdict speaks to the direction of an effect, not to MLNTO's
 #   numbers.
-# * **What would settle it.** The `gpu` profile's 10 runs (or the n in the row), the comparison repeated at a
+# * **What would settle it.** The n in the row (the `gpu` profile has 5 runs per Table 4.3 set), the comparison repeated at a
 #   matched recall or after correcting each model's scores for its training prior, and a size-matched version of
 #   Table 4.3.
 
@@ -1392,8 +1392,8 @@ for _run in ex_exp_runs:
 # %% [markdown]
 # ## Try it
 #
-# * `medeval run 04a-class-distribution --set n_runs=10`: which [~] rows of H1–H4 does the thesis's n decide, and
-#   in which direction?
+# * `medeval run 04a-class-distribution --set n_runs=4 --set cls_runs=3`: which rows of H1–H4 does the thesis's n
+#   decide that 4 runs leave [~]?
 # * `--set germinal_similarity=0.0`: where does the quality band go, and which comparisons lose their spread?
 # * `--set imbalance=50`: how do the classification rows' ROC-AUC and precision-curve AUC move on the imbalanced
 #   test set?

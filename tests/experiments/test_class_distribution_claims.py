@@ -320,3 +320,16 @@ def test_every_control_names_a_test_of_this_file_and_a_row_decided_alone_equals_
     for cid in ("t44-c-recall", "sweep-c-biased", "h2-e3", "fig414-curves"):
         (alone,) = cdc.CLAIMS.decide(inputs, scale="test", only=[cid]).claims
         assert alone == whole[cid]
+
+
+def test_an_inconclusive_row_names_the_profile_that_would_decide_it_only_when_it_has_more_runs():
+    """The power note of a [~] row: the gpu profile's n when it is larger and would suffice, both n when it is
+    larger and would not, and no profile when the gpu profile has no more runs than this one (the default's 10)."""
+    from medeval.core.claims import Decision
+
+    undecided = Decision("[~]", "paired t-test", needed_n=8)
+    assert "the gpu profile's 10 would suffice" in cdc._power_note(undecided, 4, 10).reason
+    assert cdc._power_note(Decision("[~]", "t", needed_n=30), 4, 10).reason.endswith("the gpu profile 10")
+    same = cdc._power_note(undecided, 10, 10).reason
+    assert "as many as the gpu profile" in same and "would suffice" not in same
+    assert cdc._power_note(Decision("[Re]", "t"), 4, 10).reason == ""

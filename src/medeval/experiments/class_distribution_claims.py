@@ -326,9 +326,12 @@ def _matched(runs: Runs, a: str, b: str, column: str, **where) -> tuple[np.ndarr
 
 
 def _power_note(d: Decision, here: int, gpu: int, unit: str = "runs per distribution") -> Decision:
-    """A [~] row says which profile carries the n that would decide it."""
+    """A [~] row says which profile carries the n that would decide it (none, when the gpu profile has no more
+    runs than this one)."""
     if d.verdict != "[~]":
         return d
+    if gpu <= here:
+        return with_reason(d, f"this profile has {here} {unit}, as many as the gpu profile")
     if d.needed_n is not None and d.needed_n <= gpu:
         return with_reason(d, f"this profile has {here} {unit}; the gpu profile's {gpu} would suffice")
     return with_reason(d, f"this profile has {here} {unit}, the gpu profile {gpu}")

@@ -335,8 +335,8 @@ class Params(HistologyParams):
     depth: int = Field(2, ge=1, le=5, description="U-Net down/up levels")
     epochs: int = Field(16, ge=1, le=200, description="U-Net training epochs (fewer leave more runs that never "
                                                        "predict a class; every row names the runs it left out)")
-    n_runs: int = Field(4, ge=2, le=50, description="runs per hypothesis distribution (thesis: 10; 10 doubles the "
-                                                     "chapter's CPU time)")
+    n_runs: int = Field(10, ge=2, le=50, description="runs per hypothesis distribution (thesis: 10; 4 halve the "
+                                                      "chapter's CPU time and leave more rows [~])")
     n_preliminary_runs: int = Field(3, ge=1, le=50, description="runs per Table 4.3 distribution (tests need >= 2)")
     hypothesis_experiments: Distinct[list[Literal[HYPOTHESIS_NAMES]]] = Field(
         list(HYPOTHESIS_NAMES), min_length=2, description="which of E1.a ... E4.c to run"
@@ -345,7 +345,8 @@ class Params(HistologyParams):
         [1, 2, 4, 8, 16, 32, 64], min_length=1, description="evaluation patch sizes e (method 1 sweep)"
     )
     evaluation_tile: int = Field(16, ge=1, description="e of the Table 4.4 analogue (thesis: 500 px)")
-    cls_runs: int = Field(3, ge=2, le=50, description="runs per E2 distribution in the classification study")
+    cls_runs: int = Field(10, ge=2, le=50, description="runs per E2 distribution in the classification study "
+                                                        "(thesis: 10)")
     ensemble_size: int = Field(
         1, ge=1, le=50, description="U-Net runs of one distribution trained together as one stacked ensemble "
                                     "(each exactly as alone; pays on a GPU, not on the CPU); 1 = one at a time")
