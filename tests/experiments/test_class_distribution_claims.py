@@ -333,3 +333,31 @@ def test_an_inconclusive_row_names_the_profile_that_would_decide_it_only_when_it
     same = cdc._power_note(undecided, 10, 10).reason
     assert "as many as the gpu profile" in same and "would suffice" not in same
     assert cdc._power_note(Decision("[Re]", "t"), 4, 10).reason == ""
+
+
+def _contrary_h1(recall_e1a: float, recall_e1b: float, roc_e1b: float = 0.96):
+    """The contrary inputs (¬H1 contradicted: E1.b's argmax precision below E1.a's) with the given argmax recalls
+    of E1.a and E1.b and E1.b's ROC-AUC."""
+    c = 0.75
+    ap = {d: 2 * c - v - (0.2 if d.startswith("E4") else 0.0) for d, v in AP.items()}
+    hyp = hyp_table(ap, FPR, PREC_AUC, FPR_AUC, {**dict.fromkeys(AP, 0.96), "E1.b": roc_e1b})
+    hyp.loc[hyp["distribution"] == "E1.a", "argmax_recall"] = recall_e1a
+    hyp.loc[hyp["distribution"] == "E1.b", "argmax_recall"] = recall_e1b
+    cl = decide(prelim_table(THESIS_LIKE_TABLE), hyp, cls_table(CLS, dict.fromkeys(CLS, 0.95)), SETTINGS)
+    return next(c for c in cl.claims if c.id == "h1"), cl
+
+
+def test_a_contradicted_precision_row_names_its_mechanism_from_the_same_runs():
+    """A [¬Re] on argmax precision says whether the loser's decision merely falls lower (higher argmax recall, the
+    same ranking), falls lower with another ranking, or is no shift of the operating point, from the computed
+    means; the page's 'not reproduced, and why' shows it. Rows that hold carry no mechanism."""
+    shift, claims = _contrary_h1(recall_e1a=0.70, recall_e1b=0.90)
+    assert shift.verdict == "[¬Re]"
+    assert "the mechanism is where the argmax decision falls" in shift.decision.reason
+    assert "argmax recall E1.b 0.900 vs E1.a 0.700" in shift.decision.reason and "within ±0.02" in shift.decision.reason
+    assert "where the argmax decision falls" in explain_claims(claims)
+    ranked, _ = _contrary_h1(recall_e1a=0.70, recall_e1b=0.90, roc_e1b=0.90)
+    assert "the ranking differs too" in ranked.decision.reason
+    worse, _ = _contrary_h1(recall_e1a=0.70, recall_e1b=0.60)
+    assert worse.verdict == "[¬Re]" and "not a shift of the operating point" in worse.decision.reason
+    assert not any("argmax decision" in (c.decision.reason or "") for c in PASS.values())

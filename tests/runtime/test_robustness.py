@@ -97,3 +97,22 @@ def test_a_record_made_under_another_rule_or_verdict_is_stale_not_evidence(tmp_p
     assert robustness.counted_verdict("01-mil-stability", "smoke", "b", "[Re]", seed=0) == "seed-sensitive"
     # a record without rule texts is judged by the seed's verdict only
     assert robustness.agreement("01-mil-stability", "smoke", "b", "[Re]", rule="anything", seed=0)["seed_sensitive"]
+
+
+def test_a_directional_verdict_the_other_seeds_do_not_share_is_marked_seed_sensitive_on_its_page(tmp_path,
+                                                                                               monkeypatch):
+    """[Re] at the page's seed and [~] at the 4 others: the seeds agree (4/5, so the record's own flag is off), but
+    not on the page's verdict. Its row and the Key findings call it seed-sensitive, as the Scorecard counts it; a
+    [~] row the other seeds would call [Re] is left as it is (never upgraded)."""
+    per_seed = [_entry(s, {"a": v, "c": w}) for s, (v, w) in
+                enumerate([("[Re]", "[~]"), ("[~]", "[Re]"), ("[~]", "[Re]"), ("[~]", "[Re]"), ("[~]", "[Re]")])]
+    record = {"version": 1, "profile": "smoke", "chapters": {"01-mil-stability": robustness.summarise(per_seed)}}
+    assert not record["chapters"]["01-mil-stability"]["claims"]["a"]["seed_sensitive"]
+    path = tmp_path / "smoke.json"
+    path.write_text(json.dumps(record))
+    monkeypatch.setattr(robustness, "record_file", lambda profile, committed=True: path)
+    shown = robustness.agreement("01-mil-stability", "smoke", "a", "[Re]", seed=0)
+    assert shown["seed_sensitive"] and shown["text"] == "seed-sensitive: [~] 4/5, [Re] 1/5"
+    assert robustness.counted_verdict("01-mil-stability", "smoke", "a", "[Re]", seed=0) == "seed-sensitive"
+    undecided = robustness.agreement("01-mil-stability", "smoke", "c", "[~]", seed=0)
+    assert not undecided["seed_sensitive"] and undecided["text"] == "[Re] 4/5 seeds"

@@ -546,12 +546,43 @@ def rule_pairs(runs: Runs, pairs: Sequence[tuple[str, str, str]], column: str, s
     ``column`` (:func:`_compare`)."""
     def compare(pair: tuple[str, str, str]) -> Decision:
         a, b, direction = pair
-        return _compare(runs, a, b, column, direction, s, **where)
+        decision = _compare(runs, a, b, column, direction, s, **where)
+        if column == "argmax_precision" and decision.verdict == "[¬Re]":
+            mechanism = where_the_decision_falls(runs, a, b, s, **where)
+            decision = with_reason(decision, mechanism) if mechanism else decision
+        return decision
 
     if len(pairs) == 1:  # one pair is its own row (no combined test, no part label)
         return _with_power(compare(pairs[0]), s, which)
     groups = [(f"{_lab(a)} {'>' if d == 'greater' else '<'} {_lab(b)}", (a, b, d)) for a, b, d in pairs]
     return _with_power(decide_per_group(groups, compare, if_empty="no pair to compare"), s, which)
+
+
+def where_the_decision_falls(runs: Runs, a: str, b: str, s: ClaimSettings, **where) -> str | None:
+    """The mechanism of a contradicted argmax-precision comparison, from the same runs: whether the distribution
+    with the lower argmax precision has the higher argmax recall (its argmax decision falls lower on its scores: it
+    calls C more often and pays in precision) and whether the two rank the patches alike (mean patch ROC-AUCs
+    within ``roc_margin``). Argmax precision is one operating point of a model (thesis §4.5.3.1 tests it); a
+    training prior moves that point without changing the ranking that ROC-AUC measures. None where the runs do
+    not record the argmax recall and the ROC-AUC."""
+    if not {"argmax_recall", "roc_auc"} <= set(runs.kept.columns):
+        return None
+    mean = {d: {c: _mean(runs, d, c, **where) for c in ("argmax_precision", "argmax_recall", "roc_auc")}
+            for d in (a, b)}
+    low, high = sorted((a, b), key=lambda d: mean[d]["argmax_precision"])
+    recall = f"argmax recall {_lab(low)} {_fmt(mean[low]['argmax_recall'])} vs {_lab(high)} " \
+             f"{_fmt(mean[high]['argmax_recall'])}"
+    auc_gap = abs(mean[low]["roc_auc"] - mean[high]["roc_auc"])
+    auc = f"mean patch ROC-AUC {_fmt(mean[low]['roc_auc'])} vs {_fmt(mean[high]['roc_auc'])}"
+    if not mean[low]["argmax_recall"] > mean[high]["argmax_recall"]:
+        return (f"not a shift of the operating point: {_lab(low)} has the lower argmax precision without a higher "
+                f"argmax recall ({recall}; {auc})")
+    if auc_gap <= s.roc_margin:
+        return (f"the mechanism is where the argmax decision falls: {_lab(low)} calls C more often and pays in "
+                f"precision ({recall}), while the two rank the patches about equally well ({auc}, within "
+                f"±{s.roc_margin:g} of each other)")
+    return (f"the argmax decision of {_lab(low)} falls lower: it calls C more often and pays in precision "
+            f"({recall}); the ranking differs too ({auc})")
 
 
 def rule_noninferior(runs: Runs, pairs: Sequence[tuple[str, str]], column: str, s: ClaimSettings) -> Decision:

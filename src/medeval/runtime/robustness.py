@@ -151,7 +151,9 @@ def agreement(chapter_id: str, profile: str, claim_id: str, verdict: str, *, rul
         return {"text": f"not re-measured: the record's run at seed {seed} gave {c['verdicts'][str(seed)]}",
                 "seed_sensitive": False, "stale": True, "same": 0, "k": 0}
     same = c["counts"].get(verdict, 0)
-    if c["seed_sensitive"]:
+    # seed-sensitive when the seeds disagree, and also when they agree on another verdict than the page's directional
+    # one ([Re] at this seed, [~] at the 4 others): what the Scorecard counts (:func:`counted_verdict`)
+    if c["seed_sensitive"] or (verdict in ("[Re]", "[¬Re]") and same < required_agreement(k)):
         parts = ", ".join(f"{v} {n}/{k}" for v, n in sorted(c["counts"].items(), key=lambda kv: -kv[1]))
         return {"text": f"seed-sensitive: {parts}", "seed_sensitive": True, "same": same, "k": k}
     return {"text": f"{c['modal']} {c['agreement']} seeds", "seed_sensitive": False, "same": same, "k": k}
