@@ -371,6 +371,10 @@ def test_the_why_section_gives_mechanisms_and_names_the_inconclusive_rows_withou
     assert lines[1] == '* **Not testable here** (1): no real boxes here (<a href="#claim-c4">c4</a>).'
     assert lines[2].startswith('* **Inconclusive at this scale** (2): <a href="#claim-c2">c2</a>, <a href="#claim-c3">')
     assert "Δ = 0.5" not in text and "c0" not in text and len(lines) == 3  # no statistics repeated, [Re] not listed
+    # a contradiction that other master seeds do not share is not presented as a finding
+    sensitive = explain(cl, seed_sensitive={"c1"}).splitlines()[0]
+    assert sensitive.startswith('* **Contradicted at this seed only** (seed-sensitive, not a finding), '
+                                '<a href="#claim-c1">c1</a>: Claim 1.')
 
 
 def test_the_power_searches_evaluate_scipy_stats_own_functions_bit_for_bit():

@@ -813,13 +813,16 @@ def with_reason(decision: Decision, reason: str) -> Decision:
     return replace(decision, reason=joined)
 
 
-def explain(claim_list: ClaimList) -> str:
+def explain(claim_list: ClaimList, seed_sensitive: Iterable[str] = ()) -> str:
     """Markdown for the chapter page's "not reproduced, and why": the mechanisms, not the statistics again (those
     are in each row of the Paper-vs-us table).
 
     One bullet per contradicted claim ([¬Re]: a finding) with its reason, one per untestable claim ([n/a]) with
     why, one line that names the inconclusive claims ([~]: each row says which way its estimate leans and what n
-    would decide it), and one bullet per failed or undecided check. All from the computed decisions."""
+    would decide it), and one bullet per failed or undecided check. All from the computed decisions. A contradicted
+    claim among ``seed_sensitive`` (ids whose verdict other master seeds do not share) is said to be contradicted at
+    this seed only, not a finding."""
+    sensitive = set(seed_sensitive)
 
     def sentence(text: str) -> str:
         text = text.strip().rstrip(".")
@@ -831,7 +834,9 @@ def explain(claim_list: ClaimList) -> str:
     lines = []
     for c in claim_list.claims:
         if c.verdict == "[¬Re]":
-            lines.append(f"* **Contradicted**, {link(c)}: {sentence(c.claim)} "
+            head = ("**Contradicted at this seed only** (seed-sensitive, not a finding)" if c.id in sensitive
+                    else "**Contradicted**")
+            lines.append(f"* {head}, {link(c)}: {sentence(c.claim)} "
                          f"{sentence(c.decision.reason or 'see the test in its row: ' + c.decision.test)}")
     untestable = [c for c in claim_list.claims if c.verdict == "[n/a]"]
     if untestable:  # grouped by why (each row's dropdown has its whole reason)

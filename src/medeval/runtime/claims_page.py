@@ -82,10 +82,11 @@ class ClaimsSections:
         return claims_display(self._rows)
 
     def why(self):
-        """The "not reproduced, and why" text (:func:`medeval.core.claims.explain`), as Markdown."""
+        """The "not reproduced, and why" text (:func:`medeval.core.claims.explain`), as Markdown; a contradicted row
+        that the committed robustness record finds seed-sensitive is said to be contradicted at this seed only."""
         from IPython.display import Markdown
 
-        return Markdown(explain(self.claims))
+        return Markdown(explain(self.claims, seed_sensitive=_seed_sensitive_ids(self._rows)))
 
     def checks(self) -> HTMLTable:
         """The Checks table (:func:`checks_display`)."""
@@ -108,22 +109,30 @@ def claims_sections(claims: ClaimList) -> ClaimsSections:
     return ClaimsSections(claims, _record_claims(claims))
 
 
+def _seed_sensitive_ids(rows: list[dict]) -> set[str]:
+    """The rows of this chapter run that the committed robustness record finds seed-sensitive
+    (:func:`medeval.runtime.robustness.agreement` at the run's master seed); none outside a chapter run."""
+    from medeval.runtime.robustness import agreement
+
+    if not _state.get("chapter"):
+        return set()
+    seed = getattr(_state.get("params"), "seed", None)
+    sensitive = set()
+    for r in rows:
+        a = agreement(_state["chapter"], _state["profile"], r["id"], r["verdict"], rule=r.get("rule"),
+                      seed=seed if isinstance(seed, int) else None)
+        if a and a.get("seed_sensitive"):
+            sensitive.add(r["id"])
+    return sensitive
+
+
 def _glue_key_findings(rows: list[dict]) -> None:
     """Glue the chapter's generated Key findings (``{glue:md}`key-findings```, shown at the top of the page)."""
     from IPython.display import Markdown
 
     from medeval.core.claims import key_findings
-    from medeval.runtime.robustness import agreement
 
-    seed = getattr(_state.get("params"), "seed", None)
-    sensitive = set()
-    if _state.get("chapter"):
-        for r in rows:
-            a = agreement(_state["chapter"], _state["profile"], r["id"], r["verdict"], rule=r.get("rule"),
-                          seed=seed if isinstance(seed, int) else None)
-            if a and a.get("seed_sensitive"):
-                sensitive.add(r["id"])
-    text = key_findings(rows, seed_sensitive=sensitive)
+    text = key_findings(rows, seed_sensitive=_seed_sensitive_ids(rows))
     # glued, not recorded: the recorded outputs (and the committed references) stay independent of the
     # robustness record, which only marks rows
     try:
