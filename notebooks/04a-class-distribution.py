@@ -1379,11 +1379,12 @@ for _run in ex_exp_runs:
 #   cancer; "optimal" then depends on the recall one wants.
 # * **Our verdicts.** Read the two rows: the natural trade-off rests on `n_preliminary_runs` runs per Table 4.3
 #   set, ¬H1 on `n_runs` per distribution; a [~] row states the n that would decide it, i.e. not supported *yet*,
-#   not contradicted. The quality floor may also remove runs of one distribution (the row says how many trained). A phantom verdict speaks to the direction of an effect, not to MLNTO's
-#   numbers.
-# * **What would settle it.** The n in the row (the `gpu` profile has 5 runs per Table 4.3 set), the comparison repeated at a
-#   matched recall or after correcting each model's scores for its training prior, and a size-matched version of
-#   Table 4.3.
+#   not contradicted, and a contradicted ¬H1 row says whether the argmax decision moved. The quality floor may also
+#   remove runs of one distribution (the row says how many trained). A phantom verdict speaks to the direction of
+#   an effect, not to MLNTO's numbers.
+# * **What would settle it.** The n in the row (the `gpu` profile has 5 runs per Table 4.3 set), the comparison
+#   repeated at a matched recall or after correcting each model's scores for its training prior, and a size-matched
+#   version of Table 4.3.
 
 # %% [markdown]
 # ```{solution-end}

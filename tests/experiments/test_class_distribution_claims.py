@@ -361,3 +361,11 @@ def test_a_contradicted_precision_row_names_its_mechanism_from_the_same_runs():
     worse, _ = _contrary_h1(recall_e1a=0.70, recall_e1b=0.60)
     assert worse.verdict == "[¬Re]" and "not a shift of the operating point" in worse.decision.reason
     assert not any("argmax decision" in (c.decision.reason or "") for c in PASS.values())
+    # no mechanism is read off a missing mean (no argmax recall recorded for E1.b's runs)
+    hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96))
+    hyp.loc[hyp["distribution"] == "E1.b", "argmax_recall"] = float("nan")
+    assert cdc.where_the_decision_falls(cdc.Runs.of(hyp, 0.5), "E1.b", "E1.a", SETTINGS) is None
+    assert cdc.where_the_decision_falls(cdc.Runs.of(hyp.drop(columns="argmax_recall"), 0.5), "E1.b", "E1.a",
+                                        SETTINGS) is None
+    assert "argmax recall" in cdc.where_the_decision_falls(cdc.Runs.of(hyp.fillna(0.9), 0.5), "E1.b", "E1.a",
+                                                           SETTINGS)

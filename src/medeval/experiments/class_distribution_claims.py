@@ -564,11 +564,14 @@ def where_the_decision_falls(runs: Runs, a: str, b: str, s: ClaimSettings, **whe
     calls C more often and pays in precision) and whether the two rank the patches alike (mean patch ROC-AUCs
     within ``roc_margin``). Argmax precision is one operating point of a model (thesis §4.5.3.1 tests it); a
     training prior moves that point without changing the ranking that ROC-AUC measures. None where the runs do
-    not record the argmax recall and the ROC-AUC."""
+    not record the argmax recall and the ROC-AUC, or one of the means is not finite (no mechanism is read off
+    missing numbers)."""
     if not {"argmax_recall", "roc_auc"} <= set(runs.kept.columns):
         return None
     mean = {d: {c: _mean(runs, d, c, **where) for c in ("argmax_precision", "argmax_recall", "roc_auc")}
             for d in (a, b)}
+    if not all(np.isfinite(v) for m in mean.values() for v in m.values()):
+        return None
     low, high = sorted((a, b), key=lambda d: mean[d]["argmax_precision"])
     recall = f"argmax recall {_lab(low)} {_fmt(mean[low]['argmax_recall'])} vs {_lab(high)} " \
              f"{_fmt(mean[high]['argmax_recall'])}"

@@ -166,10 +166,7 @@ def counted_verdict(chapter_id: str, profile: str, claim_id: str, verdict: str, 
     if verdict not in ("[Re]", "[¬Re]"):
         return verdict
     a = agreement(chapter_id, profile, claim_id, verdict, rule=rule, seed=seed)
-    if a is None or a.get("stale"):
-        return verdict
-    need = required_agreement(a["k"]) if a["k"] else 0
-    return "seed-sensitive" if a["same"] < need else verdict
+    return "seed-sensitive" if a is not None and a["seed_sensitive"] else verdict
 
 
 def row_agreement(chapter_id: str, profile: str, row: dict[str, Any], seed: int | None) -> dict[str, Any] | None:
