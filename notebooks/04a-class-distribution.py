@@ -399,6 +399,13 @@ notebook.show_table(proportions.assign(distribution=proportions["distribution"].
 # {func}`medeval.metrics.segmentation.patch_based_evaluation`; {func}`medeval.experiments.class_distribution.table_4_4`
 # and {func}`medeval.experiments.class_distribution.patch_size_sweep` gather them.
 #
+# Which way precision moves with $e$ depends on where the false positives lie. A pixel-level false positive $p$
+# (predicted $c$, truly not) that shares its tile with a true pixel of $c$ ($y_{\tau(p)} = 1$) is part of a
+# true-positive tile at $e$: false positives that border the true regions raise precision as $e$ grows, false
+# positives away from them lower it. Each run records the share of its false positives inside a truly positive tile
+# ({func}`medeval.metrics.segmentation.false_positives_in_true_tiles`), and a sweep row contradicted on precision
+# cites it.
+#
 # **Method 2** gives one score per inference patch $I_{ij}$ (patch $j$ of test slide $W_i$): the model's
 # $\mathbb{C}$-probability $\hat g^{\mathbb{C}}_{ij}$, maximised over the patch's central $r \times r$ region
 # $R_{ij}$ (we take $r = l/2$, so the central regions tile the slide), and the patch is labelled $\mathbb{C}$ when

@@ -160,8 +160,13 @@ def test_run_table_and_preliminary_run_table_columns():
     m1 = {16: {c: {"recall": 0.5, "precision": 0.4, "f_measure": 0.44, "n_undefined_recall": 0,
                    "n_undefined_precision": 0} for c in ("O", "notC", "C")}}
     pre = cd.preliminary_run_table([{**runs[0], "distribution": "Natural", "method1": m1}])
-    assert set(pre.columns) == {"distribution", "run", "e", "class", "R", "P", "F", "roc_auc"}
+    assert set(pre.columns) == {"distribution", "run", "e", "class", "R", "P", "F", "roc_auc", "fp_in_true_tiles"}
     assert len(pre) == 3 and 0.5 < pre["roc_auc"].iloc[0] <= 1
+    assert pre["fp_in_true_tiles"].isna().all()  # not recorded: no share is made up
+    m1[16]["C"].update(fp_pixels=40, fp_in_true_tiles=30)
+    m1[16]["O"].update(fp_pixels=0, fp_in_true_tiles=0)
+    pre = cd.preliminary_run_table([{**runs[0], "distribution": "Natural", "method1": m1}]).set_index("class")
+    assert pre.loc["C", "fp_in_true_tiles"] == 0.75 and np.isnan(pre.loc["O", "fp_in_true_tiles"])
 
 
 def test_quality_band_reports_ranges_and_trained_runs():
@@ -330,6 +335,12 @@ def test_run_returns_results_whose_fields_feed_the_claims(tmp_path):
     assert all(getattr(results, f.name) is not None for f in dataclasses.fields(results) if f.name != "camelyon16_maps")
     assert len(results.study["preliminary"]) == 5 * 2 and len(results.study["hypotheses"]) == 2 * 2
     assert len(results.tables["hyp"]) == 4 and set(results.tables["cls"]["test_set"]) == {"balanced", "imbalanced"}
+    for r in results.study["preliminary"]:  # the false positives behind the sweep's precision, per e and class
+        for e, per in r["method1"].items():
+            for m in per.values():
+                assert 0 <= m["fp_in_true_tiles"] <= m["fp_pixels"] and (e > 1 or m["fp_in_true_tiles"] == 0)
+    share = results.tables["prelim"]["fp_in_true_tiles"]
+    assert share.notna().any() and share.dropna().between(0, 1).all()
     assert list(results.preliminary_sets["distribution"]) == list(cd.PRELIMINARY_NAMES)
     assert list(results.hypothesis_sets["distribution"]) == ["E1.a", "E1.b"]
     assert results.camelyon16_maps is None and results.camelyon16_demo["patches"].x.size > 0

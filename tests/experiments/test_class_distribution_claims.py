@@ -369,3 +369,34 @@ def test_a_contradicted_precision_row_names_its_mechanism_from_the_same_runs():
                                         SETTINGS) is None
     assert "argmax recall" in cdc.where_the_decision_falls(cdc.Runs.of(hyp.fillna(0.9), 0.5), "E1.b", "E1.a",
                                                            SETTINGS)
+
+
+def _sweep_natural(share_by_e: dict | None):
+    """The sweep-natural row on contrary runs (precision rising with e), with ``fp_in_true_tiles`` per e when
+    given."""
+    prelim = prelim_table(CONTRARY_TABLE, slope=-0.01)
+    if share_by_e is not None:
+        prelim["fp_in_true_tiles"] = prelim["e"].map(share_by_e)
+    hyp = hyp_table(AP, FPR, PREC_AUC, FPR_AUC, dict.fromkeys(AP, 0.96))
+    claims = decide(prelim, hyp, cls_table(CLS, dict.fromkeys(CLS, 0.95)), SETTINGS)
+    return next(c for c in claims.claims if c.id == "sweep-natural"), claims
+
+
+def test_a_precision_that_rises_with_the_tile_names_where_the_false_positives_lie():
+    """A [¬Re] on 'precision falls as e grows' says, from the same runs, whether the false positives border the
+    true regions (most inside a truly positive tile at the largest e) or not; the page's 'not reproduced, and why'
+    shows it. Without the recorded share, and on rows where precision falls, no mechanism is given."""
+    near, claims = _sweep_natural({1: 0.0, 4: 0.5, 16: 0.9, 64: 1.0})
+    assert near.verdict == "[¬Re]"
+    assert "the mechanism is where the false positives lie: they border the true regions" in near.decision.reason
+    assert ("Of the pixels wrongly predicted C, 90 % at e = 16 px and 100 % at e = 64 px lie inside a tile that holds "
+            "true C (mean over 5 runs)") in near.decision.reason
+    assert "where the false positives lie" in explain_claims(claims)
+    far, _ = _sweep_natural({1: 0.0, 4: 0.02, 16: 0.1, 64: 0.2})
+    assert far.verdict == "[¬Re]" and "not explained by where the false positives lie" in far.decision.reason
+    assert "only 10 % at e = 16 px and 20 % at e = 64 px lie inside" in far.decision.reason
+    unrecorded, _ = _sweep_natural(None)
+    assert unrecorded.verdict == "[¬Re]" and "false positives" not in unrecorded.decision.reason
+    assert not any("false positives lie" in (c.decision.reason or "") for c in PASS.values())
+    nan_only = prelim_table(CONTRARY_TABLE).assign(fp_in_true_tiles=float("nan"))
+    assert cdc.where_the_false_positives_lie(nan_only[nan_only["class"] == "C"], "C", SETTINGS) is None

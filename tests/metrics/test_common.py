@@ -879,6 +879,23 @@ REGISTRY: dict[str, MetricSpec] = {
                        call=call("pred_mask", "true_mask", tile_size=10, positive_class=1)),
         ),
     ),
+    "false_positives_in_true_tiles": MetricSpec(
+        # swapped, it counts the false negatives in predicted tiles: not symmetric
+        "segmentation_pair", call("pred_mask", "true_mask", tile_size=3, positive_class=1), symmetric=False,
+        torch="tensor", bounds=(0, 13 * 17),  # integer label maps; pixel counts of a 13 x 17 image
+        contract=lambda d, c: 0 <= c[1] <= c[0],  # the ones in true tiles are some of the false positives
+        degenerate=(
+            Degenerate("tile size 0", _segmentation_pair_make(np.random.default_rng(0)), raises="tile_size",
+                       call=call("pred_mask", "true_mask", tile_size=0, positive_class=1)),
+            Degenerate("a tile larger than the image holding the class: every false positive is in it",
+                       {"pred_mask": np.eye(4, dtype=int), "true_mask": np.pad(np.ones((1, 1), int), ((0, 3), (3, 0)))},
+                       check=lambda c: c == (4, 4),
+                       call=call("pred_mask", "true_mask", tile_size=10, positive_class=1)),
+            Degenerate("pixel level: no false positive is in a true tile",
+                       _segmentation_pair_make(np.random.default_rng(0)), check=lambda c: c[0] > 0 and c[1] == 0,
+                       call=call("pred_mask", "true_mask", tile_size=1, positive_class=1)),
+        ),
+    ),
     "patch_based_evaluation": MetricSpec(
         "segmentation_images", call("pred_masks", "true_masks", tile_size=3),
         symmetric=_swap_patch_evaluation, order="invariant", torch="tensor",  # integer label maps

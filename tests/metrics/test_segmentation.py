@@ -69,6 +69,39 @@ def test_recall_rises_with_tile_size_for_scattered_predictions():
     assert recalls == sorted(recalls) and recalls[-1] == 1.0
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_false_positives_in_true_tiles_matches_a_loop_and_grows_with_nested_tiles(seed):
+    """Against a pixel loop over the tiles, on images whose sides are not multiples of e (partial edge tiles);
+    with nested tiles (e divides e') a false positive in a true tile stays in one, so the count cannot fall."""
+    pred, true = _masks(seed, shape=(37, 53))
+    for k in (0, 1, 2):
+        counts = []
+        for e in (1, 2, 4, 8, 16, 64):
+            n_fp, n_in = S.false_positives_in_true_tiles(pred, true, e, k)
+            want_in = sum(int(pred[i, j] == k and true[i, j] != k
+                              and (true[i - i % e : i - i % e + e, j - j % e : j - j % e + e] == k).any())
+                          for i in range(37) for j in range(53))
+            assert n_fp == int(np.sum((pred == k) & (true != k))) and n_in == want_in, (k, e)
+            counts.append(n_in)
+        assert counts[0] == 0 and counts == sorted(counts) and counts[-1] == n_fp
+
+
+def test_false_positives_next_to_the_truth_are_absorbed_and_far_ones_are_not():
+    """The mechanism the count measures: a false-positive rim around a true square joins true tiles at a small e;
+    scattered false positives far from it do not, until the tile covers the square."""
+    true = np.zeros((64, 64), dtype=int)
+    true[17:31, 17:31] = 1
+    rim = np.zeros_like(true)
+    rim[16:32, 16:32] = 1  # one pixel around the square, inside the 4-px tiles that hold its edges
+    n_fp, n_in = S.false_positives_in_true_tiles(rim, true, 4, 1)
+    assert n_fp == 16 * 16 - 14 * 14 and n_in == n_fp
+    assert S.false_positives_in_true_tiles(rim, true, 1, 1) == (n_fp, 0)
+    far = np.zeros_like(true)
+    far[48:64:4, 48:64:4] = 1
+    assert S.false_positives_in_true_tiles(far, true, 4, 1) == (16, 0)
+    assert S.false_positives_in_true_tiles(far, true, 64, 1) == (16, 16)
+
+
 def test_bad_inputs_raise():
     pred, true = _masks(0)
     with pytest.raises(ValueError, match="same shape"):

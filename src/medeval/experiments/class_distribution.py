@@ -394,15 +394,21 @@ def run_table(summary: dict[str, dict], **columns) -> pd.DataFrame:
 
 def preliminary_run_table(results: list[dict]) -> pd.DataFrame:
     """Method-1 recall / precision / F per run, evaluation tile e and class, with each run's quality figure
-    ``roc_auc`` (patch ROC-AUC of its method-2 C scores): the input of the Table 4.4 and Fig. 4.3 rules."""
+    ``roc_auc`` (patch ROC-AUC of its method-2 C scores): the input of the Table 4.4 and Fig. 4.3 rules.
+
+    ``fp_in_true_tiles``: the share of the run's pixel-level false positives of the class that lie inside a truly
+    positive tile of side e (:func:`~medeval.metrics.segmentation.false_positives_in_true_tiles`, pooled over the
+    test slides); NaN where the run has no false-positive pixel of the class or did not record them."""
     rows = []
     for r in results:
         roc = C.roc_curve(r["y_true"], r["score_c"])
         q = float(C.trapezoid_auc(roc.fpr, roc.tpr))
         for e, per in r["method1"].items():
             for cls, m in per.items():
+                n_fp = m.get("fp_pixels", 0)
                 rows.append({"distribution": r["distribution"], "run": r["run"], "e": int(e), "class": cls,
-                             "R": m["recall"], "P": m["precision"], "F": f_measure_of(m), "roc_auc": q})
+                             "R": m["recall"], "P": m["precision"], "F": f_measure_of(m), "roc_auc": q,
+                             "fp_in_true_tiles": m["fp_in_true_tiles"] / n_fp if n_fp else float("nan")})
     return pd.DataFrame(rows)
 
 

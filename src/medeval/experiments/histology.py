@@ -32,7 +32,11 @@ from torch.utils.data import Dataset as _TorchDataset
 
 from medeval.data import training_sets as ts
 from medeval.metrics.curves import confusion_rates
-from medeval.metrics.segmentation import central_region_class_max, patch_based_evaluation
+from medeval.metrics.segmentation import (
+    central_region_class_max,
+    false_positives_in_true_tiles,
+    patch_based_evaluation,
+)
 from medeval.models.device import limit_cpu_threads
 
 CLASS_INDEX = {"O": 0, "notC": 1, "C": 2}
@@ -366,6 +370,11 @@ def _segmentation_evaluate(setup: dict, history: list[float], *, data: dict, til
     method1 = {}
     for e in tile_sizes:
         ev = patch_based_evaluation(pred_masks, list(test.masks), e, classes=(0, 1, 2))
+        # per class, the pixel-level false positives and those inside a truly positive tile of side e, summed over
+        # the test slides: why method-1 precision moves with e
+        fp = {k: np.sum([false_positives_in_true_tiles(p, t, e, k) for p, t in zip(pred_masks, test.masks,
+                                                                                   strict=True)], axis=0)
+              for k in CLASS_INDEX.values()}
         method1[int(e)] = {
             name: {
                 "recall": float(ev.mean_recall[k]),
@@ -373,6 +382,8 @@ def _segmentation_evaluate(setup: dict, history: list[float], *, data: dict, til
                 "f_measure": float(ev.mean_f_measure[k]),
                 "n_undefined_recall": int(ev.n_undefined_recall[k]),
                 "n_undefined_precision": int(ev.n_undefined_precision[k]),
+                "fp_pixels": int(fp[k][0]),
+                "fp_in_true_tiles": int(fp[k][1]),
             }
             for name, k in CLASS_INDEX.items()
         }

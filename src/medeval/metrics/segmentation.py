@@ -41,6 +41,7 @@ from medeval.metrics.curves import confusion_rates
 __all__ = [
     "PatchEvaluation",
     "central_region_class_max",
+    "false_positives_in_true_tiles",
     "patch_based_evaluation",
     "tile_confusion_counts",
     "tile_presence",
@@ -54,6 +55,14 @@ def _check_mask(mask, name: str, ndim: int) -> np.ndarray:
     if not (np.issubdtype(m.dtype, np.integer) or m.dtype == bool):
         raise ValueError(f"{name} must hold integer class labels, got dtype {m.dtype}")
     return m
+
+
+def _check_mask_pair(pred_mask, true_mask) -> tuple[np.ndarray, np.ndarray]:
+    p = _check_mask(pred_mask, "pred_mask", 2)
+    t = _check_mask(true_mask, "true_mask", 2)
+    if p.shape != t.shape:
+        raise ValueError(f"pred_mask and true_mask must have the same shape, got {p.shape} and {t.shape}")
+    return p, t
 
 
 def _check_tile_size(tile_size) -> int:
@@ -113,10 +122,7 @@ def tile_confusion_counts(pred_mask, true_mask, tile_size: int, positive_class: 
     >>> tile_confusion_counts(pred, true, tile_size=2, positive_class=1).tolist()  # TP, FP, FN, TN
     [1, 1, 0, 2]
     """
-    p = _check_mask(pred_mask, "pred_mask", 2)
-    t = _check_mask(true_mask, "true_mask", 2)
-    if p.shape != t.shape:
-        raise ValueError(f"pred_mask and true_mask must have the same shape, got {p.shape} and {t.shape}")
+    p, t = _check_mask_pair(pred_mask, true_mask)
     pp = tile_presence(p == positive_class, tile_size)
     tt = tile_presence(t == positive_class, tile_size)
     tp = int(np.count_nonzero(pp & tt))
@@ -124,6 +130,44 @@ def tile_confusion_counts(pred_mask, true_mask, tile_size: int, positive_class: 
     fn = int(np.count_nonzero(~pp & tt))
     tn = int(pp.size - tp - fp - fn)
     return np.array([tp, fp, fn, tn], dtype=np.int64)
+
+
+def false_positives_in_true_tiles(pred_mask, true_mask, tile_size: int, positive_class: int) -> tuple[int, int]:
+    r"""How many of an image's pixel-level false positives for class ``positive_class`` method 1 counts inside a
+    truly positive tile of side ``tile_size``: ``(n_false_positive_pixels, n_in_true_tiles)``.
+
+    With the pixel-level false positives :math:`F = \{p : \hat m(p) = c,\ m(p) \neq c\}` and :math:`y_\tau` the
+    truth of the tile :math:`\tau(p)` of side :math:`e` holding :math:`p` (thesis §3.3, method 1, as in
+    :func:`tile_confusion_counts`),
+
+    .. math::
+
+       n_{\text{in true tiles}} = \bigl|\{p \in F : y_{\tau(p)} = 1\}\bigr| .
+
+    Such a pixel is a false positive at :math:`e = 1` and part of a true-positive tile at :math:`e`: the share
+    :math:`n_{\text{in true tiles}} / |F|` says whether a method-1 precision that changes with :math:`e` does so
+    because the false positives lie next to the true regions (the share rises quickly with :math:`e`) or away from
+    them (it stays low). It is 0 at :math:`e = 1`; with :math:`e \geq \max(H, W)` it is :math:`|F|` when the
+    image holds the class at all. Partial edge tiles count as tiles (module docstring).
+
+    Examples
+    --------
+    >>> from medeval.metrics.segmentation import false_positives_in_true_tiles
+    >>> true = np.zeros((4, 4), dtype=int)
+    >>> true[0, 3] = 1
+    >>> pred = np.zeros((4, 4), dtype=int)
+    >>> pred[0, 2] = pred[3, 0] = 1
+    >>> false_positives_in_true_tiles(pred, true, tile_size=2, positive_class=1)  # [0, 2] shares a tile with [0, 3]
+    (2, 1)
+    """
+    p, t = _check_mask_pair(pred_mask, true_mask)
+    e = _check_tile_size(tile_size)
+    truth = t == positive_class
+    false_positive = (p == positive_class) & ~truth
+    h, w = t.shape
+    tiles = tile_presence(truth, e)
+    in_true_tile = np.repeat(np.repeat(tiles, e, axis=0), e, axis=1)[:h, :w]
+    return int(np.count_nonzero(false_positive)), int(np.count_nonzero(false_positive & in_true_tile))
 
 
 @dataclass(frozen=True)
