@@ -4,6 +4,7 @@ and [n/a] where the quality floor applies. The inputs are small synthetic tables
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 import pandas as pd
@@ -327,6 +328,14 @@ def test_claim_operator_ranges_larger_but_not_much_larger():
     aucs = {(ds, op): 0.80 + 0.025 * i for ds in GOOD for i, op in enumerate(OPS)}  # range 0.1
     d = mc.operator_ranges(make_inputs(means=spread, auc=aucs, n_bags=80))["decision"]
     assert d.verdict == "[¬Re]" and "times that of bag AUC" in d.reason
+    # the reason names where both ranges come from: the lowest and highest operator of each, with their means
+    first, last = (re.escape(mc.OPERATOR_LABELS[op]) for op in (OPS[0], OPS[-1]))
+    number = r"(\d\.\d\d)"
+    found = re.search(fr"cxr DICE .*?mean DICE spans {number} \({first}\) to {number} \({last}\), a range of {number}, "
+                      fr"and mean bag AUC spans {number} \({first}\) to {number} \({last}\), a range of {number}",
+                      d.reason)
+    assert found, d.reason
+    assert [float(v) for v in found.groups()] == pytest.approx([0.30, 0.50, 0.20, 0.80, 0.90, 0.10], abs=0.03)
 
 
 def test_claim_operator_ranges_on_its_control_operators_alike():
