@@ -395,6 +395,10 @@ def test_a_precision_that_rises_with_the_tile_names_where_the_false_positives_li
     far, _ = _sweep_natural({1: 0.0, 4: 0.02, 16: 0.1, 64: 0.2})
     assert far.verdict == "[¬Re]" and "not explained by where the false positives lie" in far.decision.reason
     assert "only 10 % at e = 16 px and 20 % at e = 64 px lie inside" in far.decision.reason
+    # decided at the evaluation tile, not at the largest e, where a tile covers most of a slide
+    scattered, _ = _sweep_natural({1: 0.0, 4: 0.02, 16: 0.1, 64: 0.95})
+    assert "not explained by where the false positives lie" in scattered.decision.reason
+    assert "only 10 % at e = 16 px and 95 % at e = 64 px lie inside" in scattered.decision.reason
     unrecorded, _ = _sweep_natural(None)
     assert unrecorded.verdict == "[¬Re]" and "false positives" not in unrecorded.decision.reason
     assert not any("false positives lie" in (c.decision.reason or "") for c in PASS.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -336,6 +337,14 @@ def test_claim_operator_ranges_larger_but_not_much_larger():
                       d.reason)
     assert found, d.reason
     assert [float(v) for v in found.groups()] == pytest.approx([0.30, 0.50, 0.20, 0.80, 0.90, 0.10], abs=0.03)
+    # no operator is named off missing numbers
+    inp = make_inputs()
+    blank = copy.copy(inp)
+    blank.models = inp.models.assign(dice=float("nan"))
+    with warnings.catch_warnings():  # numpy's "Mean of empty slice": the all-NaN case on purpose
+        warnings.simplefilter("ignore", RuntimeWarning)
+        why = mc.where_the_ranges_come_from(blank, "cxr", "dice", "DICE", OPS, float("nan"))
+    assert why.startswith("mean DICE has no finite value for any operator, and mean bag AUC spans 0.8")
 
 
 def test_claim_operator_ranges_on_its_control_operators_alike():

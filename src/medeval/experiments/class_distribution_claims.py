@@ -544,28 +544,31 @@ def rule_sweep(prelim: Runs, dist: str, s: ClaimSettings) -> Decision:
 def where_the_false_positives_lie(runs_of_class: pd.DataFrame, c: str, s: ClaimSettings) -> str | None:
     """The mechanism of a method-1 precision that rises with the evaluation tile e instead of falling, from the same
     runs: the share of the pixels wrongly predicted ``c`` that lie inside a tile holding true ``c`` (column
-    ``fp_in_true_tiles`` of :func:`medeval.experiments.class_distribution.preliminary_run_table`), mean over runs,
-    at the evaluation tile and at the largest e. Such a false positive at e = 1 is part of a true-positive tile at
-    e, so when most lie next to the true regions, false-positive tiles turn into true-positive ones as e grows and
-    precision rises; a falling precision (the thesis) needs false positives away from the true regions. None where
-    the runs do not record the share (no mechanism is read off missing numbers)."""
+    ``fp_in_true_tiles`` of :func:`medeval.experiments.class_distribution.preliminary_run_table`), mean over runs.
+    Such a false positive at e = 1 is part of a true-positive tile at e, so when most lie next to the true regions,
+    false-positive tiles turn into true-positive ones as e grows and precision rises; a falling precision (the
+    thesis) needs many false positives away from the true regions.
+
+    The share is read at the evaluation tile (the smallest recorded e > 1 if it was not run), where a tile is a
+    neighbourhood: at the largest e a tile covers much of a slide and holds true ``c`` almost whatever the errors,
+    so that share is shown, never decided on. None where the runs do not record the share (no mechanism is read off
+    missing numbers)."""
     if "fp_in_true_tiles" not in runs_of_class.columns:
         return None
     share = pd.to_numeric(runs_of_class["fp_in_true_tiles"], errors="coerce")
     by_e = share.groupby(runs_of_class["e"].astype(int)).agg(["mean", "count"])
-    by_e = by_e[by_e["count"] > 0]
-    if by_e.empty or by_e.index.max() <= 1:
+    by_e = by_e[(by_e["count"] > 0) & (by_e.index > 1)]
+    if by_e.empty:
         return None
-    e_max = int(by_e.index.max())
-    points = [e for e in dict.fromkeys((s.evaluation_tile, e_max)) if e is not None and e in by_e.index and e > 1]
+    near = s.evaluation_tile if s.evaluation_tile in by_e.index else int(by_e.index.min())
+    points = list(dict.fromkeys((near, int(by_e.index.max()))))
     at = " and ".join(f"{100 * by_e.loc[e, 'mean']:.0f} % at e = {e} px" for e in points)
-    n = int(by_e.loc[e_max, "count"])
-    wrong, inside = f"the pixels wrongly predicted {_lab(c)}", f"lie inside a tile that holds true {_lab(c)} " \
-                                                              f"(mean over {n} runs)"
-    if by_e.loc[e_max, "mean"] >= 0.5:
+    wrong = f"the pixels wrongly predicted {_lab(c)}"
+    inside = f"lie inside a tile that holds true {_lab(c)} (mean over {int(by_e.loc[near, 'count'])} runs)"
+    if by_e.loc[near, "mean"] >= 0.5:
         return (f"the mechanism is where the false positives lie: they border the true regions. Of {wrong}, {at} "
-                f"{inside}, so as e grows their tiles count as true positives and precision rises; it falls with e "
-                f"only where false positives lie away from the true regions")
+                f"{inside}, so as e grows their tiles count as true positives and precision rises; it would fall "
+                f"with e only if many false positives lay away from the true regions")
     return f"not explained by where the false positives lie: of {wrong}, only {at} {inside}, yet precision rises with e"
 
 

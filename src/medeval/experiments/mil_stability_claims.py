@@ -451,11 +451,13 @@ def where_the_ranges_come_from(inp, ds, column: str, name: str, ops, ratio: floa
 
     def ends(col: str) -> str:
         means = _operator_means(_operator_samples(inp, ds, col, ops))
+        if not np.isfinite(means).any():
+            return "has no finite value for any operator"
         lo, hi = int(np.nanargmin(means)), int(np.nanargmax(means))
-        return (f"{_f(means[lo])} ({_label(ops[lo])}) to {_f(means[hi])} ({_label(ops[hi])}), a range of "
+        return (f"spans {_f(means[lo])} ({_label(ops[lo])}) to {_f(means[hi])} ({_label(ops[hi])}), a range of "
                 f"{_f(means[hi] - means[lo])}")
 
-    return (f"mean {name} spans {ends(column)}, and mean bag AUC spans {ends('bag_auc')}: the range of {name} is "
+    return (f"mean {name} {ends(column)}, and mean bag AUC {ends('bag_auc')}: the range of {name} is "
             f"{_f(ratio, 1)} times that of bag AUC, and 'much larger' asks for at least {factor:g} (Table VII's "
             f"smallest ratio)")
 
